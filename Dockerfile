@@ -1,0 +1,13 @@
+# The chemxref API, for docker-compose.yml. The engine is the official Elasticsearch image.
+FROM node:20-bookworm-slim
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+COPY loaders ./loaders
+COPY mappings ./mappings
+ENV PORT=8080
+EXPOSE 8080
+USER node
+CMD ["npm", "start"]

@@ -1,0 +1,92 @@
+/**
+ * The one typed configuration of chemxref, read once from the environment.
+ * Every key has a default and a one-line description; a bad value fails fast naming the variable.
+ */
+
+export class ConfigError extends Error {}
+
+interface Setting<T> {
+  description: string;
+  defaultValue: string;
+  parse: (raw: string, name: string) => T;
+}
+
+function positiveInteger(raw: string, name: string): number {
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) {
+    throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function port(raw: string, name: string): number {
+  if (!/^[0-9]+$/.test(raw) || Number(raw) > 65535) {
+    throw new ConfigError(`${name} must be a TCP port (0-65535), got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function url(raw: string, name: string): string {
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error();
+    return raw.replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got "${raw}"`);
+  }
+}
+
+function indexPrefix(raw: string, name: string): string {
+  // Elasticsearch index names: lower case, no leading -, _ or +, none of \/*?"<>| , # or space.
+  if (!/^[a-z0-9][a-z0-9._-]{0,100}$/.test(raw)) {
+    throw new ConfigError(`${name} must be a lower-case index name prefix (a-z, 0-9, ., _, -), got "${raw}"`);
+  }
+  return raw;
+}
+
+function heap(raw: string, name: string): string {
+  if (!/^[0-9]+[mg]$/i.test(raw)) throw new ConfigError(`${name} must be a JVM heap size such as 512m or 1g, got "${raw}"`);
+  return raw.toLowerCase();
+}
+
+function byteSize(raw: string, name: string): number {
+  const match = /^([0-9]+)\s*(b|kb|mb)?$/i.exec(raw);
+  if (!match) throw new ConfigError(`${name} must be a size such as 16kb or 1mb, got "${raw}"`);
+  const unit = (match[2] ?? 'b').toLowerCase();
+  return Number(match[1]) * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
+}
+
+function optional(raw: string): string | undefined {
+  return raw === '' ? undefined : raw;
+}
+
+const settings = {
+  ES_URL: { description: 'Elasticsearch URL; `npm run es:start` takes its port from it', defaultValue: 'http://127.0.0.1:9200', parse: url },
+  ES_USERNAME: { description: 'Elasticsearch user (basic auth), if the engine has security on', defaultValue: '', parse: optional },
+  ES_PASSWORD: { description: 'Elasticsearch password (basic auth)', defaultValue: '', parse: optional },
+  ES_API_KEY: { description: 'Elasticsearch API key (instead of user and password)', defaultValue: '', parse: optional },
+  ES_INDEX_PREFIX: { description: 'prefix of every index and alias chemxref creates', defaultValue: 'chemxref', parse: indexPrefix },
+  ES_HEAP: { description: 'heap of the local engine started by `npm run es:start`', defaultValue: '1g', parse: heap },
+  PORT: { description: 'HTTP port of the API', defaultValue: '8080', parse: port },
+  MAX_INCHI_LENGTH: { description: 'longest InChI accepted by the loaders and the API', defaultValue: '4000', parse: positiveInteger },
+  COMPONENT_FREQUENCY_CAP: { description: 'a component in more multi-component structures than this is not searched inside others', defaultValue: '200', parse: positiveInteger },
+  CONNECTIVITY_MAX_ENTRIES: { description: 'most entries one connectivity search returns', defaultValue: '10000', parse: positiveInteger },
+  BODY_LIMIT: { description: 'largest request body the API accepts (b, kb, mb)', defaultValue: '16kb', parse: byteSize },
+} satisfies Record<string, Setting<unknown>>;
+
+type Settings = typeof settings;
+export type Config = { [K in keyof Settings]: ReturnType<Settings[K]['parse']> };
+
+/** Reads and validates every setting from `env`; throws ConfigError naming the first bad variable. */
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const config: Record<string, unknown> = {};
+  for (const [name, setting] of Object.entries(settings) as [string, Setting<unknown>][]) {
+    const raw = (env[name] ?? setting.defaultValue).trim();
+    config[name] = setting.parse(raw === '' ? setting.defaultValue : raw, name);
+  }
+  return config as Config;
+}
+
+/** The settings with their defaults and descriptions, for the README and `--help` texts. */
+export function describeSettings(): { name: string; defaultValue: string; description: string }[] {
+  return Object.entries(settings).map(([name, s]) => ({ name, defaultValue: s.defaultValue, description: s.description }));
+}

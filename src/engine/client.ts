@@ -1,0 +1,51 @@
+/**
+ * The door to Elasticsearch: the client, the index names behind ES_INDEX_PREFIX and the mappings.
+ * Nothing outside src/engine/ imports @elastic/elasticsearch.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@elastic/elasticsearch';
+import type { Config } from '../config';
+
+export type MappingName = 'compounds' | 'xrefs' | 'sources' | 'meta';
+
+const mappingsDir = join(__dirname, '..', '..', 'mappings');
+
+/** The settings and mappings of one index, as committed under mappings/. */
+export function mappingOf(name: MappingName): { settings: Record<string, unknown>; mappings: Record<string, unknown> } {
+  return JSON.parse(readFileSync(join(mappingsDir, `${name}.json`), 'utf8'));
+}
+
+/** Every index and alias name chemxref uses, all behind one prefix. */
+export class IndexNames {
+  constructor(readonly prefix: string) {}
+  get compounds(): string { return `${this.prefix}-compounds`; }
+  /** Alias over every source's current release. */
+  get xrefs(): string { return `${this.prefix}-xrefs`; }
+  get sources(): string { return `${this.prefix}-sources`; }
+  get meta(): string { return `${this.prefix}-meta`; }
+  /** Alias of one source's current release. */
+  xrefsOf(sourceId: number): string { return `${this.prefix}-xrefs-${sourceId}`; }
+  /** A fresh physical index for one source release. */
+  xrefsRelease(sourceId: number, stamp = Date.now()): string { return `${this.prefix}-xrefs-${sourceId}-${stamp}`; }
+  /** The pattern matching every release index of one source (current or left over). */
+  xrefsReleasesOf(sourceId: number): string { return `${this.prefix}-xrefs-${sourceId}-*`; }
+}
+
+/** The Elasticsearch client of `config`, plus the index names. */
+export class Engine {
+  readonly client: Client;
+  readonly names: IndexNames;
+
+  constructor(readonly config: Config) {
+    const auth = config.ES_API_KEY
+      ? { apiKey: config.ES_API_KEY }
+      : config.ES_USERNAME ? { username: config.ES_USERNAME, password: config.ES_PASSWORD ?? '' } : undefined;
+    this.client = new Client({ node: config.ES_URL, auth, requestTimeout: 60_000, maxRetries: 2 });
+    this.names = new IndexNames(config.ES_INDEX_PREFIX);
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

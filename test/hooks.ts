@@ -1,0 +1,28 @@
+/**
+ * Root hooks: make sure a real Elasticsearch answers (start the project's node if none does, and
+ * stop only what was started here), and give this test run its own index prefix so tests never
+ * touch real data.
+ */
+import { randomBytes } from 'node:crypto';
+import { readConfig } from '../src/config';
+import { startEngine, stopEngine } from '../scripts/engine';
+import { deleteIndicesByPrefix } from './support/engine';
+
+process.env.ES_INDEX_PREFIX = `chemxref-test-${randomBytes(3).toString('hex')}`;
+let startedHere = false;
+
+export const mochaHooks = {
+  async beforeAll(this: Mocha.Context): Promise<void> {
+    this.timeout(600_000);
+    const config = readConfig();
+    // startEngine throws with the tail of the node's log when the engine cannot come up.
+    const result = await startEngine(config.ES_URL, config.ES_HEAP);
+    startedHere = !result.reused;
+  },
+  async afterAll(this: Mocha.Context): Promise<void> {
+    this.timeout(120_000);
+    const config = readConfig();
+    await deleteIndicesByPrefix(config.ES_URL, config.ES_INDEX_PREFIX).catch(() => undefined);
+    if (startedHere && !process.env.KEEP_ENGINE) await stopEngine();
+  },
+};
