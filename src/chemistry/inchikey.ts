@@ -13,7 +13,9 @@ export function inchiKeyOf(parsed: ParsedInchi | string): string {
   const structure = typeof parsed === 'string' ? parseStandardInchi(parsed) : parsed;
   const minor = minorLayersText(structure.layers);
   const stereoIsotope = minor === '' ? NO_STEREO_OR_ISOTOPE_BLOCK : stereoIsotopeBlockOfMinorLayers(minor);
-  return `${structure.connectivityBlock}-${stereoIsotope}SA-${protonationFlag(structure.layers.protons)}`;
+  // The reference library reads the bare proton's 'p+1' as its main layer, not as /p: flag N.
+  const flag = structure.layers.formula === '' ? 'N' : protonationFlag(structure.layers.protons);
+  return `${structure.connectivityBlock}-${stereoIsotope}SA-${flag}`;
 }
 
 /**
