@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InchiComponent, parseStandardInchi } from '../../src/chemistry';
+import { InchiComponent, inchiKeyOf, parseStandardInchi } from '../../src/chemistry';
 import { inchiCase } from './fixtures';
 
 /** `formula connectivityBlock` of each component, the way a chemist checks a split by eye. */
@@ -83,6 +83,23 @@ describe('chemistry: salts, hydrates and mixtures split into the molecules they 
       'InChI=1S/C17H13ClN2O4/c1-10(17(21)22)23-12-3-5-13(6-4-12)24-16-9-19-14-7-2-11(18)8-15(14)20-16/h2-10H,1H3,(H,21,22)/t10-/m0/s1',
       'InChI=1S/Na/q+1',
     ]);
+  });
+
+  it('potassium iodide-125 (PubChem 23711814, /i1-2;) keeps the isotope label on the iodide', () => {
+    const salt = parseStandardInchi('InChI=1S/HI.K/h1H;/q;+1/p-1/i1-2;');
+    expect(salt.components.map((c) => c.inchi)).to.deep.equal(['InChI=1S/HI/h1H/i1-2', 'InChI=1S/K/q+1']);
+    expect(salt.components[0].layers.isotopicAtoms).to.equal('1-2');
+    expect(salt.components[1].layers.isotopicAtoms).to.equal('');
+  });
+
+  it('a labelled 3-component mixture (PubChem 90417624, /t;;9-/m..1/s1/i;24+2;17+1) gives each component its own stereo and label', () => {
+    const inchi = 'InChI=1S/C23H21N3O4.C22H30N2O3.C14H21N3O3/c1-26-18-13-20(16-7-3-2-4-8-16)30-21(18)14-19(26)23(28)24-11-10-15-6-5-9-17(12-15)22(27)25-29;1-2-3-8-24(19-6-4-18(5-7-19)20(25)23-27)21(26)22-12-15-9-16(13-22)11-17(10-15)14-22;1-9(15-13(19)16-14(2,3)4)10-5-7-11(8-6-10)12(18)17-20/h2-9,12-14,29H,10-11H2,1H3,(H,24,28)(H,25,27);4-7,15-17,27H,2-3,8-14H2,1H3,(H,23,25);5-9,20H,1-4H3,(H,17,18)(H2,15,16,19)/t;;9-/m..1/s1/i;24+2;17+1';
+    const mixture = parseStandardInchi(inchi);
+    expect(inchiKeyOf(mixture)).to.equal('BTELADPZFARDOO-BOCUCPHYSA-N');
+    const [first, second, third] = mixture.components;
+    expect(first.inchi).to.not.match(/\/[tmsi]/);
+    expect(second.inchi).to.match(/\/h[^/]+\/i24\+2$/);
+    expect(third.inchi).to.match(/\/t9-\/m1\/s1\/i17\+1$/);
   });
 
   it('a single molecule (aspirin) is one component equal to itself', () => {
