@@ -28,8 +28,6 @@ export class IndexNames {
   xrefsOf(sourceId: number): string { return `${this.prefix}-xrefs-${sourceId}`; }
   /** A fresh physical index for one source release. */
   xrefsRelease(sourceId: number, stamp = Date.now()): string { return `${this.prefix}-xrefs-${sourceId}-${stamp}`; }
-  /** The pattern matching every release index of one source (current or left over). */
-  xrefsReleasesOf(sourceId: number): string { return `${this.prefix}-xrefs-${sourceId}-*`; }
 }
 
 /** The Elasticsearch client of `config`, plus the index names. */

@@ -1,0 +1,114 @@
+/**
+ * `npm run load -- references <reference.tsv(.gz)>`: UniChem's reference table (UCI, SRC_ID,
+ * SRC_COMPOUND_ID, ASSIGMENT). Every source in the file is replaced: its rows go to a fresh release
+ * index, published by one atomic alias swap once the whole file is in.
+ */
+import type { CompoundDocument, SourceDocument, XrefDocument } from '../src/domain/types';
+import { bulkWrite, type BulkItem } from '../src/engine/bulk';
+import { compoundsByUci } from '../src/engine/compounds';
+import { createReleaseIndex } from '../src/engine/schema';
+import { allSources } from '../src/engine/sources';
+import { xrefId } from '../src/engine/xrefs';
+import { publishSourceRelease } from './publish';
+import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
+import { Reject, type LoadRun } from './run';
+import { parseUci } from './structures';
+
+const batchSize = 5_000;
+
+/** Parses an assignment column: 1 (current) or 0 (obsolete). */
+export function parseAssignment(value: string | undefined): 0 | 1 {
+  if (value === undefined || value === '' || value === '1') return 1;
+  if (value === '0') return 0;
+  throw new Reject('bad-assignment', `assignment "${value}" is neither 1 (current) nor 0 (obsolete)`);
+}
+
+/** Loads a reference table, replacing every source it contains. */
+export async function loadReferences(run: LoadRun, file: string): Promise<void> {
+  const columns = await readColumns(file, 'tsv');
+  for (const needed of ['uci', 'src_id', 'src_compound_id']) {
+    if (!columns.includes(needed)) {
+      throw new FileFormatError(`${file}: a reference table needs the tab-separated columns UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGMENT (missing ${needed.toUpperCase()}; found ${columns.join(', ') || 'none'})`);
+    }
+  }
+  if (!columns.includes('assigment') && !columns.includes('assignment')) {
+    throw new FileFormatError(`${file}: a reference table needs an ASSIGMENT (or ASSIGNMENT) column`);
+  }
+  const sources = new Map<number, SourceDocument>((await allSources(run.engine).catch((error) => {
+    if (run.dryRun) return [];
+    throw error;
+  })).map((s) => [s.sourceID, s]));
+  const releases = new Map<number, string>();
+  const rowsPerSource = new Map<number, number>();
+  const counter = new ByteCounter(fileSize(file));
+  run.track(counter);
+
+  async function releaseOf(sourceId: number): Promise<string> {
+    let index = releases.get(sourceId);
+    if (!index) {
+      index = await createReleaseIndex(run.engine, sourceId);
+      releases.set(sourceId, index);
+      await run.setIndex([...releases.values()].join(','));
+    }
+    return index;
+  }
+
+  async function* items(): AsyncGenerator<BulkItem<RowRef>> {
+    for await (const batch of batches(readRows(file, 'tsv', counter), batchSize)) {
+      const parsed: { row: Row; uci: number; sourceId: number; compoundId: string; assignment: 0 | 1 }[] = [];
+      for (const row of batch) {
+        run.rowsRead += 1;
+        try {
+          const uci = parseUci(row.fields.uci);
+          const sourceText = row.fields.src_id;
+          if (!/^[0-9]+$/.test(sourceText ?? '')) throw new Reject('bad-source-id', `SRC_ID "${sourceText ?? ''}" is not a source id`);
+          const sourceId = Number(sourceText);
+          if (!sources.has(sourceId)) throw new Reject('unknown-source', `source ${sourceId} is not known: load it with \`npm run load -- sources\` first`);
+          // Compound ids are case sensitive and may hold any character; only surrounding blanks go.
+          const compoundId = row.fields.src_compound_id ?? '';
+          if (compoundId === '') throw new Reject('no-compound-id', 'the row has no compound id');
+          const assignment = parseAssignment(row.fields.assigment ?? row.fields.assignment);
+          parsed.push({ row, uci, sourceId, compoundId, assignment });
+        } catch (error) {
+          if (!(error instanceof Reject)) throw error;
+          run.reject(row, error);
+        }
+      }
+      const structures = await compoundsByUci(run.engine, parsed.map((p) => p.uci), ['uci', 'standardInchiKey', 'connectivityBlock']).catch((error) => {
+        if (run.dryRun) return new Map<number, CompoundDocument>();
+        throw error;
+      });
+      for (const item of parsed) {
+        const structure = structures.get(item.uci);
+        if (!structure) {
+          run.reject(item.row, new Reject('unknown-uci', `UCI ${item.uci} is not a known structure: load the structure table first`));
+          continue;
+        }
+        rowsPerSource.set(item.sourceId, (rowsPerSource.get(item.sourceId) ?? 0) + 1);
+        if (run.dryRun) {
+          run.rowsLoaded += 1;
+          continue;
+        }
+        const document: XrefDocument = {
+          sourceId: item.sourceId, compoundId: item.compoundId, uci: item.uci, assignment: item.assignment,
+          standardInchiKey: structure.standardInchiKey, connectivityBlock: structure.connectivityBlock,
+        };
+        yield { index: await releaseOf(item.sourceId), id: xrefId(item.uci, item.compoundId), op: 'index', document, context: item.row };
+      }
+      await run.tick();
+    }
+  }
+
+  if (run.dryRun) {
+    for await (const item of items()) void item;
+  } else {
+    const result = await bulkWrite(run.engine, items(), (failure) => {
+      run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', `the engine refused the assignment: ${failure.reason}`));
+    });
+    run.rowsLoaded += result.written;
+    for (const [sourceId, index] of releases) {
+      await publishSourceRelease(run.engine, sources.get(sourceId)!, index, { touch: false });
+    }
+  }
+  run.details.sourcesReplaced = Object.fromEntries([...rowsPerSource].sort((a, b) => a[0] - b[0]));
+}

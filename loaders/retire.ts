@@ -1,0 +1,39 @@
+/**
+ * `npm run load -- remove-source <sourceId>`: retires a source. Its ids become obsolete (a new
+ * release holding every assignment with assignment 0 replaces the current one); its metadata stays.
+ */
+import type { SourceDocument } from '../src/domain/types';
+import { bulkWrite, type BulkItem } from '../src/engine/bulk';
+import { createReleaseIndex, currentReleaseIndex } from '../src/engine/schema';
+import { sourceById } from '../src/engine/sources';
+import { scanXrefs, xrefId } from '../src/engine/xrefs';
+import { publishSourceRelease } from './publish';
+import { FileFormatError, type RowRef } from './read';
+import { Reject, type LoadRun } from './run';
+
+export async function removeSource(run: LoadRun, sourceId: number): Promise<void> {
+  const source: SourceDocument | undefined = await sourceById(run.engine, sourceId);
+  if (!source) throw new FileFormatError(`source ${sourceId} is not known`);
+  const previous = await currentReleaseIndex(run.engine, sourceId);
+  if (!previous) throw new FileFormatError(`source ${sourceId} has no loaded release to retire`);
+  if (run.dryRun) {
+    for await (const page of scanXrefs(run.engine, previous)) run.rowsRead += page.length;
+    run.rowsLoaded = run.rowsRead;
+    return;
+  }
+  const next = await createReleaseIndex(run.engine, sourceId);
+  await run.setIndex(next);
+  async function* obsolete(): AsyncGenerator<BulkItem<RowRef>> {
+    for await (const page of scanXrefs(run.engine, previous!)) {
+      for (const xref of page) {
+        run.rowsRead += 1;
+        yield { index: next, id: xrefId(xref.uci, xref.compoundId), op: 'index', document: { ...xref, assignment: 0 }, context: { line: run.rowsRead, raw: xref.compoundId } };
+      }
+      await run.tick();
+    }
+  }
+  const result = await bulkWrite(run.engine, obsolete(), (failure) =>
+    run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', failure.reason)));
+  run.rowsLoaded = result.written;
+  run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true, retired: true });
+}

@@ -1,0 +1,131 @@
+/**
+ * What every load shares: counters, the rejects file, the progress bar on a terminal, and the load
+ * record in the meta index (with a heartbeat, so a killed load can be told from a running one).
+ */
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Config } from '../src/config';
+import type { LoadRecord } from '../src/domain/types';
+import type { Engine } from '../src/engine/client';
+import { saveLoadRecord } from '../src/engine/loads';
+import type { ByteCounter, Row } from './read';
+
+/** A row that breaks a loading rule: a short code for the summary and words for the rejects file. */
+export class Reject {
+  constructor(readonly code: string, readonly message: string) {}
+}
+
+export interface LoadOptions {
+  dryRun: boolean;
+  rejectsFile?: string;
+  /** Progress on stderr; on by default when stderr is a terminal. */
+  progress?: boolean;
+}
+
+function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '--:--';
+  const s = Math.round(seconds);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+}
+
+/** One run of `npm run load`: counts rows, writes rejects, shows progress and keeps the load record. */
+export class LoadRun {
+  readonly loadId = `${new Date().toISOString().replace(/[-:.]/g, '').slice(0, 15)}-${randomBytes(3).toString('hex')}`;
+  readonly started = new Date();
+  rowsRead = 0;
+  rowsLoaded = 0;
+  rowsRejected = 0;
+  readonly rejectsByReason: Record<string, number> = {};
+  /** Extra figures for the summary line (sources replaced, structures created, ...). */
+  readonly details: Record<string, unknown> = {};
+  private rejects?: WriteStream;
+  readonly rejectsPath: string;
+  private counter?: ByteCounter;
+  private lastDraw = 0;
+  private lastHeartbeat = Date.now();
+  private record: LoadRecord;
+  private readonly showProgress: boolean;
+
+  constructor(readonly engine: Engine, readonly config: Config, readonly command: string, readonly file: string | null, readonly options: LoadOptions) {
+    this.rejectsPath = resolve(options.rejectsFile ?? `rejects/${this.loadId}-${command}.tsv`);
+    this.showProgress = options.progress ?? Boolean(process.stderr.isTTY);
+    this.record = {
+      kind: 'load', loadId: this.loadId, command, file, status: 'running', dryRun: options.dryRun,
+      rowsRead: 0, rowsLoaded: 0, rowsRejected: 0, rejectsByReason: {},
+      started: this.started.toISOString(), heartbeat: this.started.toISOString(), ended: null, seconds: null,
+    };
+  }
+
+  get dryRun(): boolean { return this.options.dryRun; }
+
+  /** Follows the bytes read of the current file, for the percentage and the ETA. */
+  track(counter: ByteCounter): void {
+    this.counter = counter;
+  }
+
+  /** Records the release index this load writes, so a concurrent cleanup spares it. */
+  async begin(extra: Partial<LoadRecord> = {}): Promise<void> {
+    Object.assign(this.record, extra);
+    if (!this.dryRun) await saveLoadRecord(this.engine, this.record);
+  }
+
+  async setIndex(index: string): Promise<void> {
+    this.record.index = index;
+    if (!this.dryRun) await saveLoadRecord(this.engine, { ...this.snapshot(), heartbeat: new Date().toISOString() });
+  }
+
+  reject(row: Row | { line: number; raw: string }, reason: Reject): void {
+    this.rowsRejected += 1;
+    this.rejectsByReason[reason.code] = (this.rejectsByReason[reason.code] ?? 0) + 1;
+    if (!this.rejects) {
+      mkdirSync(dirname(this.rejectsPath), { recursive: true });
+      this.rejects = createWriteStream(this.rejectsPath);
+      this.rejects.write('line\treason\tmessage\trow\n');
+    }
+    const clean = (text: string): string => text.replace(/[\t\r\n]+/g, ' ');
+    this.rejects.write(`${row.line}\t${reason.code}\t${clean(reason.message)}\t${clean(row.raw).slice(0, 10_000)}\n`);
+  }
+
+  /** Called after each batch: redraws the progress bar and, now and then, the heartbeat. */
+  async tick(): Promise<void> {
+    const now = Date.now();
+    if (this.showProgress && now - this.lastDraw > 200) {
+      this.lastDraw = now;
+      const seconds = (now - this.started.getTime()) / 1000;
+      const rate = this.rowsRead / Math.max(seconds, 0.001);
+      let bar = '';
+      if (this.counter && this.counter.totalBytes > 0) {
+        const done = Math.min(this.counter.bytesRead / this.counter.totalBytes, 1);
+        const width = 24;
+        const eta = done > 0 ? seconds * (1 - done) / done : Infinity;
+        bar = `[${'#'.repeat(Math.round(done * width)).padEnd(width, '.')}] ${(done * 100).toFixed(1)}% ETA ${formatDuration(eta)} `;
+      }
+      process.stderr.write(`\r${this.command} ${bar}${this.rowsRead} rows ${Math.round(rate)} rows/s ${this.rowsRejected} rejected  `);
+    }
+    if (!this.dryRun && now - this.lastHeartbeat > 30_000) {
+      this.lastHeartbeat = now;
+      await saveLoadRecord(this.engine, { ...this.snapshot(), heartbeat: new Date(now).toISOString() });
+    }
+  }
+
+  private snapshot(): LoadRecord {
+    return { ...this.record, rowsRead: this.rowsRead, rowsLoaded: this.rowsLoaded, rowsRejected: this.rowsRejected, rejectsByReason: { ...this.rejectsByReason } };
+  }
+
+  /** Closes the rejects file, saves the final record and returns the summary line's object. */
+  async finish(status: 'done' | 'failed', message?: string): Promise<Record<string, unknown>> {
+    if (this.showProgress) process.stderr.write('\n');
+    if (this.rejects) await new Promise<void>((done) => this.rejects!.end(done));
+    const ended = new Date();
+    const seconds = Math.round((ended.getTime() - this.started.getTime()) / 10) / 100;
+    const record: LoadRecord = { ...this.snapshot(), status, ended: ended.toISOString(), heartbeat: ended.toISOString(), seconds, message: message ?? null };
+    if (!this.dryRun) await saveLoadRecord(this.engine, record).catch(() => undefined);
+    return {
+      command: this.command, file: this.file, status, dryRun: this.dryRun,
+      rowsRead: this.rowsRead, rowsLoaded: this.rowsLoaded, rowsRejected: this.rowsRejected,
+      rejectedByReason: this.rejectsByReason, rejectsFile: this.rowsRejected > 0 ? this.rejectsPath : null,
+      ...this.details, seconds, loadId: this.loadId, ...(message ? { error: message } : {}),
+    };
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * `npm run load -- source <sourceId> <release file>`: a curator reloads one source from its own
+ * release (TSV, CSV, JSON array, JSON Lines with InChIs and/or keys; SMILES or SDF via the toolkit).
+ *
+ * Known structures keep their UCI, new ones get UCIs from the sequence; the release is written to a
+ * fresh index; ids of the previous release that are gone or now point elsewhere are copied in as
+ * obsolete; then the alias moves in one atomic call. Readers never see a half-loaded source.
+ */
+import type { ParsedInchi } from '../src/chemistry';
+import { compoundDocument } from '../src/domain/compound';
+import type { CompoundDocument, SourceDocument, XrefDocument } from '../src/domain/types';
+import { bulkWrite, type BulkItem } from '../src/engine/bulk';
+import type { Engine } from '../src/engine/client';
+import { compoundsByKey, createCompounds } from '../src/engine/compounds';
+import { createReleaseIndex, currentReleaseIndex } from '../src/engine/schema';
+import { allocateUcis } from '../src/engine/sequence';
+import { existingIds, scanXrefs, xrefId } from '../src/engine/xrefs';
+import { publishSourceRelease } from './publish';
+import { ByteCounter, FileFormatError, batches, detectFormat, fileSize, readColumns, readRows, type Format, type Row, type RowRef } from './read';
+import { Reject, type LoadRun } from './run';
+import { checkStructure } from './structure-rules';
+import { StructureToolkit } from './toolkit';
+
+const batchSize = 1_000;
+const idColumns = ['compound_id', 'src_compound_id', 'id'];
+const inchiColumns = ['standard_inchi', 'std_inchi', 'inchi', 'standardinchi'];
+const keyColumns = ['standard_inchikey', 'std_inchikey', 'inchikey', 'standardinchikey'];
+
+function first(fields: Record<string, string>, names: string[]): string | undefined {
+  for (const name of names) if (fields[name]) return fields[name];
+  return undefined;
+}
+
+export interface SourceReleaseOptions {
+  /** SDF only: the data item holding the compound id (default: the title line). */
+  idProperty?: string;
+}
+
+interface Entry { row: Row; compoundId: string; auxSrc: string | null; key: string; parsed: ParsedInchi | null }
+
+/** Reads the structures of one batch: InChI/key as given, or computed from SMILES or a molfile. */
+async function checkBatch(run: LoadRun, rows: Row[], format: Format, toolkit: StructureToolkit, options: SourceReleaseOptions): Promise<Entry[]> {
+  const drawn = rows.map((row) => row.fields.molfile ?? (first(row.fields, inchiColumns) || first(row.fields, keyColumns) ? undefined : row.fields.smiles));
+  const toCompute = drawn.filter((text): text is string => Boolean(text));
+  const computed = toCompute.length > 0 ? await toolkit.inchis(toCompute) : [];
+  let next = 0;
+  const entries: Entry[] = [];
+  rows.forEach((row, i) => {
+    run.rowsRead += 1;
+    try {
+      if (row.fields.__error) throw new Reject('bad-row', row.fields.__error);
+      const compoundId = format === 'sdf'
+        ? (options.idProperty ? row.fields[options.idProperty.toLowerCase()] : row.fields.title) ?? ''
+        : first(row.fields, idColumns) ?? '';
+      if (compoundId === '') throw new Reject('no-compound-id', 'the row has no compound id');
+      let inchi = first(row.fields, inchiColumns);
+      if (drawn[i]) {
+        const result = computed[next++];
+        if ('error' in result) throw new Reject('unreadable-structure', result.error);
+        inchi = result.inchi;
+      }
+      const checked = checkStructure(inchi, first(row.fields, keyColumns), run.config.MAX_INCHI_LENGTH);
+      entries.push({ row, compoundId, auxSrc: row.fields.aux_src || null, key: checked.standardInchiKey, parsed: checked.parsed });
+    } catch (error) {
+      if (!(error instanceof Reject)) throw error;
+      run.reject(row, error);
+    }
+  });
+  return entries;
+}
+
+/** UCIs for every entry: known structures keep theirs, new ones are created with fresh UCIs. */
+async function resolveUcis(run: LoadRun, entries: Entry[]): Promise<Map<string, number>> {
+  const known = await compoundsByKey(run.engine, [...new Set(entries.map((e) => e.key))]).catch((error) => {
+    if (run.dryRun) return new Map<string, CompoundDocument>();
+    throw error;
+  });
+  const ucis = new Map([...known].map(([key, doc]) => [key, doc.uci]));
+  const fresh = new Map<string, ParsedInchi>();
+  for (const entry of entries) if (!ucis.has(entry.key) && entry.parsed) fresh.set(entry.key, entry.parsed);
+  if (fresh.size === 0 || run.dryRun) {
+    if (run.dryRun) for (const key of fresh.keys()) ucis.set(key, 0);
+    return ucis;
+  }
+  let uci = await allocateUcis(run.engine, fresh.size);
+  const documents = [...fresh].map(([key, parsed]) => compoundDocument(uci++, key, parsed, run.loadId));
+  for (const [key, value] of await createCompounds(run.engine, documents)) ucis.set(key, value);
+  run.details.structuresCreated = (run.details.structuresCreated as number ?? 0) + documents.length;
+  return ucis;
+}
+
+/** Copies the previous release's assignments that the new release no longer has, as obsolete. */
+async function* obsoleteAssignments(engine: Engine, previous: string, next: string, counter: { obsoleted: number }): AsyncGenerator<BulkItem<RowRef>> {
+  for await (const page of scanXrefs(engine, previous)) {
+    const ids = page.map((xref) => xrefId(xref.uci, xref.compoundId));
+    const present = await existingIds(engine, next, ids);
+    for (let i = 0; i < page.length; i += 1) {
+      if (present.has(ids[i])) continue;
+      counter.obsoleted += page[i].assignment === 1 ? 1 : 0;
+      const document: XrefDocument = { ...page[i], assignment: 0 };
+      yield { index: next, id: ids[i], op: 'create', document, context: { line: 0, raw: `${page[i].compoundId} (previous release)` } };
+    }
+  }
+}
+
+/** Loads one source's release. */
+export async function loadSourceRelease(run: LoadRun, sourceId: number, file: string, options: SourceReleaseOptions = {}): Promise<void> {
+  const format = await detectFormat(file);
+  if (format !== 'sdf') {
+    const columns = await readColumns(file, format);
+    if (!idColumns.some((c) => columns.includes(c))) {
+      throw new FileFormatError(`${file}: a source release needs a compound id column (${idColumns.join(', ')}); found ${columns.join(', ') || 'none'}`);
+    }
+    if (![...inchiColumns, ...keyColumns, 'smiles'].some((c) => columns.includes(c))) {
+      throw new FileFormatError(`${file}: a source release needs a Standard InChI, InChIKey or SMILES column (${[...inchiColumns, ...keyColumns, 'smiles'].join(', ')}); found ${columns.join(', ')}`);
+    }
+  }
+  const source = await run.engine.client.get<SourceDocument>({ index: run.engine.names.sources, id: String(sourceId) }, { ignore: [404] })
+    .catch(() => ({ found: false, _source: undefined }));
+  if (!source.found || !source._source) throw new FileFormatError(`source ${sourceId} is not known: load its metadata with \`npm run load -- sources\` first`);
+  const previous = run.dryRun ? undefined : await currentReleaseIndex(run.engine, sourceId);
+  const next = run.dryRun ? '' : await createReleaseIndex(run.engine, sourceId);
+  if (!run.dryRun) await run.setIndex(next);
+  const toolkit = new StructureToolkit();
+  const counter = new ByteCounter(fileSize(file));
+  run.track(counter);
+
+  async function* items(): AsyncGenerator<BulkItem<RowRef>> {
+    for await (const rows of batches(readRows(file, format, counter), batchSize)) {
+      const entries = await checkBatch(run, rows, format, toolkit, options);
+      const ucis = await resolveUcis(run, entries);
+      for (const entry of entries) {
+        const uci = ucis.get(entry.key);
+        if (uci === undefined) {
+          run.reject(entry.row, new Reject('unknown-key-without-inchi', `${entry.key} is given without an InChI and is not already known`));
+          continue;
+        }
+        if (run.dryRun) {
+          run.rowsLoaded += 1;
+          continue;
+        }
+        const document: XrefDocument = {
+          sourceId, compoundId: entry.compoundId, uci, assignment: 1, auxSrc: entry.auxSrc,
+          standardInchiKey: entry.key, connectivityBlock: entry.key.slice(0, 14),
+        };
+        yield { index: next, id: xrefId(uci, entry.compoundId), op: 'index', document, context: entry.row };
+      }
+      await run.tick();
+    }
+  }
+
+  try {
+    if (run.dryRun) {
+      for await (const item of items()) void item;
+      return;
+    }
+    const refused = (failure: { reason: string; id: string; context: RowRef | undefined }): void =>
+      run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', `the engine refused the assignment: ${failure.reason}`));
+    run.rowsLoaded += (await bulkWrite(run.engine, items(), refused)).written;
+    const counted = { obsoleted: 0 };
+    if (previous) {
+      await run.engine.client.indices.refresh({ index: next });
+      await bulkWrite(run.engine, obsoleteAssignments(run.engine, previous, next, counted), refused);
+    }
+    run.details.obsoleted = counted.obsoleted;
+    run.details.UCICount = await publishSourceRelease(run.engine, source._source, next, { touch: true });
+  } finally {
+    await toolkit.close();
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * `npm run load -- structures <structure.tsv(.gz)>`: UniChem's structure table (UCI, STANDARDINCHI,
+ * STANDARDINCHIKEY). The UCIs of the dump are kept; the InChIKey is the document `_id`, written with
+ * op_type create, so one key can never get two UCIs.
+ */
+import type { CompoundDocument } from '../src/domain/types';
+import { compoundDocument } from '../src/domain/compound';
+import { bulkWrite, type BulkItem } from '../src/engine/bulk';
+import { compoundsByKey, compoundsByUci } from '../src/engine/compounds';
+import { raiseSequenceAbove } from '../src/engine/sequence';
+import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
+import { Reject, type LoadRun } from './run';
+import { checkStructure } from './structure-rules';
+
+const batchSize = 2_000;
+
+/** Parses a UCI column: a positive integer or a Reject. */
+export function parseUci(value: string | undefined): number {
+  if (!value || !/^[0-9]{1,15}$/.test(value) || Number(value) < 1) throw new Reject('bad-uci', `UCI "${value ?? ''}" is not a positive integer`);
+  return Number(value);
+}
+
+interface Candidate { row: Row; uci: number; document: CompoundDocument | null; key: string }
+
+/** Checks one batch against the index: keys already known, UCIs already taken by another key. */
+async function resolveBatch(run: LoadRun, candidates: Candidate[]): Promise<Candidate[]> {
+  const byKey = await compoundsByKey(run.engine, candidates.map((c) => c.key)).catch((error) => {
+    if (run.dryRun) return new Map<string, CompoundDocument>();
+    throw error;
+  });
+  const byUci = await compoundsByUci(run.engine, candidates.map((c) => c.uci), ['uci', 'standardInchiKey']).catch((error) => {
+    if (run.dryRun) return new Map<number, CompoundDocument>();
+    throw error;
+  });
+  const fresh: Candidate[] = [];
+  const keysInBatch = new Map<string, number>();
+  const ucisInBatch = new Map<number, string>();
+  for (const candidate of candidates) {
+    const known = byKey.get(candidate.key);
+    try {
+      if (known) {
+        if (known.uci !== candidate.uci) throw new Reject('uci-conflict', `${candidate.key} already has UCI ${known.uci}, the file gives ${candidate.uci}`);
+        run.rowsLoaded += 1; // already loaded with the same UCI: nothing to write
+        continue;
+      }
+      if (!candidate.document) throw new Reject('unknown-key-without-inchi', `${candidate.key} is given without an InChI and is not already known`);
+      const owner = byUci.get(candidate.uci)?.standardInchiKey ?? ucisInBatch.get(candidate.uci);
+      if (owner !== undefined && owner !== candidate.key) throw new Reject('uci-conflict', `UCI ${candidate.uci} already belongs to ${owner}`);
+      const line = keysInBatch.get(candidate.key);
+      if (line !== undefined) throw new Reject('duplicate-key', `${candidate.key} was already given on line ${line}`);
+      keysInBatch.set(candidate.key, candidate.row.line);
+      ucisInBatch.set(candidate.uci, candidate.key);
+      fresh.push(candidate);
+    } catch (error) {
+      if (!(error instanceof Reject)) throw error;
+      run.reject(candidate.row, error);
+    }
+  }
+  return fresh;
+}
+
+/** Loads a structure table; returns the highest UCI it wrote. */
+export async function loadStructures(run: LoadRun, file: string): Promise<void> {
+  const columns = await readColumns(file, 'tsv');
+  for (const needed of ['uci', 'standardinchi', 'standardinchikey']) {
+    if (!columns.includes(needed)) {
+      throw new FileFormatError(`${file}: a structure table needs the tab-separated columns UCI, STANDARDINCHI, STANDARDINCHIKEY (missing ${needed.toUpperCase()}; found ${columns.join(', ') || 'none'})`);
+    }
+  }
+  const counter = new ByteCounter(fileSize(file));
+  run.track(counter);
+  let highest = 0;
+  let written = 0;
+  const maxLength = run.config.MAX_INCHI_LENGTH;
+
+  async function* items(): AsyncGenerator<BulkItem<RowRef>> {
+    for await (const batch of batches(readRows(file, 'tsv', counter), batchSize)) {
+      const candidates: Candidate[] = [];
+      for (const row of batch) {
+        run.rowsRead += 1;
+        try {
+          const uci = parseUci(row.fields.uci);
+          const checked = checkStructure(row.fields.standardinchi, row.fields.standardinchikey, maxLength);
+          const document = checked.parsed ? compoundDocument(uci, checked.standardInchiKey, checked.parsed, run.loadId) : null;
+          candidates.push({ row, uci, document, key: checked.standardInchiKey });
+        } catch (error) {
+          if (!(error instanceof Reject)) throw error;
+          run.reject(row, error);
+        }
+      }
+      for (const candidate of await resolveBatch(run, candidates)) {
+        highest = Math.max(highest, candidate.uci);
+        if (run.dryRun) {
+          run.rowsLoaded += 1;
+          continue;
+        }
+        yield { index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.document!, context: candidate.row };
+      }
+      await run.tick();
+    }
+  }
+
+  if (run.dryRun) {
+    for await (const item of items()) void item;
+  } else {
+    const result = await bulkWrite(run.engine, items(), (failure) => {
+      const row = failure.context ?? { line: 0, raw: failure.id };
+      const reason = failure.status === 409
+        ? new Reject('duplicate-key', `${failure.id} already has a UCI (given twice in the file, or loaded by a concurrent load)`)
+        : new Reject('engine-refused', `the engine refused the structure: ${failure.reason}`);
+      run.reject(row, reason);
+    });
+    written = result.written;
+    run.rowsLoaded += written;
+    if (highest > 0) await raiseSequenceAbove(run.engine, highest);
+    await run.engine.client.indices.refresh({ index: run.engine.names.compounds });
+  }
+  run.details.structuresCreated = written;
+}

@@ -1,0 +1,75 @@
+/** Reads of the compounds index: structures by InChIKey, by UCI, by connectivity block. */
+import type { CompoundDocument } from '../domain/types';
+import type { Engine } from './client';
+
+/** The structures among `keys` that are indexed, by key (one mget on `_id` = InChIKey). */
+export async function compoundsByKey(engine: Engine, keys: string[]): Promise<Map<string, CompoundDocument>> {
+  const found = new Map<string, CompoundDocument>();
+  if (keys.length === 0) return found;
+  const result = await engine.client.mget<CompoundDocument>({ index: engine.names.compounds, ids: keys, _source_excludes: ['loadId'] });
+  for (const doc of result.docs) {
+    if ('found' in doc && doc.found && doc._source) found.set(doc._id, doc._source);
+  }
+  return found;
+}
+
+/** The structures with the given UCIs, by UCI; `fields` limits what is read back. */
+export async function compoundsByUci(engine: Engine, ucis: number[], fields?: string[]): Promise<Map<number, CompoundDocument>> {
+  const found = new Map<number, CompoundDocument>();
+  const unique = [...new Set(ucis)];
+  for (let start = 0; start < unique.length; start += 10_000) {
+    const slice = unique.slice(start, start + 10_000);
+    const result = await engine.client.search<CompoundDocument>({
+      index: engine.names.compounds, size: slice.length, query: { terms: { uci: slice } },
+      _source: fields ?? { excludes: ['loadId'] },
+    });
+    for (const hit of result.hits.hits) found.set(hit._source!.uci, hit._source!);
+  }
+  return found;
+}
+
+/** Every structure whose whole-structure connectivity block is `block`, up to `limit`. */
+export async function compoundsByConnectivityBlock(engine: Engine, block: string, limit: number): Promise<CompoundDocument[]> {
+  const result = await engine.client.search<CompoundDocument>({
+    index: engine.names.compounds, size: limit, query: { term: { connectivityBlock: block } },
+    sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] },
+  });
+  return result.hits.hits.map((hit) => hit._source!);
+}
+
+/** Multi-component structures that have a component with connectivity block `block`, up to `limit`. */
+export async function compoundsWithComponent(engine: Engine, block: string, limit: number): Promise<CompoundDocument[]> {
+  const result = await engine.client.search<CompoundDocument>({
+    index: engine.names.compounds, size: limit, query: { term: { 'components.connectivityBlock': block } },
+    sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] },
+  });
+  return result.hits.hits.map((hit) => hit._source!);
+}
+
+/** How many multi-component structures contain a component with connectivity block `block`. */
+export async function countStructuresWithComponent(engine: Engine, block: string): Promise<number> {
+  const result = await engine.client.count({ index: engine.names.compounds, query: { term: { 'components.connectivityBlock': block } } });
+  return result.count;
+}
+
+/**
+ * Creates new structures (op_type create on `_id` = InChIKey) and returns the UCI each key ends up
+ * with: its own, or, when a concurrent load created the key first, the winner's (the loser's UCI
+ * is simply never used: UCIs may have gaps, never duplicates).
+ */
+export async function createCompounds(engine: Engine, documents: CompoundDocument[]): Promise<Map<string, number>> {
+  const ucis = new Map<string, number>();
+  if (documents.length === 0) return ucis;
+  const operations = documents.flatMap((doc) => [{ create: { _index: engine.names.compounds, _id: doc.standardInchiKey } }, doc]);
+  const result = await engine.client.bulk({ operations });
+  const lost: string[] = [];
+  result.items.forEach((item, i) => {
+    const outcome = item.create!;
+    const key = documents[i].standardInchiKey;
+    if (outcome.status === 201 || outcome.status === 200) ucis.set(key, documents[i].uci);
+    else if (outcome.status === 409) lost.push(key);
+    else throw new Error(`the engine refused structure ${key}: ${outcome.error?.reason ?? outcome.status}`);
+  });
+  for (const [key, winner] of await compoundsByKey(engine, lost)) ucis.set(key, winner.uci);
+  return ucis;
+}

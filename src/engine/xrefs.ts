@@ -1,0 +1,43 @@
+/** The xrefs indices: one document per assignment, one physical index per source release. */
+import { createHash } from 'node:crypto';
+import type { XrefDocument } from '../domain/types';
+import type { Engine } from './client';
+
+/**
+ * The `_id` of an assignment: one document per (structure, compound id) in a release, so a row
+ * repeated in a file is written once and an old release's assignment can be looked up by id.
+ */
+export function xrefId(uci: number, compoundId: string): string {
+  const id = `${uci}:${compoundId}`;
+  // _id is limited to 512 bytes; compound ids may be anything, of any length.
+  return Buffer.byteLength(id) <= 500 ? id : `${uci}:sha256:${createHash('sha256').update(compoundId).digest('hex')}`;
+}
+
+/** Walks every assignment of one index in (uci, compoundId) order, a page at a time, with search_after. */
+export async function* scanXrefs(engine: Engine, index: string, pageSize = 5_000, query: object = { match_all: {} }): AsyncGenerator<XrefDocument[]> {
+  let after: (string | number)[] | undefined;
+  for (;;) {
+    const result = await engine.client.search<XrefDocument>({
+      index, size: pageSize, query, sort: [{ uci: 'asc' }, { compoundId: 'asc' }],
+      ...(after ? { search_after: after } : {}),
+    });
+    const hits = result.hits.hits;
+    if (hits.length === 0) return;
+    yield hits.map((hit) => hit._source!);
+    after = hits[hits.length - 1].sort as (string | number)[];
+    if (hits.length < pageSize) return;
+  }
+}
+
+/** Which of `ids` exist in `index` (one mget, sources not read). */
+export async function existingIds(engine: Engine, index: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const result = await engine.client.mget({ index, ids, _source: false });
+  return new Set(result.docs.filter((doc) => 'found' in doc && doc.found).map((doc) => doc._id));
+}
+
+/** Number of assignments in an index, current or all. */
+export async function countXrefs(engine: Engine, index: string, currentOnly: boolean): Promise<number> {
+  const result = await engine.client.count({ index, query: currentOnly ? { term: { assignment: 1 } } : { match_all: {} } });
+  return result.count;
+}
