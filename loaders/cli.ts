@@ -16,6 +16,7 @@ import { LoadRun, type LoadOptions } from './run';
 import { loadSourceRelease } from './source-release';
 import { loadSources } from './sources';
 import { loadStructures } from './structures';
+import { UciBitset } from './uci-bitset';
 
 export const usage = `usage: npm run load -- <command> [--dry-run] [--rejects <file>] [--no-progress]
   sources <file>                     source metadata: source.tsv(.gz), UniChem's source CSV, or a JSON array
@@ -136,10 +137,11 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
       }
       case 'dump': {
         const files = dumpFiles(fileArgument(args[0], 'dump folder'));
+        const dryRun = options.dryRun ? { ucis: new UciBitset(), sourceIds: new Set<number>() } : undefined;
         const parts = [
-          await step(engine, config, 'sources', files.sources, options, (run) => loadSources(run, files.sources)),
-          await withPausedRefresh(() => step(engine, config, 'structures', files.structures, options, (run) => loadStructures(run, files.structures))),
-          await step(engine, config, 'references', files.references, options, (run) => loadReferences(run, files.references)),
+          await step(engine, config, 'sources', files.sources, options, (run) => loadSources(run, files.sources, dryRun)),
+          await withPausedRefresh(() => step(engine, config, 'structures', files.structures, options, (run) => loadStructures(run, files.structures, dryRun))),
+          await step(engine, config, 'references', files.references, options, (run) => loadReferences(run, files.references, dryRun)),
         ];
         const total = (key: string): number => parts.reduce((sum, part) => sum + Number(part[key] ?? 0), 0);
         const rejectedByReason: Record<string, number> = {};

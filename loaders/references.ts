@@ -13,6 +13,7 @@ import { publishSourceRelease } from './publish';
 import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
 import { Reject, type LoadRun } from './run';
 import { parseUci } from './structures';
+import type { DryRunMemory } from './uci-bitset';
 
 const batchSize = 5_000;
 
@@ -23,8 +24,8 @@ export function parseAssignment(value: string | undefined): 0 | 1 {
   throw new Reject('bad-assignment', `assignment "${value}" is neither 1 (current) nor 0 (obsolete)`);
 }
 
-/** Loads a reference table, replacing every source it contains. */
-export async function loadReferences(run: LoadRun, file: string): Promise<void> {
+/** Loads a reference table, replacing every source it contains (`dryRun`: what a dry run of the earlier tables would have written). */
+export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRunMemory): Promise<void> {
   const columns = await readColumns(file, 'tsv');
   for (const needed of ['uci', 'src_id', 'src_compound_id']) {
     if (!columns.includes(needed)) {
@@ -63,7 +64,7 @@ export async function loadReferences(run: LoadRun, file: string): Promise<void> 
           const sourceText = row.fields.src_id;
           if (!/^[0-9]+$/.test(sourceText ?? '')) throw new Reject('bad-source-id', `SRC_ID "${sourceText ?? ''}" is not a source id`);
           const sourceId = Number(sourceText);
-          if (!sources.has(sourceId)) throw new Reject('unknown-source', `source ${sourceId} is not known: load it with \`npm run load -- sources\` first`);
+          if (!sources.has(sourceId) && !dryRun?.sourceIds.has(sourceId)) throw new Reject('unknown-source', `source ${sourceId} is not known: load it with \`npm run load -- sources\` first`);
           // Compound ids are case sensitive and may hold any character; only surrounding blanks go.
           const compoundId = row.fields.src_compound_id ?? '';
           if (compoundId === '') throw new Reject('no-compound-id', 'the row has no compound id');
@@ -80,7 +81,7 @@ export async function loadReferences(run: LoadRun, file: string): Promise<void> 
       });
       for (const item of parsed) {
         const structure = structures.get(item.uci);
-        if (!structure) {
+        if (!structure && !(run.dryRun && dryRun?.ucis.has(item.uci))) {
           run.reject(item.row, new Reject('unknown-uci', `UCI ${item.uci} is not a known structure: load the structure table first`));
           continue;
         }
@@ -91,7 +92,7 @@ export async function loadReferences(run: LoadRun, file: string): Promise<void> 
         }
         const document: XrefDocument = {
           sourceId: item.sourceId, compoundId: item.compoundId, uci: item.uci, assignment: item.assignment,
-          standardInchiKey: structure.standardInchiKey, connectivityBlock: structure.connectivityBlock,
+          standardInchiKey: structure!.standardInchiKey, connectivityBlock: structure!.connectivityBlock,
         };
         yield { index: await releaseOf(item.sourceId), id: xrefId(item.uci, item.compoundId), op: 'index', document, context: item.row };
       }

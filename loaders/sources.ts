@@ -6,6 +6,7 @@ import type { SourceDocument } from '../src/domain/types';
 import { allSources, putSource } from '../src/engine/sources';
 import { ByteCounter, FileFormatError, detectFormat, fileSize, readColumns, readRows, type Row } from './read';
 import { Reject, type LoadRun } from './run';
+import type { DryRunMemory } from './uci-bitset';
 
 const months: Record<string, string> = { JAN: '01', FEB: '02', MAR: '03', APR: '04', MAY: '05', JUN: '06', JUL: '07', AUG: '08', SEP: '09', OCT: '10', NOV: '11', DEC: '12' };
 
@@ -63,7 +64,7 @@ export function sourceFromRow(fields: Record<string, string>): Omit<SourceDocume
 }
 
 /** Loads source metadata; a source already known keeps its UCI count (it belongs to its assignments). */
-export async function loadSources(run: LoadRun, file: string): Promise<void> {
+export async function loadSources(run: LoadRun, file: string, dryRun?: DryRunMemory): Promise<void> {
   const format = await detectFormat(file);
   if (format === 'sdf' || format === 'jsonl') throw new FileFormatError(`${file}: a source table is TSV, CSV or a JSON array`);
   const columns = await readColumns(file, format);
@@ -86,6 +87,7 @@ export async function loadSources(run: LoadRun, file: string): Promise<void> {
       seen.set(source.sourceID, row.line);
       names.set(source.name, source.sourceID);
       const previous = known.get(source.sourceID);
+      dryRun?.sourceIds.add(source.sourceID);
       if (!run.dryRun) await putSource(run.engine, { ...source, UCICount: previous?.UCICount ?? 0, ...(previous?.retired ? { retired: true } : {}) });
       run.rowsLoaded += 1;
     } catch (error) {

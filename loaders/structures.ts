@@ -11,6 +11,7 @@ import { raiseSequenceAbove } from '../src/engine/sequence';
 import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
 import { Reject, type LoadRun } from './run';
 import { checkStructure } from './structure-rules';
+import type { DryRunMemory } from './uci-bitset';
 
 const batchSize = 2_000;
 
@@ -59,8 +60,8 @@ async function resolveBatch(run: LoadRun, candidates: Candidate[]): Promise<Cand
   return fresh;
 }
 
-/** Loads a structure table; returns the highest UCI it wrote. */
-export async function loadStructures(run: LoadRun, file: string): Promise<void> {
+/** Loads a structure table; in a dry run, `dryRun` collects the UCIs it would have created. */
+export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRunMemory): Promise<void> {
   const columns = await readColumns(file, 'tsv');
   for (const needed of ['uci', 'standardinchi', 'standardinchikey']) {
     if (!columns.includes(needed)) {
@@ -92,6 +93,7 @@ export async function loadStructures(run: LoadRun, file: string): Promise<void> 
         highest = Math.max(highest, candidate.uci);
         if (run.dryRun) {
           run.rowsLoaded += 1;
+          dryRun?.ucis.add(candidate.uci);
           continue;
         }
         yield { index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.document!, context: candidate.row };

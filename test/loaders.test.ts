@@ -1,0 +1,265 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { expect } from 'chai';
+import { Engine } from '../src/engine/client';
+import { currentReleaseIndex } from '../src/engine/schema';
+import { allSources } from '../src/engine/sources';
+import type { XrefDocument } from '../src/domain/types';
+import { fixtureDump, fixturesDir, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
+
+function table(file: string): Record<string, string>[] {
+  const text = file.endsWith('.gz') ? gunzipSync(readFileSync(file)).toString('utf8') : readFileSync(file, 'utf8');
+  const [header, ...lines] = text.split('\n').filter(Boolean);
+  const columns = header.split('\t').map((c) => c.toLowerCase());
+  return lines.map((line) => Object.fromEntries(line.split('\t').map((value, i) => [columns[i], value])));
+}
+
+async function xrefsOf(engine: Engine, sourceId: number): Promise<XrefDocument[]> {
+  const result = await engine.client.search<XrefDocument>({ index: engine.names.xrefsOf(sourceId), size: 10_000, sort: [{ compoundId: 'asc' }, { uci: 'asc' }] });
+  return result.hits.hits.map((hit) => hit._source!);
+}
+
+async function uciOfKey(engine: Engine, key: string): Promise<number | undefined> {
+  const result = await engine.client.get<{ uci: number }>({ index: engine.names.compounds, id: key }, { ignore: [404] });
+  return result.found ? result._source!.uci : undefined;
+}
+
+describe('npm run load', function () {
+  this.timeout(300_000);
+  const references = table(join(fixtureDump, 'reference.tsv.gz'));
+  const structures = table(join(fixtureDump, 'structure.tsv.gz'));
+  const engines: Engine[] = [];
+  const engineFor = (prefix: string): Engine => {
+    const engine = new Engine(testConfig(prefix));
+    engines.push(engine);
+    return engine;
+  };
+  after(async () => { await Promise.all(engines.map((e) => e.close())); });
+
+  describe('dump of the fixture', () => {
+    let engine: Engine;
+    let summary: Record<string, unknown>;
+    before(async () => {
+      const prefix = freshPrefix('load-dump');
+      engine = engineFor(prefix);
+      summary = await load(prefix, ['dump', fixtureDump]);
+    });
+
+    it('reads and loads every row of the three tables, rejecting none', () => {
+      expect(summary.rowsRejected).to.equal(0);
+      expect(summary.rowsRead).to.equal(7 + structures.length + references.length);
+      expect(summary.rowsLoaded).to.equal(summary.rowsRead);
+    });
+
+    it('serves every source with the assignments and the exact UCI count the fixture gives', async () => {
+      const sources = await allSources(engine);
+      expect(sources.map((s) => s.sourceID)).to.deep.equal([1, 9, 22, 101, 102, 103, 104]);
+      for (const source of sources) {
+        const rows = references.filter((r) => Number(r.src_id) === source.sourceID);
+        const current = new Set(rows.filter((r) => r.assigment === '1').map((r) => r.uci));
+        expect(source.UCICount, `UCICount of ${source.name}`).to.equal(current.size);
+        const xrefs = await xrefsOf(engine, source.sourceID);
+        expect(xrefs.length, `assignments of ${source.name}`).to.equal(rows.length);
+      }
+    });
+
+    it('keeps the UCIs of the dump and carries the InChIKey on every assignment', async () => {
+      const keyOfUci = new Map(structures.map((s) => [Number(s.uci), s.standardinchikey]));
+      const chembl = await xrefsOf(engine, 1);
+      const paracetamol = chembl.find((x) => x.compoundId === 'CHEMBL112')!;
+      expect(paracetamol.standardInchiKey).to.equal('RZVAJINKPMORJF-UHFFFAOYSA-N');
+      expect(keyOfUci.get(paracetamol.uci)).to.equal('RZVAJINKPMORJF-UHFFFAOYSA-N');
+      expect(await uciOfKey(engine, 'RZVAJINKPMORJF-UHFFFAOYSA-N')).to.equal(paracetamol.uci);
+    });
+
+    it('keeps PubChem 100976278 on both of its structures', async () => {
+      const pubchem = (await xrefsOf(engine, 22)).filter((x) => x.compoundId === '100976278');
+      expect(pubchem.map((x) => x.standardInchiKey).sort()).to.deep.equal(['FOXHEVJOMXBFNJ-OJDZSJEKSA-O', 'PMPKIFXHVHQBCN-OJDZSJEKSA-P']);
+    });
+
+    it('keeps the obsolete NCI assignments as assignment 0', async () => {
+      const obsolete = (await xrefsOf(engine, 101)).filter((x) => x.assignment === 0).map((x) => x.compoundId).sort();
+      expect(obsolete).to.deep.equal(references.filter((r) => r.assigment === '0').map((r) => r.src_compound_id).sort());
+      expect(obsolete).to.have.length(6);
+    });
+
+    it('lists the loads in the history, most recent first', async () => {
+      const history = await load(engine.names.prefix, ['history']);
+      const commands = (history.loads as { command: string; status: string }[]).slice(0, 3).map((l) => `${l.command}:${l.status}`);
+      expect(commands).to.deep.equal(['references:done', 'structures:done', 'sources:done']);
+    });
+  });
+
+  describe('a curator reloads bzr_names (104) from its own release', () => {
+    const expected = JSON.parse(readFileSync(join(fixturesDir, 'releases', 'expected.json'), 'utf8'));
+    for (const format of ['tsv', 'csv', 'json', 'jsonl', 'smiles.tsv', 'sdf']) {
+      it(`from ${format}: finds the new ids, obsoletes the removed and re-pointed ones, keeps known UCIs`, async () => {
+        const prefix = await loadFixture(freshPrefix(`reload-${format}`));
+        const engine = engineFor(prefix);
+        const before = await xrefsOf(engine, 104);
+        const highestBefore = Math.max(...structures.map((s) => Number(s.uci)));
+        const diazepamUci = before.find((x) => x.compoundId === 'Diazepam')!.uci;
+        const oldIndex = await currentReleaseIndex(engine, 104);
+
+        const summary = await load(prefix, ['source', '104', join(fixturesDir, 'releases', `bzr-release-2.${format}`)]);
+        expect(summary.rowsRejected).to.equal(0);
+        expect(summary.rowsLoaded).to.equal(expected.rows);
+        const after = await xrefsOf(engine, 104);
+        const current = after.filter((x) => x.assignment === 1);
+        const obsolete = after.filter((x) => x.assignment === 0);
+        expect(current).to.have.length(expected.rows);
+        for (const added of expected.added) {
+          const xref = current.find((x) => x.compoundId === added.id)!;
+          expect(xref.standardInchiKey).to.equal(added.key);
+          expect(xref.uci, `new UCI of ${added.id}`).to.be.above(highestBefore);
+        }
+        expect(obsolete.map((x) => x.compoundId).sort()).to.deep.equal([...expected.removed, 'Medazepam', 'Nordazepam'].sort());
+        const medazepam = after.filter((x) => x.compoundId === 'Medazepam');
+        expect(medazepam.find((x) => x.assignment === 1)!.uci, 'Medazepam now on the structure of Diazepam, UCI unchanged').to.equal(diazepamUci);
+        expect(medazepam.find((x) => x.assignment === 0)!.standardInchiKey).to.equal(expected.repointedToKnown.from);
+        const nordazepam = after.filter((x) => x.compoundId === 'Nordazepam');
+        expect(nordazepam.find((x) => x.assignment === 1)!.standardInchiKey).to.equal(expected.repointedToNew.to);
+        expect(nordazepam.find((x) => x.assignment === 1)!.uci).to.be.above(highestBefore);
+        for (const kept of before.filter((x) => !expected.removed.includes(x.compoundId) && !['Medazepam', 'Nordazepam'].includes(x.compoundId))) {
+          expect(current.find((x) => x.compoundId === kept.compoundId)!.uci, `UCI of ${kept.compoundId}`).to.equal(kept.uci);
+        }
+        const sources = await allSources(engine);
+        expect(sources.find((s) => s.sourceID === 104)!.UCICount).to.equal(new Set(current.map((x) => x.uci)).size);
+        const newIndex = await currentReleaseIndex(engine, 104);
+        expect(newIndex).to.not.equal(oldIndex);
+        expect(await engine.client.indices.exists({ index: oldIndex! })).to.equal(false);
+      });
+    }
+  });
+
+  describe('loading rules', () => {
+    let prefix: string;
+    let engine: Engine;
+    before(async () => {
+      prefix = await loadFixture(freshPrefix('rules'));
+      engine = engineFor(prefix);
+    });
+
+    it('rejects each structure row that breaks a rule, with its reason, and loads the others', async () => {
+      const summary = await load(prefix, ['structures', join(fixturesDir, 'rules', 'structure.tsv')]);
+      expect(summary.rejectedByReason).to.deep.equal({
+        'inchi-key-mismatch': 1, 'no-structure': 1, 'unknown-key-without-inchi': 1, 'non-standard-inchi': 1,
+        'invalid-inchi': 1, 'inchi-too-long': 1, 'bad-uci': 1, 'uci-conflict': 1,
+      });
+      expect(summary.rowsLoaded).to.equal(2);
+      expect(await uciOfKey(engine, 'NARVIWMVBMUEOG-UHFFFAOYSA-N'), 'prop-1-en-2-ol loaded with its UCI').to.equal(9001);
+      const rejects = readFileSync(summary.rejectsFile as string, 'utf8').split('\n').filter(Boolean).slice(1);
+      expect(rejects.map((line) => line.split('\t').slice(0, 2).join(':'))).to.include.members(['3:inchi-key-mismatch', '6:non-standard-inchi', '8:inchi-too-long']);
+    });
+
+    it('rejects each reference row that breaks a rule and publishes the rest', async () => {
+      await load(prefix, ['structures', join(fixturesDir, 'rules', 'structure.tsv')]);
+      const summary = await load(prefix, ['references', join(fixturesDir, 'rules', 'reference.tsv')]);
+      expect(summary.rejectedByReason).to.deep.equal({ 'unknown-uci': 1, 'unknown-source': 1, 'no-compound-id': 1, 'bad-assignment': 1 });
+      const chembl = await xrefsOf(engine, 1);
+      expect(chembl.map((x) => `${x.compoundId}:${x.uci}`)).to.deep.equal(['CHEMBL545:9001']);
+    });
+
+    it('refuses a file with the wrong header and changes nothing', async () => {
+      const before = await currentReleaseIndex(engine, 9);
+      for (const command of ['structures', 'references', 'sources']) {
+        let failure: Error | undefined;
+        try {
+          await load(prefix, [command, join(fixturesDir, 'rules', 'wrong-header.tsv')]);
+        } catch (error) {
+          failure = error as Error;
+        }
+        expect(failure?.message, command).to.match(/needs .*column/);
+      }
+      let failure: Error | undefined;
+      try {
+        await load(prefix, ['source', '9', join(fixturesDir, 'rules', 'wrong-header.tsv')]);
+      } catch (error) {
+        failure = error as Error;
+      }
+      expect(failure?.message).to.match(/compound id column/);
+      expect(await currentReleaseIndex(engine, 9)).to.equal(before);
+    });
+
+    it('--dry-run validates and counts but writes nothing', async () => {
+      const dryPrefix = freshPrefix('dry-run');
+      const summary = await load(dryPrefix, ['dump', fixtureDump, '--dry-run']);
+      expect(summary.rowsRejected).to.equal(0);
+      expect(summary.dryRun).to.equal(true);
+      const dry = engineFor(dryPrefix);
+      const existing = await dry.client.indices.get({ index: `${dryPrefix}-*` });
+      expect(Object.keys(existing)).to.deep.equal([]);
+    });
+  });
+
+  it('retires a source: its ids become obsolete, its metadata stays', async () => {
+    const prefix = await loadFixture(freshPrefix('retire'));
+    const engine = engineFor(prefix);
+    await load(prefix, ['remove-source', '102']);
+    const xrefs = await xrefsOf(engine, 102);
+    expect(xrefs).to.have.length(71);
+    expect(xrefs.every((x) => x.assignment === 0)).to.equal(true);
+    const cas = (await allSources(engine)).find((s) => s.sourceID === 102)!;
+    expect(cas.name).to.equal('cas_rn');
+    expect(cas.UCICount).to.equal(0);
+  });
+
+  it('a load killed half-way (kill -9) leaves the previous release served, and the next run removes its leftovers', async () => {
+    const prefix = await loadFixture(freshPrefix('killed'));
+    const engine = engineFor(prefix);
+    const served = await currentReleaseIndex(engine, 101);
+    const before = await xrefsOf(engine, 101);
+    // A big release of NCI/DTP: every demo structure under a made-up NSC-like id, so the load takes a while.
+    const demo = table(join(fixturesDir, 'demo', 'structure.tsv.gz'));
+    const folder = mkdtempSync(join(tmpdir(), 'chemxref-killed-'));
+    const file = join(folder, 'nci-release.tsv');
+    writeFileSync(file, `compound_id\tstandard_inchi\tstandard_inchikey\n${demo.map((s, i) => `${900000 + i}\t${s.standardinchi}\t${s.standardinchikey}`).join('\n')}\n`);
+    const child = spawn(process.execPath, [require.resolve('tsx/cli'), join(__dirname, '..', 'loaders', 'cli.ts'), 'source', '101', file, '--no-progress'], {
+      env: { ...process.env, ES_INDEX_PREFIX: prefix }, stdio: 'ignore',
+    });
+    const exited = new Promise((done) => child.once('exit', done));
+    // Kill once the new release index has assignments in it.
+    for (let i = 0; i < 600; i += 1) {
+      const indices = Object.keys(await engine.client.indices.get({ index: `${prefix}-xrefs-101-*` }));
+      const fresh = indices.filter((index) => index !== served);
+      if (fresh.length > 0) {
+        const stats = await engine.client.indices.stats({ index: fresh[0], metric: 'indexing' });
+        if ((stats._all.total?.indexing?.index_total ?? 0) > 1000) break;
+      }
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    child.kill('SIGKILL');
+    await exited;
+    expect(await currentReleaseIndex(engine, 101)).to.equal(served);
+    expect(await xrefsOf(engine, 101)).to.deep.equal(before);
+    const leftovers = Object.keys(await engine.client.indices.get({ index: `${prefix}-xrefs-101-*` })).filter((i) => i !== served);
+    expect(leftovers, 'the killed load left its half-built index').to.have.length(1);
+    // The killed load's heartbeat is recent, so only a stale one is swept: age it, then run any load.
+    const records = await engine.client.search<{ loadId: string }>({ index: engine.names.meta, query: { term: { status: 'running' } } });
+    for (const hit of records.hits.hits) {
+      await engine.client.index({ index: engine.names.meta, id: hit._id!, document: { ...hit._source, heartbeat: '2000-01-01T00:00:00Z' }, refresh: true });
+    }
+    await load(prefix, ['sources', join(fixtureDump, 'source.tsv.gz')]);
+    expect(await engine.client.indices.exists({ index: leftovers[0] })).to.equal(false);
+    expect(await currentReleaseIndex(engine, 101)).to.equal(served);
+  });
+
+  it('two loads at once never give one InChIKey two UCIs, nor one UCI two keys', async () => {
+    const prefix = await loadFixture(freshPrefix('concurrent'));
+    const engine = engineFor(prefix);
+    const release = join(fixturesDir, 'releases', 'bzr-release-2.tsv');
+    // The same new structures arrive through two sources at the same moment.
+    await Promise.all([load(prefix, ['source', '104', release]), load(prefix, ['source', '103', release])]);
+    const result = await engine.client.search<{ uci: number; standardInchiKey: string }>({ index: engine.names.compounds, size: 10_000 });
+    const ucis = result.hits.hits.map((hit) => hit._source!.uci);
+    expect(new Set(ucis).size).to.equal(ucis.length);
+    const bzr = (await xrefsOf(engine, 104)).filter((x) => x.assignment === 1);
+    const named = (await xrefsOf(engine, 103)).filter((x) => x.assignment === 1);
+    for (const xref of bzr) {
+      expect(named.find((x) => x.compoundId === xref.compoundId)!.uci, xref.compoundId).to.equal(xref.uci);
+    }
+  });
+});
