@@ -1,0 +1,84 @@
+/** README.txt of an export: what it holds, which source releases it reflects, and its row counts. */
+import type { LoadRecord, SourceDocument } from '../domain/types';
+import type { SourceRelease } from './snapshot';
+
+export interface ExportedFile { path: string; rows: number; note?: string }
+
+export interface ReadmeInput {
+  command: 'mappings' | 'dump';
+  written: Date;
+  indexPrefix: string;
+  sources: SourceDocument[];
+  releases: SourceRelease[];
+  /** Load records, most recent first (the load history). */
+  loads: LoadRecord[];
+  files: ExportedFile[];
+  notes: string[];
+}
+
+/** The load that wrote a release index, from the load history (most recent first). */
+export function loadOfIndex(loads: LoadRecord[], index: string): LoadRecord | undefined {
+  return loads.find((load) => load.status === 'done' && (load.index ?? '').split(',').includes(index));
+}
+
+/** When a release index was created: its name ends with the creation time in milliseconds. */
+export function releaseCreated(index: string): string | null {
+  const match = /-([0-9]{10,})$/.exec(index);
+  return match ? new Date(Number(match[1])).toISOString() : null;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()).join('\n');
+}
+
+/** The text of README.txt. */
+export function readmeText(input: ReadmeInput): string {
+  const byId = new Map(input.sources.map((source) => [source.sourceID, source]));
+  const what = input.command === 'mappings'
+    ? [
+      'Whole-source mapping files, as UniChem publishes them: wholeSourceMapping/src_id{N}/src{N}src{M}.txt.gz',
+      "holds one row per (compound id in source N, compound id in source M) currently assigned to the",
+      "same structure, under the header From src:'N'<TAB>To src:'M'. Current assignments only; a pair",
+      'that shares no structure has a file with the header only. Rows are sorted by the first column,',
+      'then the second, comparing the UTF-8 bytes of the ids as unsigned bytes (the order of',
+      '`LC_ALL=C sort`); the same two ids sharing several structures give one row.',
+    ]
+    : [
+      'Table dump in the formats of UniChem\'s dumps: source.tsv.gz (UniChem\'s source table columns, plus',
+      'SRC_RELEASE_DATE; dates in ISO 8601), structure.tsv.gz (UCI, STANDARDINCHI, STANDARDINCHIKEY: every',
+      'structure with at least one assignment, current or obsolete, by UCI) and reference.tsv.gz (UCI,',
+      'SRC_ID, SRC_COMPOUND_ID, ASSIGMENT - the header is misspelt as upstream; 1 current, 0 obsolete; by',
+      'UCI, source, compound id). `npm run load -- dump <this folder>` rebuilds the same service.',
+    ];
+  const releaseRows = [['src_id', 'name', 'release', 'rows', 'release index', 'index created', 'load', 'loaded from']];
+  for (const release of input.releases) {
+    const source = byId.get(release.sourceId);
+    const load = release.index ? loadOfIndex(input.loads, release.index) : undefined;
+    releaseRows.push([
+      String(release.sourceId), source?.name ?? '?', source?.srcReleaseNumber ?? '-', String(release.rows),
+      release.index ?? '(no release loaded)', release.index ? releaseCreated(release.index) ?? '-' : '-',
+      load ? `${load.loadId} (${load.command}, ended ${load.ended ?? '?'})` : '-', load?.file ?? '-',
+    ]);
+  }
+  const fileRows = [['file', 'rows'], ...input.files.map((file) => [file.path, String(file.rows) + (file.note ? `  ${file.note}` : '')])];
+  const totalRows = input.files.reduce((sum, file) => sum + file.rows, 0);
+  return [
+    `chemxref export: ${input.command}`,
+    `Written: ${input.written.toISOString()} (index prefix ${input.indexPrefix})`,
+    '',
+    ...what,
+    '',
+    'Source releases this export reflects (each source is read wholly from one release, resolved at the',
+    'start; a source reloaded during the export is read wholly from its new release instead). "rows" is',
+    `the number of ${input.command === 'mappings' ? 'current assignments' : 'assignments (current and obsolete)'} read.`,
+    '',
+    table(releaseRows),
+    '',
+    `Files (rows exclude the header line; ${totalRows} rows in all):`,
+    '',
+    table(fileRows),
+    ...(input.notes.length > 0 ? ['', 'Notes:', ...input.notes.map((note) => `- ${note}`)] : []),
+    '',
+  ].join('\n');
+}

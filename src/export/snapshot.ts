@@ -1,0 +1,166 @@
+/**
+ * The consistent view an export reads: each source's release index, resolved once, copied to a
+ * local file sorted by (uci, compound id). A release deleted while it is copied (its source was
+ * reloaded) is copied again from the source's new release, so every source is exported wholly from
+ * one release, before or after a concurrent reload, never a mix. Everything after the copy reads
+ * only these files.
+ */
+import { join } from 'node:path';
+import type { Engine } from '../engine/client';
+import { ReleaseGone, scanRelease } from '../engine/exports';
+import { currentReleaseIndex, currentReleaseIndices } from '../engine/schema';
+import { LineReader, TextWriter, toBinary } from './files';
+import type { Progress } from './progress';
+
+/** What an export read of one source. */
+export interface SourceRelease {
+  sourceId: number;
+  /** The concrete release index read; null when the source has no loaded release. */
+  index: string | null;
+  /** Assignments copied (current ones only for mapping exports). */
+  rows: number;
+  /** Compound ids that a tab-separated file cannot hold (tab, line break or NUL inside), left out. */
+  skippedIds: number;
+  /** How many times the copy started over because a reload replaced the release. */
+  restarts: number;
+}
+
+export interface SnapshotOptions {
+  /** Copy only current assignments (mapping files) or obsolete ones too (dumps). */
+  currentOnly: boolean;
+  /** Folder for the copies. */
+  folder: string;
+  progress: Progress;
+  /** Rows per engine request. */
+  pageSize?: number;
+  /** Called after each page is copied (tests use it to reload a source in the middle of a copy). */
+  afterPage?: (sourceId: number, page: number) => Promise<void>;
+}
+
+/** Copies of the releases of several sources, sorted by (uci, compound id bytes). */
+export class Snapshot {
+  constructor(readonly folder: string, readonly releases: Map<number, SourceRelease>) {}
+
+  fileOf(sourceId: number): string {
+    return join(this.folder, `source-${sourceId}.tsv`);
+  }
+}
+
+const maxRestarts = 10;
+
+/**
+ * Copies the release of every source of `sourceIds`. The indices are resolved together, at the
+ * start; a source is re-resolved only if its release disappears while it is copied.
+ */
+export async function takeSnapshot(engine: Engine, sourceIds: number[], options: SnapshotOptions): Promise<Snapshot> {
+  const resolved = await currentReleaseIndices(engine);
+  const snapshot = new Snapshot(options.folder, new Map());
+  for (const sourceId of sourceIds) {
+    let index = resolved.get(sourceId) ?? null;
+    for (let restarts = 0; ; restarts += 1) {
+      try {
+        const copied = await copyRelease(engine, sourceId, index, snapshot.fileOf(sourceId), options);
+        snapshot.releases.set(sourceId, { sourceId, index, rows: copied.rows, skippedIds: copied.skippedIds, restarts });
+        break;
+      } catch (error) {
+        if (!(error instanceof ReleaseGone) || restarts >= maxRestarts) throw error;
+        index = (await currentReleaseIndex(engine, sourceId)) ?? null;
+      }
+    }
+  }
+  return snapshot;
+}
+
+/** Ids that cannot be one field of a tab-separated line. */
+const unrepresentable = /[\t\n\r\0]/;
+
+async function copyRelease(
+  engine: Engine, sourceId: number, index: string | null, path: string, options: SnapshotOptions,
+): Promise<{ rows: number; skippedIds: number }> {
+  const writer = new TextWriter(path, { gzip: false });
+  let rows = 0;
+  let skippedIds = 0;
+  options.progress.begin(`read source ${sourceId}`);
+  try {
+    if (index) {
+      let page = 0;
+      for await (const assignments of scanRelease(engine, index, { currentOnly: options.currentOnly, pageSize: options.pageSize })) {
+        let text = '';
+        for (const { uci, compoundId, assignment } of assignments) {
+          if (unrepresentable.test(compoundId)) {
+            skippedIds += 1;
+            continue;
+          }
+          text += `${uci}\t${assignment}\t${toBinary(compoundId)}\n`;
+          rows += 1;
+        }
+        const wait = writer.write(text);
+        if (wait) await wait;
+        options.progress.tick(assignments.length);
+        page += 1;
+        if (options.afterPage) await options.afterPage(sourceId, page);
+      }
+    }
+    await writer.end();
+  } catch (error) {
+    writer.destroy();
+    throw error;
+  }
+  return { rows, skippedIds };
+}
+
+/** One source's assignments to one structure. Ids are binary (latin1-encoded UTF-8) strings. */
+export interface Member {
+  sourceId: number;
+  ids: string[];
+  assignments: (0 | 1)[];
+}
+
+/** All assignments to one structure, by source (in the order of `sourceIds`), ids in byte order. */
+export interface StructureGroup {
+  uci: number;
+  members: Member[];
+}
+
+interface Cursor { sourceId: number; reader: LineReader; uci: number }
+
+function uciOf(line: string | undefined): number {
+  return line === undefined ? Infinity : Number(line.slice(0, line.indexOf('\t')));
+}
+
+/**
+ * Walks the snapshot structure by structure, in UCI order: a merge of the per-source copies (each
+ * sorted by uci), holding one structure's assignments at a time.
+ */
+export async function* structureGroups(snapshot: Snapshot, sourceIds: number[]): AsyncGenerator<StructureGroup> {
+  const cursors: Cursor[] = [];
+  try {
+    for (const sourceId of sourceIds) {
+      const reader = await LineReader.open(snapshot.fileOf(sourceId));
+      cursors.push({ sourceId, reader, uci: uciOf(reader.current) });
+    }
+    for (;;) {
+      let uci = Infinity;
+      for (const cursor of cursors) if (cursor.uci < uci) uci = cursor.uci;
+      if (uci === Infinity) return;
+      const members: Member[] = [];
+      for (const cursor of cursors) {
+        if (cursor.uci !== uci) continue;
+        const member: Member = { sourceId: cursor.sourceId, ids: [], assignments: [] };
+        while (cursor.uci === uci) {
+          const line = cursor.reader.current!;
+          const tab = line.indexOf('\t');
+          member.assignments.push(line.charCodeAt(tab + 1) === 49 ? 1 : 0);
+          member.ids.push(line.slice(tab + 3));
+          const wait = cursor.reader.advance();
+          if (wait) await wait;
+          cursor.uci = uciOf(cursor.reader.current);
+        }
+        members.push(member);
+      }
+      yield { uci, members };
+    }
+  } finally {
+    await Promise.all(cursors.map((cursor) => cursor.reader.close()));
+  }
+}
