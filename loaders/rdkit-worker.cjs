@@ -6,7 +6,7 @@ const initRDKitModule = require('@rdkit/rdkit');
 
 const ready = initRDKitModule();
 
-parentPort.on('message', async ({ id, structures }) => {
+parentPort.on('message', async ({ id, request: structures }) => {
   const rdkit = await ready;
   const results = structures.map((text) => {
     let mol = null;
@@ -22,5 +22,5 @@ parentPort.on('message', async ({ id, structures }) => {
       if (mol) mol.delete();
     }
   });
-  parentPort.postMessage({ id, results });
+  parentPort.postMessage({ id, result: results });
 });

@@ -1,0 +1,79 @@
+/**
+ * The one error handler: anything thrown by a route becomes the JSON error of its API family
+ * (v1: `{response: "Error", error, errors}`; legacy: `{error}` or its XML form), never HTML or a stack.
+ */
+import type { ErrorRequestHandler, Request } from 'express';
+import { InvalidQuery, UnknownResource } from '../domain/errors';
+import { EngineUnavailable, translateEngineError } from '../engine/errors';
+import { log } from '../log';
+
+/** An HTTP error with a status and a message for the caller. */
+export class HttpError extends Error {
+  constructor(readonly status: number, message: string, readonly details: { path: string; message: string }[] = []) {
+    super(message);
+  }
+}
+
+interface ValidatorError { status?: number; statusCode?: number; type?: string; errors?: { path?: string; message?: string }[]; message?: string }
+
+/** Words for a request-validator finding: "body must have required property 'type'" → "the field \"type\" is missing". */
+function validatorMessage(error: ValidatorError): string {
+  const first = error.errors?.[0];
+  if (!first) return error.message ?? 'the request is not valid';
+  const field = (first.path ?? '').replace(/^\/?(body|query|params|path)\/?/, '').replace(/^\./, '') || 'body';
+  const message = first.message ?? 'is not valid';
+  const missing = /must have required property '([^']+)'/.exec(message);
+  if (missing) return `the field "${missing[1]}" is missing`;
+  const unknown = /must NOT have additional properties|Unknown query parameter/.exec(message);
+  if (unknown) return `the field "${field}" is not part of this request (unknown field)`;
+  const enumeration = /must be equal to one of the allowed values: (.*)/.exec(message);
+  if (enumeration) return `"${field}" must be one of ${enumeration[1]}`;
+  return `"${field}" ${message}`;
+}
+
+/** Status, message and details for anything thrown. */
+export function describeError(error: unknown): { status: number; message: string; details: { path: string; message: string }[] } {
+  const translated = translateEngineError(error);
+  if (translated instanceof HttpError) return { status: translated.status, message: translated.message, details: translated.details };
+  if (translated instanceof InvalidQuery) return { status: 400, message: translated.message, details: translated.details };
+  if (translated instanceof UnknownResource) return { status: 404, message: translated.message, details: [] };
+  if (translated instanceof EngineUnavailable) return { status: 503, message: translated.message, details: [] };
+  const e = translated as ValidatorError & Error;
+  const status = e.status ?? e.statusCode;
+  if (e.type === 'entity.parse.failed') return { status: 400, message: 'the body is not valid JSON', details: [] };
+  if (e.type === 'entity.too.large') return { status: 413, message: 'the body is larger than this service accepts (BODY_LIMIT)', details: [] };
+  if (status === 404) return { status: 404, message: 'there is no such path', details: [] };
+  if (status === 405) return { status: 405, message: e.message ?? 'method not allowed', details: [] };
+  if (status === 415) return { status: 415, message: 'the body must be JSON (Content-Type: application/json)', details: [] };
+  if (status && status >= 400 && status < 500) {
+    return { status, message: validatorMessage(e), details: (e.errors ?? []).map((x) => ({ path: x.path ?? '', message: x.message ?? '' })) };
+  }
+  return { status: 500, message: 'an internal error occurred', details: [] };
+}
+
+/** Renders an error in the legacy family's shape; set by the legacy router. */
+export type LegacyErrorRenderer = (req: Request, status: number, message: string) => { type: string; body: string };
+
+export function isLegacyPath(path: string): boolean {
+  return /^\/(legacy\/)?rest(\/|$)/.test(path);
+}
+
+/** The error middleware. `legacy` renders legacy errors (JSON `{error}`, XML or JSONP as asked). */
+export function errorHandler(legacy?: LegacyErrorRenderer): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    void _next;
+    const { status, message, details } = describeError(error);
+    if (status >= 500 && status !== 503) log.error('request failed', { method: req.method, path: req.path, error: (error as Error)?.stack ?? String(error) });
+    if (res.headersSent) return;
+    if (isLegacyPath(req.path) && legacy) {
+      const rendered = legacy(req, status, message);
+      res.status(status).type(rendered.type).send(rendered.body);
+      return;
+    }
+    if (isLegacyPath(req.path)) {
+      res.status(status).json({ error: message });
+      return;
+    }
+    res.status(status).json({ response: 'Error', error: message, errors: details });
+  };
+}

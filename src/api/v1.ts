@@ -1,0 +1,40 @@
+/** The v1 handlers, by operationId of the OpenAPI document. Each calls one domain function. */
+import type { RequestHandler } from 'express';
+import type { LookupContext } from '../domain/lookup';
+import { findCompounds, getSource, inchiOfUci, listSources, searchConnectivity } from '../domain/v1';
+import { engineReady } from '../engine/lookups';
+import { DepictionFailed, type Depictor } from '../isolated/depiction';
+import { HttpError } from './errors';
+
+export function v1Handlers(context: LookupContext, depictor: Depictor): Record<string, RequestHandler> {
+  return {
+    postCompounds: async (req, res) => {
+      res.json(await findCompounds(context, req.body));
+    },
+    postConnectivity: async (req, res) => {
+      res.json(await searchConnectivity(context, req.body));
+    },
+    getSources: async (_req, res) => {
+      res.json(await listSources(context));
+    },
+    getSource: async (req, res) => {
+      res.json(await getSource(context, Number(req.params.sourceID)));
+    },
+    getImage: async (req, res) => {
+      const inchi = await inchiOfUci(context, Number(req.params.uci));
+      try {
+        res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(await depictor.svg(inchi));
+      } catch (error) {
+        if (error instanceof DepictionFailed) throw new HttpError(422, error.message);
+        throw error;
+      }
+    },
+    getHealth: async (_req, res) => {
+      res.json({ status: 'ok' });
+    },
+    getReady: async (_req, res) => {
+      const state = await engineReady(context.engine);
+      res.status(state.ready ? 200 : 503).json(state.ready ? { status: 'ready' } : { status: 'not ready', reason: state.reason });
+    },
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * The HTTP service: the OpenAPI document decides routes and validation, handlers are looked up by
+ * operationId, one error handler shapes every error.
+ */
+import cors from 'cors';
+import express, { type RequestHandler } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import swaggerUi from 'swagger-ui-express';
+import type { Config } from './config';
+import { SourceCatalog } from './domain/sources';
+import type { LookupContext } from './domain/lookup';
+import { Engine } from './engine/client';
+import { openApiDocument, operations } from './api/document';
+import { errorHandler, isLegacyPath, type LegacyErrorRenderer } from './api/errors';
+import { v1Handlers } from './api/v1';
+import { Depictor } from './isolated/depiction';
+import { log } from './log';
+
+export interface AppOptions {
+  /** Validate responses against the document too (tests). */
+  validateResponses?: boolean;
+  /** Extra handlers by operationId (the legacy API), and its error renderer. */
+  extraHandlers?: (context: LookupContext) => Record<string, RequestHandler>;
+  legacyErrors?: LegacyErrorRenderer;
+}
+
+export interface App {
+  app: express.Express;
+  context: LookupContext;
+  close: () => Promise<void>;
+}
+
+const docsNote = `<p>Data licences: ChEMBL data CC BY-SA 3.0 (attribution: ChEMBL, EMBL-EBI); PubChem and NCI/DTP public domain.</p>`;
+
+/** Builds the Express app for `config`. */
+export function createApp(config: Config, options: AppOptions = {}): App {
+  const engine = new Engine(config);
+  const context: LookupContext = { engine, config, sources: new SourceCatalog(engine) };
+  const depictor = new Depictor();
+  const document = openApiDocument();
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(cors({ methods: ['GET', 'POST', 'OPTIONS'] }));
+  app.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => log.info('request', { method: req.method, path: req.originalUrl, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }));
+    next();
+  });
+
+  const documentJson: RequestHandler = (_req, res) => { res.json(document); };
+  app.get(['/beta/api/v1/swagger.json', '/api/v1/openapi.json', '/api/v1/swagger.json', '/beta/api/v1/openapi.json'], documentJson);
+  app.use('/api/docs', swaggerUi.serve, swaggerUi.setup(document, {
+    customSiteTitle: 'chemxref API',
+    customCss: '.swagger-ui .topbar { display: none }',
+    swaggerOptions: { tryItOutEnabled: true },
+  }));
+  app.get('/', (_req, res) => { res.type('html').send(`<h1>chemxref</h1><p>Interactive API documentation: <a href="/api/docs">/api/docs</a>.</p>${docsNote}`); });
+
+  app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use(OpenApiValidator.middleware({
+    apiSpec: document as never,
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+    validateResponses: options.validateResponses ? { removeAdditional: false } : false,
+    ignorePaths: (path: string) => isLegacyPath(path) || path === '/health' || path === '/ready',
+    ignoreUndocumented: false,
+  }));
+  // Strings are trimmed before the domain sees them (SPEC §3).
+  app.use((req, _res, next) => {
+    if (req.body && typeof req.body === 'object' && typeof req.body.compound === 'string') req.body.compound = req.body.compound.trim();
+    next();
+  });
+
+  const handlers = { ...v1Handlers(context, depictor), ...(options.extraHandlers?.(context) ?? {}) };
+  for (const operation of operations(document)) {
+    const handler = handlers[operation.operationId];
+    if (!handler) throw new Error(`no handler for operationId ${operation.operationId}`);
+    for (const server of operation.servers) {
+      const path = `${server.replace(/\/$/, '')}${operation.path}`;
+      (app as unknown as Record<string, (path: string, handler: RequestHandler) => void>)[operation.method](path, handler);
+    }
+  }
+  app.use((_req, _res, next) => { next(Object.assign(new Error('not found'), { status: 404 })); });
+  app.use(errorHandler(options.legacyErrors));
+
+  return {
+    app, context,
+    close: async () => {
+      await depictor.close();
+      await engine.close();
+    },
+  };
+}

@@ -1,0 +1,200 @@
+/**
+ * Connectivity search (SPEC §3 /connectivity, and the legacy key_search / cpd_search): structures
+ * sharing the query's skeleton (first InChIKey block), and, component by component, salts, mixtures
+ * and their parts. One implementation for both APIs.
+ */
+import { compareLayers, differenceCount, parseStandardInchi, type Comparison, type FullInchiLayers, type InchiComponent, type ParsedInchi } from '../chemistry';
+import { compoundsByConnectivityBlock, compoundsWithComponent, countStructuresWithComponent } from '../engine/compounds';
+import { xrefsByUcis } from '../engine/lookups';
+import type { LookupContext } from './lookup';
+import type { CompoundDocument, SourceDocument, XrefDocument } from './types';
+
+/** How a result relates to the query, in SPEC order (the order also ranks results). */
+export const relations = ['match', 'queryIsComponent', 'componentIsResult', 'componentMatch'] as const;
+export type TypeOfSearch = (typeof relations)[number];
+
+/** The structure searched for: parsed when its InChI is known; only a first block when an unindexed key was given. */
+export interface SearchedStructure {
+  uci: number | null;
+  standardInchiKey: string | null;
+  connectivityBlock: string;
+  parsed: ParsedInchi | null;
+}
+
+export interface ConnectivityOptions {
+  /** Which relations to search for (v1 without searchComponents: match only). */
+  relations: ReadonlySet<TypeOfSearch>;
+  /** A component in more multi-component structures than this is not searched inside others. */
+  frequencyCap: number;
+  /** Components with a shorter InChI are not expanded (legacy E; 0 = off). */
+  minComponentInchiLength?: number;
+  /** Only assignments of this source (legacy A). */
+  sourceId?: number;
+  /** Obsolete assignments too (legacy G). */
+  includeObsolete?: boolean;
+  /** Whole-structure matches must also share the second key block (legacy B=1). */
+  sameStereoAndIsotopes?: boolean;
+  /** Most entries returned (before the cap, totals are counted). */
+  maxEntries: number;
+}
+
+export interface ConnectivityEntry {
+  source: SourceDocument;
+  xref: XrefDocument;
+  structure: CompoundDocument;
+  typeOfSearch: TypeOfSearch;
+  comparison: Comparison;
+  /** The InChIs compared: the query's (or its component's) and the hit's (or its component's). */
+  queryInchi: string | null;
+  hitInchi: string;
+}
+
+export interface SkippedComponent { connectivityBlock: string; formula: string; structureCount: number }
+
+export interface ConnectivityResult {
+  searched: SearchedStructure;
+  entries: ConnectivityEntry[];
+  totalCompounds: number;
+  totalSources: number;
+  truncated: boolean;
+  skippedComponents: SkippedComponent[];
+}
+
+interface Candidate {
+  structure: CompoundDocument;
+  typeOfSearch: TypeOfSearch;
+  comparison: Comparison;
+  queryInchi: string | null;
+  hitInchi: string;
+}
+
+// Structures fetched per block: far above any real connectivity group, and bounded.
+const structuresPerBlock = 10_000;
+
+const allEqual: Comparison = {
+  formula: true, connectivity: true, HAtoms: true, charge: true, protonation: true, stereoDbond: true,
+  stereoSp3: true, stereoSp3Inverted: true, stereoType: true, isotope: true, isotopicExchangeableH: true,
+};
+
+function componentsOf(structure: CompoundDocument): InchiComponent[] {
+  return parseStandardInchi(structure.standardInchi).components;
+}
+
+function distinctComponents(parsed: ParsedInchi): InchiComponent[] {
+  const seen = new Set<string>();
+  return parsed.components.filter((c) => !seen.has(c.connectivityBlock) && seen.add(c.connectivityBlock));
+}
+
+/** Compares query and hit on the first pair of components (in component order) with equal blocks. */
+function firstComponentPair(queryComponents: InchiComponent[], hitComponents: InchiComponent[]): [InchiComponent, InchiComponent] | undefined {
+  for (const q of queryComponents) {
+    for (const h of hitComponents) if (q.connectivityBlock === h.connectivityBlock) return [q, h];
+  }
+  return undefined;
+}
+
+function compareComponents(query: { layers: FullInchiLayers; inchi: string }, hit: { layers: FullInchiLayers; inchi: string }): Pick<Candidate, 'comparison' | 'queryInchi' | 'hitInchi'> {
+  return { comparison: compareLayers(query.layers, hit.layers, true), queryInchi: query.inchi, hitInchi: hit.inchi };
+}
+
+/** Finds the structures related to `searched`, with the relation and the layer comparison of each. */
+async function candidates(context: LookupContext, searched: SearchedStructure, options: ConnectivityOptions): Promise<{ found: Map<number, Candidate>; skipped: SkippedComponent[] }> {
+  const { engine } = context;
+  const found = new Map<number, Candidate>();
+  const skipped: SkippedComponent[] = [];
+  const add = (candidate: Candidate): void => {
+    if (!found.has(candidate.structure.uci)) found.set(candidate.structure.uci, candidate);
+  };
+  const query = searched.parsed;
+
+  if (options.relations.has('match')) {
+    for (const structure of await compoundsByConnectivityBlock(engine, searched.connectivityBlock, structuresPerBlock)) {
+      if (options.sameStereoAndIsotopes && searched.standardInchiKey && structure.standardInchiKey.slice(0, 25) !== searched.standardInchiKey.slice(0, 25)) continue;
+      add(query
+        ? { structure, typeOfSearch: 'match', comparison: compareLayers(query.layers, structure.layers, false), queryInchi: query.inchi, hitInchi: structure.standardInchi }
+        : { structure, typeOfSearch: 'match', comparison: allEqual, queryInchi: null, hitInchi: structure.standardInchi });
+    }
+  }
+  if (!query) return { found, skipped };
+
+  const expandable = (component: InchiComponent): boolean => !options.minComponentInchiLength || component.inchi.length >= options.minComponentInchiLength;
+  const frequencyOf = new Map<string, number>();
+  const tooFrequent = async (component: InchiComponent): Promise<boolean> => {
+    let count = frequencyOf.get(component.connectivityBlock);
+    if (count === undefined) {
+      count = await countStructuresWithComponent(engine, component.connectivityBlock);
+      frequencyOf.set(component.connectivityBlock, count);
+    }
+    if (count <= options.frequencyCap) return false;
+    if (!skipped.some((s) => s.connectivityBlock === component.connectivityBlock)) {
+      skipped.push({ connectivityBlock: component.connectivityBlock, formula: component.layers.formula, structureCount: count });
+    }
+    return true;
+  };
+
+  const single = query.components.length === 1;
+  if (single && options.relations.has('queryIsComponent')) {
+    const [component] = query.components;
+    if (expandable(component) && !(await tooFrequent(component))) {
+      for (const structure of await compoundsWithComponent(engine, component.connectivityBlock, structuresPerBlock)) {
+        const pair = firstComponentPair([component], componentsOf(structure));
+        if (pair) add({ structure, typeOfSearch: 'queryIsComponent', ...compareComponents(pair[0], pair[1]) });
+      }
+    }
+  }
+  if (!single && options.relations.has('componentIsResult')) {
+    // Never capped: a component is looked up as a whole structure, which is one term query.
+    for (const component of distinctComponents(query).filter(expandable)) {
+      for (const structure of await compoundsByConnectivityBlock(engine, component.connectivityBlock, structuresPerBlock)) {
+        const queryComponent = query.components.find((c) => c.connectivityBlock === structure.connectivityBlock)!;
+        add({ structure, typeOfSearch: 'componentIsResult', ...compareComponents(queryComponent, { layers: structure.layers, inchi: structure.standardInchi }) });
+      }
+    }
+  }
+  if (!single && options.relations.has('componentMatch')) {
+    for (const component of distinctComponents(query).filter(expandable)) {
+      if (await tooFrequent(component)) continue;
+      for (const structure of await compoundsWithComponent(engine, component.connectivityBlock, structuresPerBlock)) {
+        if (found.has(structure.uci)) continue;
+        // The first pair in component order, among the components that may be searched.
+        const searchable = query.components.filter((c) => expandable(c) && (frequencyOf.get(c.connectivityBlock) ?? 0) <= options.frequencyCap);
+        const pair = firstComponentPair(searchable, componentsOf(structure));
+        if (pair) add({ structure, typeOfSearch: 'componentMatch', ...compareComponents(pair[0], pair[1]) });
+      }
+    }
+  }
+  return { found, skipped };
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Runs a connectivity search. Entries are ordered by relation, then the number of differing
+ * layers, then UCI, source id and compound id; at most `maxEntries` are returned.
+ */
+export async function connectivitySearch(context: LookupContext, searched: SearchedStructure, options: ConnectivityOptions): Promise<ConnectivityResult> {
+  const { found, skipped } = await candidates(context, searched, options);
+  const sources = await context.sources.all();
+  const xrefs = await xrefsByUcis(context.engine, [...found.keys()], { includeObsolete: options.includeObsolete, sourceId: options.sourceId });
+  const entries: ConnectivityEntry[] = [];
+  for (const xref of xrefs) {
+    const candidate = found.get(xref.uci);
+    const source = sources.get(xref.sourceId);
+    if (!candidate || !source) continue;
+    entries.push({ source, xref, structure: candidate.structure, typeOfSearch: candidate.typeOfSearch, comparison: candidate.comparison, queryInchi: candidate.queryInchi, hitInchi: candidate.hitInchi });
+  }
+  const rank = (entry: ConnectivityEntry): number => relations.indexOf(entry.typeOfSearch);
+  entries.sort((a, b) => rank(a) - rank(b)
+    || differenceCount(a.comparison) - differenceCount(b.comparison)
+    || a.xref.uci - b.xref.uci
+    || a.xref.sourceId - b.xref.sourceId
+    || compareText(a.xref.compoundId, b.xref.compoundId));
+  const totalCompounds = new Set(entries.map((e) => e.xref.uci)).size;
+  const truncated = entries.length > options.maxEntries;
+  return {
+    searched, totalCompounds, totalSources: entries.length, truncated, skippedComponents: skipped,
+    entries: truncated ? entries.slice(0, options.maxEntries) : entries,
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * Compound lookups shared by the v1 and legacy APIs: a query (UCI, InChI, InChIKey or a source's
+ * compound id) resolves to structures and their assignments.
+ */
+import { InchiError, inchiKeyOf, parseStandardInchi, responseLayers, type FullInchiLayers, type InchiLayers, type ParsedInchi } from '../chemistry';
+import type { Config } from '../config';
+import type { Engine } from '../engine/client';
+import { compoundsByKey, compoundsByUci } from '../engine/compounds';
+import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis, type XrefFilter } from '../engine/lookups';
+import { InvalidQuery, UnknownResource } from './errors';
+import { compoundUrl, type SourceCatalog } from './sources';
+import type { CompoundDocument, SourceDocument, XrefDocument } from './types';
+
+export type QueryType = 'uci' | 'inchi' | 'inchikey' | 'sourceID';
+
+export interface CompoundQuery {
+  type: QueryType;
+  compound: string;
+  sourceID?: number;
+}
+
+/** Everything a lookup needs, built once per process. */
+export interface LookupContext {
+  engine: Engine;
+  config: Config;
+  sources: SourceCatalog;
+}
+
+const inchiKeyPattern = /^[A-Z]{14}-[A-Z]{10}-[A-Z]$/;
+
+/** A UCI from user text: a positive integer, else InvalidQuery. */
+export function parseUciText(text: string): number {
+  if (!/^[0-9]{1,15}$/.test(text) || Number(text) < 1) throw new InvalidQuery(`"${text}" is not a UCI: a UCI is a positive integer`);
+  return Number(text);
+}
+
+/** An InChIKey from user text, checked against ^[A-Z]{14}-[A-Z]{10}-[A-Z]$. */
+export function checkInchiKey(text: string): string {
+  if (!inchiKeyPattern.test(text)) {
+    throw new InvalidQuery(`"${text}" is not an InChIKey: a Standard InChIKey has the form XXXXXXXXXXXXXX-XXXXXXXXXX-X (14, 10 and 1 capital letters)`);
+  }
+  return text;
+}
+
+/** A Standard InChI from user text, parsed; InvalidQuery with the reason when it is not one. */
+export function parseQueryInchi(text: string, maxLength: number): ParsedInchi {
+  if (text.length > maxLength) throw new InvalidQuery(`the InChI has ${text.length} characters, more than the ${maxLength} this service accepts`);
+  try {
+    return parseStandardInchi(text);
+  } catch (error) {
+    if (error instanceof InchiError) throw new InvalidQuery(error.message);
+    throw error;
+  }
+}
+
+/** Checks that a source exists; UnknownResource (404) otherwise. */
+export async function requireSource(context: LookupContext, sourceId: number): Promise<SourceDocument> {
+  const source = await context.sources.get(sourceId);
+  if (!source) throw new UnknownResource(`source ${sourceId} does not exist`);
+  return source;
+}
+
+/** The assignments a query stands for, under `filter` (current only by default). */
+export async function xrefsOfQuery(context: LookupContext, query: CompoundQuery, filter: XrefFilter = {}): Promise<XrefDocument[]> {
+  const compound = query.compound.trim();
+  switch (query.type) {
+    case 'uci':
+      return xrefsByUcis(context.engine, [parseUciText(compound)], filter);
+    case 'inchikey':
+      return xrefsByKeys(context.engine, [checkInchiKey(compound)], filter);
+    case 'inchi':
+      return xrefsByKeys(context.engine, [inchiKeyOf(parseQueryInchi(compound, context.config.MAX_INCHI_LENGTH))], filter);
+    case 'sourceID': {
+      if (query.sourceID === undefined || query.sourceID === null) throw new InvalidQuery('a sourceID lookup needs "sourceID": the id of the source the compound id belongs to');
+      await requireSource(context, query.sourceID);
+      if (compound === '') throw new InvalidQuery('"compound" is empty: give the compound id in the source');
+      const own = await xrefsByCompoundId(context.engine, compound, { ...filter, sourceId: query.sourceID });
+      // Every assignment of the structures this id is (currently) assigned to.
+      return xrefsByUcis(context.engine, own.map((x) => x.uci), filter);
+    }
+  }
+}
+
+/** The `inchi` object of a v1 response: the InChI and its 11 layers. */
+export function inchiView(inchi: string, layers: FullInchiLayers): InchiLayers & { inchi: string } {
+  return { inchi, ...responseLayers(layers) };
+}
+
+export interface SourceEntry { id: number; shortName: string; longName: string | null; compoundId: string; url: string | null }
+
+/** One assignment as a v1 `sources` entry. */
+export function sourceEntry(source: SourceDocument, xref: XrefDocument): SourceEntry {
+  return { id: source.sourceID, shortName: source.name, longName: source.nameLong ?? source.nameLabel, compoundId: xref.compoundId, url: compoundUrl(source, xref.compoundId, xref.auxSrc) };
+}
+
+export function bySourceThenId(a: { id: number; compoundId: string }, b: { id: number; compoundId: string }): number {
+  return a.id - b.id || (a.compoundId < b.compoundId ? -1 : a.compoundId > b.compoundId ? 1 : 0);
+}
+
+export interface CompoundView {
+  uci: number;
+  standardInchiKey: string;
+  inchi: InchiLayers & { inchi: string };
+  sources: SourceEntry[];
+}
+
+/** Structures and their sources for a set of assignments: compounds by UCI, sources by id then compound id. */
+export async function compoundViews(context: LookupContext, xrefs: XrefDocument[]): Promise<CompoundView[]> {
+  const sources = await context.sources.all();
+  const structures = await compoundsByUci(context.engine, xrefs.map((x) => x.uci));
+  const views = new Map<number, CompoundView>();
+  for (const xref of xrefs) {
+    const structure = structures.get(xref.uci);
+    const source = sources.get(xref.sourceId);
+    if (!structure || !source) continue;
+    let view = views.get(xref.uci);
+    if (!view) {
+      view = { uci: xref.uci, standardInchiKey: structure.standardInchiKey, inchi: inchiView(structure.standardInchi, structure.layers), sources: [] };
+      views.set(xref.uci, view);
+    }
+    view.sources.push(sourceEntry(source, xref));
+  }
+  for (const view of views.values()) view.sources.sort(bySourceThenId);
+  return [...views.values()].sort((a, b) => a.uci - b.uci);
+}
+
+/** The structure a UCI, key or InChI names, when it is indexed. */
+export async function indexedStructure(context: LookupContext, query: { uci?: number; standardInchiKey?: string }): Promise<CompoundDocument | undefined> {
+  if (query.uci !== undefined) return (await compoundsByUci(context.engine, [query.uci])).get(query.uci);
+  if (query.standardInchiKey) return (await compoundsByKey(context.engine, [query.standardInchiKey])).get(query.standardInchiKey);
+  return undefined;
+}

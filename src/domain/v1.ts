@@ -1,0 +1,138 @@
+/** The answers of the v1 API (SPEC §3), shaped as UniChem's clients read them. */
+import { inchiKeyOf } from '../chemistry';
+import { compoundsByUci } from '../engine/compounds';
+import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../engine/lookups';
+import { connectivitySearch, relations, type SearchedStructure, type TypeOfSearch } from './connectivity';
+import { InvalidQuery, UnknownResource } from './errors';
+import {
+  checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, requireSource, sourceEntry, xrefsOfQuery,
+  type CompoundQuery, type CompoundView, type LookupContext,
+} from './lookup';
+import { parseStandardInchi } from '../chemistry';
+import { sourceView } from './sources';
+import type { SourceDocument } from './types';
+
+export interface NotFound {
+  response: 'Not found';
+  error: string;
+  totalCompounds: 0;
+  compounds: [];
+  notFound: string[];
+}
+
+function notFound(compound: string, error: string): NotFound {
+  return { response: 'Not found', error, totalCompounds: 0, compounds: [], notFound: [compound] };
+}
+
+function describe(query: CompoundQuery): string {
+  const compound = query.compound.trim();
+  switch (query.type) {
+    case 'uci': return `no structure with UCI ${compound}`;
+    case 'inchikey': return `no structure with InChIKey ${compound}`;
+    case 'inchi': return `no structure with this InChI (InChIKey ${inchiKeyOf(compound)})`;
+    case 'sourceID': return `no current compound "${compound}" in source ${query.sourceID}`;
+  }
+}
+
+/** POST /compounds: the structures a query stands for, with their records in every source. */
+export async function findCompounds(context: LookupContext, query: CompoundQuery): Promise<{ response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[] } | NotFound> {
+  const xrefs = await xrefsOfQuery(context, query);
+  const compounds = await compoundViews(context, xrefs);
+  if (compounds.length === 0) return notFound(query.compound.trim(), describe(query));
+  return { response: 'Success', totalCompounds: compounds.length, notFound: [], compounds };
+}
+
+/** The structure a connectivity query stands for; undefined when it names nothing indexed. */
+export async function resolveSearched(context: LookupContext, query: CompoundQuery): Promise<SearchedStructure | undefined> {
+  const compound = query.compound.trim();
+  const fromIndexed = async (uci: number): Promise<SearchedStructure | undefined> => {
+    const structure = await indexedStructure(context, { uci });
+    const current = structure ? await xrefsByUcis(context.engine, [uci], {}, 1) : [];
+    if (!structure || current.length === 0) return undefined;
+    return { uci, standardInchiKey: structure.standardInchiKey, connectivityBlock: structure.connectivityBlock, parsed: parseStandardInchi(structure.standardInchi) };
+  };
+  switch (query.type) {
+    case 'uci':
+      return fromIndexed(parseUciText(compound));
+    case 'inchi': {
+      const parsed = parseQueryInchi(compound, context.config.MAX_INCHI_LENGTH);
+      const standardInchiKey = inchiKeyOf(parsed);
+      const indexed = await xrefsByKeys(context.engine, [standardInchiKey], {}, 1);
+      return { uci: indexed[0]?.uci ?? null, standardInchiKey, connectivityBlock: parsed.connectivityBlock, parsed };
+    }
+    case 'inchikey': {
+      const standardInchiKey = checkInchiKey(compound);
+      const indexed = await xrefsByKeys(context.engine, [standardInchiKey], {}, 1);
+      if (indexed.length > 0) return fromIndexed(indexed[0].uci);
+      // Not indexed: its first block still names a skeleton.
+      return { uci: null, standardInchiKey, connectivityBlock: standardInchiKey.slice(0, 14), parsed: null };
+    }
+    case 'sourceID': {
+      if (query.sourceID === undefined) throw new InvalidQuery('a sourceID query needs "sourceID": the id of the source the compound id belongs to');
+      await requireSource(context, query.sourceID);
+      const own = await xrefsByCompoundId(context.engine, compound, { sourceId: query.sourceID });
+      const ucis = [...new Set(own.map((x) => x.uci))].sort((a, b) => a - b);
+      if (ucis.length > 1) {
+        throw new InvalidQuery(`"${compound}" in source ${query.sourceID} is assigned to ${ucis.length} structures (UCIs ${ucis.join(', ')}): query one of them by "type": "uci"`);
+      }
+      return ucis.length === 1 ? fromIndexed(ucis[0]) : undefined;
+    }
+  }
+}
+
+/** POST /connectivity. */
+export async function searchConnectivity(context: LookupContext, query: CompoundQuery & { searchComponents?: boolean }): Promise<object> {
+  const searched = await resolveSearched(context, query);
+  if (!searched) return notFound(query.compound.trim(), describe(query));
+  const result = await connectivitySearch(context, searched, {
+    relations: new Set<TypeOfSearch>(query.searchComponents ? relations : ['match']),
+    frequencyCap: context.config.COMPONENT_FREQUENCY_CAP,
+    maxEntries: context.config.CONNECTIVITY_MAX_ENTRIES,
+  });
+  if (result.totalSources === 0) return notFound(query.compound.trim(), `no indexed structure shares the skeleton (first InChIKey block ${searched.connectivityBlock}) of the query`);
+  return {
+    response: 'Success',
+    searchedCompound: {
+      uci: searched.uci,
+      standardInchiKey: searched.standardInchiKey,
+      inchi: searched.parsed ? inchiView(searched.parsed.inchi, searched.parsed.layers) : null,
+    },
+    totalCompounds: result.totalCompounds,
+    totalSources: result.totalSources,
+    truncated: result.truncated,
+    skippedComponents: result.skippedComponents,
+    sources: result.entries.map((entry) => ({
+      ...sourceEntry(entry.source, entry.xref),
+      uci: entry.xref.uci,
+      standardInchiKey: entry.structure.standardInchiKey,
+      typeOfSearch: entry.typeOfSearch,
+      comparison: entry.comparison,
+    })),
+  };
+}
+
+function sourceResponse(source: SourceDocument): object {
+  const view = sourceView(source);
+  const release = view.srcReleaseNumber;
+  return { ...view, srcReleaseNumber: release !== null && /^[0-9]+$/.test(release) ? Number(release) : release };
+}
+
+/** GET /sources. */
+export async function listSources(context: LookupContext): Promise<object> {
+  const sources = [...(await context.sources.all()).values()].sort((a, b) => a.sourceID - b.sourceID);
+  return { response: 'Success', totalSources: sources.length, sources: sources.map(sourceResponse) };
+}
+
+/** GET /sources/{id}. */
+export async function getSource(context: LookupContext, sourceId: number): Promise<object> {
+  const source = await requireSource(context, sourceId);
+  return { response: 'Success', totalSources: 1, sources: [sourceResponse(source)] };
+}
+
+/** The Standard InChI of a UCI with a current assignment (for the image endpoint); UnknownResource otherwise. */
+export async function inchiOfUci(context: LookupContext, uci: number): Promise<string> {
+  const structure = (await compoundsByUci(context.engine, [uci], ['uci', 'standardInchi'])).get(uci);
+  const current = structure ? await xrefsByUcis(context.engine, [uci], {}, 1) : [];
+  if (!structure || current.length === 0) throw new UnknownResource(`no structure with UCI ${uci}`);
+  return structure.standardInchi;
+}

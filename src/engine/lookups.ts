@@ -1,0 +1,92 @@
+/**
+ * Reads of the assignments that answer API requests. Every user value is only ever a term value
+ * (term / terms queries), never query syntax or a script.
+ */
+import type { XrefDocument } from '../domain/types';
+import type { Engine } from './client';
+
+export interface XrefFilter {
+  /** Only current assignments (the default), or obsolete ones too. */
+  includeObsolete?: boolean;
+  /** Only obsolete assignments. */
+  obsoleteOnly?: boolean;
+  /** Only these sources. */
+  sourceId?: number;
+}
+
+function filters(filter: XrefFilter): object[] {
+  const clauses: object[] = [];
+  if (filter.obsoleteOnly) clauses.push({ term: { assignment: 0 } });
+  else if (!filter.includeObsolete) clauses.push({ term: { assignment: 1 } });
+  if (filter.sourceId !== undefined) clauses.push({ term: { sourceId: filter.sourceId } });
+  return clauses;
+}
+
+/**
+ * Every assignment matching `clause` and `filter`, paged with search_after in (uci, sourceId,
+ * compoundId) order, up to `limit` documents. Searches the all-sources alias (or one source's alias).
+ */
+async function xrefsWhere(engine: Engine, clause: object, filter: XrefFilter, limit: number): Promise<XrefDocument[]> {
+  const index = filter.sourceId === undefined ? engine.names.xrefs : engine.names.xrefsOf(filter.sourceId);
+  const found: XrefDocument[] = [];
+  let after: (string | number)[] | undefined;
+  while (found.length < limit) {
+    const size = Math.min(5_000, limit - found.length);
+    const result = await engine.client.search<XrefDocument>({
+      index, size, ignore_unavailable: true, allow_no_indices: true,
+      query: { bool: { filter: [clause, ...filters(filter)] } },
+      sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
+      ...(after ? { search_after: after } : {}),
+    });
+    const hits = result.hits.hits;
+    for (const hit of hits) found.push(hit._source!);
+    if (hits.length < size) break;
+    after = hits[hits.length - 1].sort as (string | number)[];
+  }
+  return found;
+}
+
+const unlimited = 1_000_000;
+
+/** Assignments of structures with these full InChIKeys. */
+export function xrefsByKeys(engine: Engine, keys: string[], filter: XrefFilter = {}, limit = unlimited): Promise<XrefDocument[]> {
+  return keys.length === 0 ? Promise.resolve([]) : xrefsWhere(engine, { terms: { standardInchiKey: keys } }, filter, limit);
+}
+
+/** Assignments of structures with these UCIs. */
+export function xrefsByUcis(engine: Engine, ucis: number[], filter: XrefFilter = {}, limit = unlimited): Promise<XrefDocument[]> {
+  return ucis.length === 0 ? Promise.resolve([]) : xrefsWhere(engine, { terms: { uci: [...new Set(ucis)] } }, filter, limit);
+}
+
+/** Assignments of one compound id, in every source or in `filter.sourceId`. */
+export function xrefsByCompoundId(engine: Engine, compoundId: string, filter: XrefFilter = {}, limit = unlimited): Promise<XrefDocument[]> {
+  return xrefsWhere(engine, { term: { compoundId } }, filter, limit);
+}
+
+/** Assignments of structures whose first InChIKey block is `block`. */
+export function xrefsByConnectivityBlock(engine: Engine, block: string, filter: XrefFilter = {}, limit = unlimited): Promise<XrefDocument[]> {
+  return xrefsWhere(engine, { term: { connectivityBlock: block } }, filter, limit);
+}
+
+/** Whether the engine answers and the indices chemxref needs exist (for GET /ready). */
+export async function engineReady(engine: Engine): Promise<{ ready: boolean; reason?: string }> {
+  try {
+    await engine.client.cluster.health({ timeout: '2s' }, { requestTimeout: 3_000, maxRetries: 0 });
+  } catch {
+    return { ready: false, reason: 'the search engine is unreachable' };
+  }
+  const exists = await engine.client.indices.exists({ index: [engine.names.compounds, engine.names.sources].join(',') }, { requestTimeout: 3_000, maxRetries: 0 });
+  return exists ? { ready: true } : { ready: false, reason: 'the indices are missing: load data with `npm run load` first' };
+}
+
+/** Figures of the whole index for the legacy `release` endpoint. */
+export async function indexFigures(engine: Engine): Promise<{ structures: number; xrefs: number; current: number; obsolete: number }> {
+  const count = async (index: string, query: object): Promise<number> =>
+    (await engine.client.count({ index, query, ignore_unavailable: true, allow_no_indices: true })).count;
+  const [structures, xrefs, current] = await Promise.all([
+    count(engine.names.compounds, { match_all: {} }),
+    count(engine.names.xrefs, { match_all: {} }),
+    count(engine.names.xrefs, { term: { assignment: 1 } }),
+  ]);
+  return { structures, xrefs, current, obsolete: xrefs - current };
+}

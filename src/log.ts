@@ -1,0 +1,14 @@
+/** Structured logs: one JSON line per event on stdout (stderr for errors). */
+export type LogFields = Record<string, unknown>;
+
+function write(level: 'info' | 'warn' | 'error', message: string, fields: LogFields): void {
+  if (process.env.LOG_LEVEL === 'silent') return;
+  const line = JSON.stringify({ time: new Date().toISOString(), level, message, ...fields });
+  (level === 'error' ? process.stderr : process.stdout).write(`${line}\n`);
+}
+
+export const log = {
+  info: (message: string, fields: LogFields = {}): void => write('info', message, fields),
+  warn: (message: string, fields: LogFields = {}): void => write('warn', message, fields),
+  error: (message: string, fields: LogFields = {}): void => write('error', message, fields),
+};
