@@ -28,16 +28,30 @@ function field(value: string | number | boolean | null | undefined): string {
   return toBinary(String(value).replace(/[\t\r\n]+/g, ' '));
 }
 
-/** One source as a row of the source table (dates in ISO 8601, which the loader reads back exactly). */
+const months = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
+
+/**
+ * A date as the source table gives it, so that the loader reads back the very same value: UniChem's
+ * Oracle form (22-NOV-2026 00:00:00) for a date kept to the second, which is what the loader makes
+ * of that form, and ISO 8601 with milliseconds (as kept) otherwise.
+ */
+export function sourceTableDate(value: string | null): string | null {
+  if (value === null) return null;
+  const whole = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}:\d{2}:\d{2})Z$/.exec(value);
+  if (!whole) return value;
+  return `${whole[3]}-${months[Number(whole[2]) - 1]}-${whole[1]} ${whole[4]}`;
+}
+
+/** One source as a row of the source table. */
 export function sourceRow(source: SourceDocument): string {
   const values: Record<(typeof sourceColumns)[number], string | number | boolean | null> = {
     SRC_ID: source.sourceID, NAME: source.name, DESCRIPTION: source.description, CURRENT_RELEASE_U: source.srcReleaseNumber,
-    CREATED: source.created, LAST_UPDATED: source.lastUpdated, USERSTAMP: null, NUMBER_OR_DATE: null,
+    CREATED: sourceTableDate(source.created), LAST_UPDATED: sourceTableDate(source.lastUpdated), USERSTAMP: null, NUMBER_OR_DATE: null,
     NAME_LONG: source.nameLong, SRC_DETAILS: source.srcDetails, SRC_URL: source.srcUrl, BASE_ID_URL: source.baseIdUrl,
     BASE_ID_URL_AVAILABLE: source.baseIdUrlAvailable, AUX_REQUIRED: null, AUX_FOR_URL: source.auxForUrl,
     AUX_DESCRIPTION: null, PRIVATE: source.private, NAME_LABEL: source.nameLabel, SRC_CLASS: null, KEYS_ONLY: null,
     UPDATE_MIN: null, UPDATE_OPT: null, UPDATE_MAX: null, UPDATE_J: null, UPDATE_COMMENTS: source.updateComments,
-    SYNONYMS: null, SRC_RELEASE_DATE: source.srcReleaseDate,
+    SYNONYMS: null, SRC_RELEASE_DATE: sourceTableDate(source.srcReleaseDate),
   };
   return `${sourceColumns.map((column) => field(values[column])).join('\t')}\n`;
 }

@@ -45,11 +45,13 @@ export function readmeText(input: ReadmeInput): string {
       '`LC_ALL=C sort`); the same two ids sharing several structures give one row.',
     ]
     : [
-      'Table dump in the formats of UniChem\'s dumps: source.tsv.gz (UniChem\'s source table columns, plus',
-      'SRC_RELEASE_DATE; dates in ISO 8601), structure.tsv.gz (UCI, STANDARDINCHI, STANDARDINCHIKEY: every',
-      'structure with at least one assignment, current or obsolete, by UCI) and reference.tsv.gz (UCI,',
-      'SRC_ID, SRC_COMPOUND_ID, ASSIGMENT - the header is misspelt as upstream; 1 current, 0 obsolete; by',
-      'UCI, source, compound id). `npm run load -- dump <this folder>` rebuilds the same service.',
+      'Table dump in the formats of UniChem\'s dumps, loadable by `npm run load -- dump <this folder>`:',
+      '- source.tsv.gz: UniChem\'s source table columns, plus SRC_RELEASE_DATE; dates as UniChem writes',
+      '  them (31-DEC-2010 09:00:01), or ISO 8601 for dates kept to the millisecond;',
+      '- structure.tsv.gz: UCI, STANDARDINCHI, STANDARDINCHIKEY of every structure with at least one',
+      '  assignment, current or obsolete, by UCI;',
+      '- reference.tsv.gz: UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGMENT (misspelt as upstream; 1 current,',
+      '  0 obsolete), by UCI, then source, then compound id (UTF-8 byte order).',
     ];
   const releaseRows = [['src_id', 'name', 'release', 'rows', 'release index', 'index created', 'load', 'loaded from']];
   for (const release of input.releases) {
