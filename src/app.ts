@@ -60,7 +60,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(OpenApiValidator.middleware({
     apiSpec: document as never,
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
     validateResponses: options.validateResponses ? { removeAdditional: false } : false,
     ignorePaths: (path: string) => isLegacyPath(path) || path === '/health' || path === '/ready',
     ignoreUndocumented: false,
