@@ -82,6 +82,7 @@ export async function runExport(engine: Engine, command: ExportCommand, options:
     const snapshot = await takeSnapshot(engine, read, {
       currentOnly: command === 'mappings', folder: work, progress, pageSize: options.pageSize, afterPage: options.afterPage,
     });
+    const readSeconds = (Date.now() - started) / 1000;
     const releases = [...snapshot.releases.values()];
     const skippedIds = releases.reduce((sum, release) => sum + release.skippedIds, 0);
     const files: ExportedFile[] = [];
@@ -119,9 +120,12 @@ export async function runExport(engine: Engine, command: ExportCommand, options:
     progress.done();
     const rows = files.reduce((sum, file) => sum + file.rows, 0);
     const seconds = (Date.now() - started) / 1000;
+    const round = (value: number): number => Math.round(value * 100) / 100;
     return {
       command, folder, status: 'done', files: files.length, rows,
-      seconds: Math.round(seconds * 100) / 100, rowsPerSecond: Math.round(rows / Math.max(seconds, 0.001)),
+      seconds: round(seconds), rowsPerSecond: Math.round(rows / Math.max(seconds, 0.001)),
+      readSeconds: round(readSeconds), assignmentsRead: releases.reduce((sum, release) => sum + release.rows, 0),
+      peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
       releases: Object.fromEntries(releases.map((release) => [String(release.sourceId), release.index])),
       restarts, skippedIds, ...extra,
     };
