@@ -13,13 +13,14 @@ import { Engine } from './engine/client';
 import { openApiDocument, operations } from './api/document';
 import { errorHandler, isLegacyPath, type LegacyErrorRenderer } from './api/errors';
 import { v1Handlers } from './api/v1';
+import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './legacy';
 import { Depictor } from './isolated/depiction';
 import { log } from './log';
 
 export interface AppOptions {
   /** Validate responses against the document too (tests). */
   validateResponses?: boolean;
-  /** Extra handlers by operationId (the legacy API), and its error renderer. */
+  /** Extra handlers by operationId (they override the built-in v1 and legacy ones), and the legacy error renderer (default: src/legacy). */
   extraHandlers?: (context: LookupContext) => Record<string, RequestHandler>;
   legacyErrors?: LegacyErrorRenderer;
 }
@@ -71,7 +72,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     next();
   });
 
-  const handlers = { ...v1Handlers(context, depictor), ...(options.extraHandlers?.(context) ?? {}) };
+  const handlers = { ...v1Handlers(context, depictor), ...legacyHandlers(context), ...(options.extraHandlers?.(context) ?? {}) };
   for (const operation of operations(document)) {
     const handler = handlers[operation.operationId];
     if (!handler) throw new Error(`no handler for operationId ${operation.operationId}`);
@@ -80,8 +81,9 @@ export function createApp(config: Config, options: AppOptions = {}): App {
       (app as unknown as Record<string, (path: string, handler: RequestHandler) => void>)[operation.method](path, handler);
     }
   }
+  app.use(unmatchedLegacyPath());
   app.use((_req, _res, next) => { next(Object.assign(new Error('not found'), { status: 404 })); });
-  app.use(errorHandler(options.legacyErrors));
+  app.use(errorHandler(options.legacyErrors ?? renderLegacyError));
 
   return {
     app, context,

@@ -1,0 +1,180 @@
+/**
+ * The legacy connectivity search (SPEC §4 key_search / cpd_search): criteria A–H, and the two output
+ * shapes of UniChem 1, on the one connectivity search of src/domain/connectivity.ts. No Express here.
+ */
+import { inchiFromLayers, inchiKeyOf, parseStandardInchi, type Comparison } from '../chemistry';
+import { xrefsByCompoundId, xrefsByConnectivityBlock, xrefsByKeys } from '../engine/lookups';
+import { connectivitySearch, relations, type ConnectivityEntry, type SearchedStructure, type TypeOfSearch } from '../domain/connectivity';
+import { InvalidQuery, UnknownResource } from '../domain/errors';
+import { indexedStructure, requireSource, type LookupContext } from '../domain/lookup';
+import type { CompoundDocument } from '../domain/types';
+import type { LegacyValue } from './format';
+import labelTable from './labels.json';
+import { legacySource, sourceSummary } from './lookups';
+
+/** The search criteria A–H of UniChem 1, as numbers. */
+export interface Criteria { A: number; B: number; C: number; D: number; E: number; F: number; G: number; H: number }
+
+export const criterionNames = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'] as const;
+
+// Highest value of each criterion (A is a source id: any positive integer naming a source, or 0).
+const maxima: Record<keyof Criteria, number> = { A: 999_999_999, B: 1, C: 4, D: 500, E: 2000, F: 1, G: 1, H: 1 };
+const meanings: Record<keyof Criteria, string> = {
+  A: 'a source id, or 0 for every source',
+  B: '0 (first InChIKey block) or 1 (first two blocks)',
+  C: '0 (whole ~ whole), 1 (query ~ component of hit), 2 (component of query ~ hit), 3 (component ~ component) or 4 (all)',
+  D: `0 (the service's COMPONENT_FREQUENCY_CAP) to 500`,
+  E: '0 (off) to 2000',
+  F: '0 (labels) or 1 (none)',
+  G: '0 (current) or 1 (also obsolete)',
+  H: '0 (nested) or 1 (table)',
+};
+
+/** Criteria from path segments; a left-off criterion is 0; InvalidQuery (400) for a value out of range. */
+export function parseCriteria(segments: Partial<Record<keyof Criteria, string>>): Criteria {
+  const criteria = {} as Criteria;
+  for (const name of criterionNames) {
+    const text = segments[name];
+    if (text === undefined) {
+      criteria[name] = 0;
+      continue;
+    }
+    if (!/^[0-9]{1,9}$/.test(text) || Number(text) > maxima[name]) {
+      throw new InvalidQuery(`criterion ${name} is "${text}": it must be ${meanings[name]}`);
+    }
+    criteria[name] = Number(text);
+  }
+  return criteria;
+}
+
+const relationsOfC: TypeOfSearch[][] = [['match'], ['queryIsComponent'], ['componentIsResult'], ['componentMatch'], [...relations]];
+const labels = new Map(Object.entries((labelTable as { labels: Record<string, string> }).labels));
+
+function searchedOf(structure: CompoundDocument): SearchedStructure {
+  return { uci: structure.uci, standardInchiKey: structure.standardInchiKey, connectivityBlock: structure.connectivityBlock, parsed: parseStandardInchi(structure.standardInchi) };
+}
+
+/**
+ * The structure a key_search term stands for: a full key names an indexed structure; a 14-letter
+ * first block stands for the connectivity layers (formula, /c, /h, /q) of an indexed structure
+ * with that block, so every stereo and isotope layer of a hit is compared against "none".
+ */
+async function searchedOfKeyTerm(context: LookupContext, term: string, includeObsolete: boolean): Promise<SearchedStructure> {
+  if (/^[A-Z]{14}$/.test(term)) {
+    const [any] = await xrefsByConnectivityBlock(context.engine, term, { includeObsolete }, 1);
+    const structure = any ? await indexedStructure(context, { uci: any.uci }) : undefined;
+    if (!structure) throw new UnknownResource(`no structure with the first InChIKey block ${term}`);
+    const { formula, connections, hAtoms, charge } = structure.layers;
+    const parsed = parseStandardInchi(inchiFromLayers({
+      formula, connections, hAtoms, charge, protons: '', stereoDbond: '', stereoSp3: '', stereoSp3Inverted: '', stereoType: '',
+      isotopicAtoms: '', isotopicExchangeableH: '', isotopicStereoDbond: '', isotopicStereoSp3: '', isotopicStereoSp3Inverted: '', isotopicStereoType: '',
+    }));
+    return { uci: null, standardInchiKey: inchiKeyOf(parsed), connectivityBlock: term, parsed };
+  }
+  if (!/^[A-Z]{14}-[A-Z]{8}SA-[A-Z]$/.test(term)) {
+    throw new InvalidQuery(`"${term}" is neither a Standard InChIKey (XXXXXXXXXXXXXX-XXXXXXXXSA-X) nor its first block (14 capital letters)`);
+  }
+  const [indexed] = await xrefsByKeys(context.engine, [term], { includeObsolete }, 1);
+  const structure = indexed ? await indexedStructure(context, { uci: indexed.uci }) : undefined;
+  if (!structure) throw new UnknownResource(`no structure with InChIKey ${term}`);
+  return searchedOf(structure);
+}
+
+/** The structures a cpd_search id stands for, by UCI: the ones it is current on (or, with G=1 and none current, was). */
+async function searchedOfId(context: LookupContext, id: string, sourceText: string, includeObsolete: boolean): Promise<SearchedStructure[]> {
+  const source = await legacySource(context, sourceText);
+  let own = await xrefsByCompoundId(context.engine, id, { sourceId: source.sourceID });
+  if (own.length === 0 && includeObsolete) own = await xrefsByCompoundId(context.engine, id, { sourceId: source.sourceID, obsoleteOnly: true });
+  if (own.length === 0) throw new UnknownResource(`no ${includeObsolete ? '' : 'current '}compound "${id}" in source ${source.sourceID} (${source.name})`);
+  const searched: SearchedStructure[] = [];
+  for (const uci of [...new Set(own.map((x) => x.uci))].sort((a, b) => a - b)) {
+    const structure = await indexedStructure(context, { uci });
+    if (structure) searched.push(searchedOf(structure));
+  }
+  return searched;
+}
+
+const flag = (same: boolean | null): string | null => (same === null ? null : same ? '0' : '1');
+
+/** UniChem 1's per-layer flags: "0" same, "1" different; `p` null for component relations. */
+function flags(comparison: Comparison): { b: string | null; i: string | null; m: string | null; p: string | null; s: string | null; t: string | null } {
+  return {
+    b: flag(comparison.stereoDbond),
+    i: flag(comparison.isotope && comparison.isotopicExchangeableH),
+    m: flag(comparison.stereoSp3Inverted),
+    p: flag(comparison.protonation),
+    s: flag(comparison.stereoType),
+    t: flag(comparison.stereoSp3),
+  };
+}
+
+/** The label of a match: the label-table name of the hit's matched component (or of the hit itself), else "". */
+function labelOf(entry: ConnectivityEntry): string {
+  const component = entry.structure.components?.find((c) => c.standardInchi === entry.hitInchi);
+  return labels.get(component?.connectivityBlock ?? entry.structure.connectivityBlock) ?? '';
+}
+
+export const tableHeader = [
+  'src_compound_id', 'src_id', 'aux_src', 'assignment', 'label', 'C', 'Full_Query_InChI', 'Full_CpdId_InChI',
+  'Matching_Query_InChI', 'Matching_CpdId_InChI', 'p', 'b', 't', 'm', 's', 'i', 'Query_InChIKey', 'CpdId_InChIKey',
+];
+
+function nested(entries: ConnectivityEntry[], criteria: Criteria): LegacyValue {
+  const bySource = new Map<number, { source: ConnectivityEntry['source']; matches: LegacyValue[] }>();
+  for (const entry of entries) {
+    const f = flags(entry.comparison);
+    const group = bySource.get(entry.source.sourceID) ?? { source: entry.source, matches: [] };
+    group.matches.push({
+      src_compound_id: entry.xref.compoundId,
+      aux_src: entry.xref.auxSrc ?? null,
+      assignment: String(entry.xref.assignment),
+      label: criteria.F === 0 ? labelOf(entry) : '',
+      CpdId_InChIKey: entry.structure.standardInchiKey,
+      Full_CpdId_InChI: entry.structure.standardInchi,
+      C: String(relations.indexOf(entry.typeOfSearch)),
+      match_compare: [{ Matching_Query_InChI: entry.queryInchi, Matching_CpdId_InChI: entry.hitInchi, b: f.b, i: f.i, m: f.m, p: f.p, s: f.s, t: f.t }],
+    });
+    bySource.set(entry.source.sourceID, group);
+  }
+  return [...bySource.values()].sort((a, b) => a.source.sourceID - b.source.sourceID).map((group) => ({ ...sourceSummary(group.source), src_matches: group.matches }));
+}
+
+function table(searched: SearchedStructure, entries: ConnectivityEntry[], criteria: Criteria): LegacyValue {
+  return [tableHeader, ...entries.map((entry) => {
+    const f = flags(entry.comparison);
+    return [
+      entry.xref.compoundId, String(entry.source.sourceID), entry.xref.auxSrc ?? null, String(entry.xref.assignment),
+      criteria.F === 0 ? labelOf(entry) : '', String(relations.indexOf(entry.typeOfSearch)),
+      searched.parsed?.inchi ?? null, entry.structure.standardInchi, entry.queryInchi, entry.hitInchi,
+      f.p, f.b, f.t, f.m, f.s, f.i, searched.standardInchiKey, entry.structure.standardInchiKey,
+    ];
+  })];
+}
+
+async function search(context: LookupContext, searchedList: SearchedStructure[], criteria: Criteria): Promise<Record<string, LegacyValue>> {
+  if (criteria.A !== 0) await requireSource(context, criteria.A);
+  const out: Record<string, LegacyValue> = {};
+  for (const [i, searched] of searchedList.entries()) {
+    const result = await connectivitySearch(context, searched, {
+      relations: new Set(relationsOfC[criteria.C]),
+      sameStereoAndIsotopes: criteria.B === 1,
+      frequencyCap: criteria.D || context.config.COMPONENT_FREQUENCY_CAP,
+      minComponentInchiLength: criteria.E,
+      sourceId: criteria.A || undefined,
+      includeObsolete: criteria.G === 1,
+      maxEntries: context.config.CONNECTIVITY_MAX_ENTRIES,
+    });
+    out[String(i + 1)] = criteria.H === 1 ? table(searched, result.entries, criteria) : nested(result.entries, criteria);
+  }
+  return out;
+}
+
+/** key_search/{key or first block}/A/.../H. */
+export async function keySearch(context: LookupContext, term: string, criteria: Criteria): Promise<Record<string, LegacyValue>> {
+  return search(context, [await searchedOfKeyTerm(context, term, criteria.G === 1)], criteria);
+}
+
+/** cpd_search/{id}/{src}/A/.../H: one numbered result per structure the id stands for. */
+export async function compoundSearch(context: LookupContext, id: string, sourceText: string, criteria: Criteria): Promise<Record<string, LegacyValue>> {
+  return search(context, await searchedOfId(context, id, sourceText, criteria.G === 1), criteria);
+}

@@ -1,0 +1,63 @@
+/**
+ * The legacy handlers, by operationId of the OpenAPI document (paths under /rest/, served under
+ * /legacy/rest/ and /rest/). Each reads its path segments, calls one legacy function and writes the
+ * answer in the format the request asked for.
+ */
+import type { Request, RequestHandler } from 'express';
+import type { LookupContext } from '../domain/lookup';
+import { compoundSearch, criterionNames, keySearch, parseCriteria } from './connectivity';
+import { legacyFormat, renderLegacy, type LegacyFormat, type LegacyValue } from './format';
+import {
+  auxiliaryDataOf, idsOfId, idsOfKey, inchiOfKey, mapOfOrphanId, mappingOf, releaseFigures, sourceDetails, sourceIds,
+  sourcesOfOrphanId, structuresOfId, urlsOfId, verboseIdsOfKey,
+} from './lookups';
+
+/** The format `req` asks for (JSONP by `?callback=`, XML by `Accept: text/xml`, else JSON); InvalidQuery for a bad callback. */
+export function formatOf(req: Request): LegacyFormat {
+  const best = req.accepts(['application/json', 'text/xml', 'application/xml']);
+  return legacyFormat(req.query?.callback, best === 'text/xml' || best === 'application/xml');
+}
+
+type Params = Record<string, string | undefined>;
+
+function answer(produce: (params: Params) => Promise<LegacyValue>): RequestHandler {
+  return async (req, res) => {
+    const format = formatOf(req);
+    const { type, body } = renderLegacy(format, await produce(req.params as Params));
+    res.type(type).send(body);
+  };
+}
+
+/** Every prefix of the criteria list: key_search/{key}, key_search/{key}/{A}, ..., .../{H}. */
+const criteriaSuffixes = criterionNames.map((_, i) => criterionNames.slice(0, i).join('')).concat(criterionNames.join(''));
+
+/** The legacy handlers by operationId. */
+export function legacyHandlers(context: LookupContext): Record<string, RequestHandler> {
+  const handlers: Record<string, RequestHandler> = {
+    legacyInchikey: answer((p) => idsOfKey(context, p.key!, false)),
+    legacyInchikeyAll: answer((p) => idsOfKey(context, p.key!, true)),
+    legacyVerboseInchikey: answer((p) => verboseIdsOfKey(context, p.key!)),
+    legacySrcCompoundId: answer((p) => idsOfId(context, p.id!, p.src!, p.to_src, 'current')),
+    legacySrcCompoundIdAll: answer((p) => idsOfId(context, p.id!, p.src!, p.to_src, 'all')),
+    legacySrcCompoundIdAllObsolete: answer((p) => idsOfId(context, p.id!, p.src!, p.to_src, 'obsolete')),
+    legacyMapping: answer((p) => mappingOf(context, p.src!, p.to_src!)),
+    legacyMappingAux: answer((p) => auxiliaryDataOf(context, p.src!)),
+    legacySrcCompoundIdUrl: answer((p) => urlsOfId(context, p.id!, p.src!, p.to_src!)),
+    legacyStructure: answer((p) => structuresOfId(context, p.id!, p.src!, false)),
+    legacyStructureAll: answer((p) => structuresOfId(context, p.id!, p.src!, true)),
+    legacyInchi: answer((p) => inchiOfKey(context, p.key!)),
+    legacySrcIds: answer(() => sourceIds(context)),
+    legacySource: answer((p) => sourceDetails(context, p.src!)),
+    legacyRelease: answer(() => releaseFigures(context)),
+    legacyOrphanIdSource: answer((p) => sourcesOfOrphanId(context, p.id!)),
+    legacyOrphanIdMap: answer((p) => mapOfOrphanId(context, p.id!, p.to_src)),
+  };
+  // The same handler serves each form with and without `to_src`.
+  for (const id of ['legacySrcCompoundId', 'legacySrcCompoundIdAll', 'legacySrcCompoundIdAllObsolete', 'legacyOrphanIdMap']) handlers[`${id}To`] = handlers[id];
+  // ... and each number of trailing criteria.
+  for (const suffix of criteriaSuffixes) {
+    handlers[`legacyKeySearch${suffix}`] = answer((p) => keySearch(context, p.key!, parseCriteria(p)));
+    handlers[`legacyCpdSearch${suffix}`] = answer((p) => compoundSearch(context, p.id!, p.src!, parseCriteria(p)));
+  }
+  return handlers;
+}

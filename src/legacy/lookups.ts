@@ -1,0 +1,233 @@
+/**
+ * The lookups of the legacy API (SPEC §4), on the shared domain (src/domain/lookup.ts) and engine
+ * reads: every value a string, as UniChem 1 returned them. No Express here.
+ */
+import { compoundsByKey, compoundsByUci } from '../engine/compounds';
+import { currentAssignmentsOfSource, releaseOfIndex } from '../engine/legacy';
+import { indexFigures, xrefsByCompoundId, xrefsByKeys, xrefsByUcis, type XrefFilter } from '../engine/lookups';
+import { InvalidQuery, UnknownResource } from '../domain/errors';
+import { requireSource, xrefsOfQuery, type LookupContext } from '../domain/lookup';
+import { compoundUrl } from '../domain/sources';
+import type { SourceDocument, XrefDocument } from '../domain/types';
+import type { LegacyValue } from './format';
+
+type Row = Record<string, LegacyValue>;
+
+const legacyKeyPattern = /^[A-Z]{14}-[A-Z]{8}SA-[A-Z]$/;
+
+/** A Standard InChIKey in a legacy path; InvalidQuery (400) when it is not one. */
+export function legacyInchiKey(text: string): string {
+  if (!legacyKeyPattern.test(text)) {
+    throw new InvalidQuery(`"${text}" is not a Standard InChIKey: it has the form XXXXXXXXXXXXXX-XXXXXXXXSA-X (14 capital letters, 8 more followed by SA, one more)`);
+  }
+  return text;
+}
+
+/** A source id in a legacy path: a positive integer (400 otherwise) naming a source (404 otherwise). */
+export async function legacySource(context: LookupContext, text: string): Promise<SourceDocument> {
+  if (!/^[0-9]{1,9}$/.test(text) || Number(text) < 1) throw new InvalidQuery(`"${text}" is not a source id: a source id is a positive integer`);
+  return requireSource(context, Number(text));
+}
+
+/** The metadata UniChem 1 gave with each source (verbose_inchikey, key_search). */
+export function sourceSummary(source: SourceDocument): Row {
+  return {
+    src_id: String(source.sourceID), name: source.name, name_long: source.nameLong, name_label: source.nameLabel,
+    description: source.description, src_url: source.srcUrl, base_id_url: source.baseIdUrl,
+    base_id_url_available: source.baseIdUrlAvailable ? '1' : '0', aux_for_url: source.auxForUrl ? '1' : '0',
+  };
+}
+
+function bySourceThenId(a: XrefDocument, b: XrefDocument): number {
+  return a.sourceId - b.sourceId || (a.compoundId < b.compoundId ? -1 : a.compoundId > b.compoundId ? 1 : 0) || b.assignment - a.assignment;
+}
+
+/** Rows of `xrefs` by source then id, without repeats (an id on several of the structures appears once per assignment state). */
+function rows(xrefs: XrefDocument[], row: (xref: XrefDocument) => Row): Row[] {
+  const seen = new Set<string>();
+  const out: Row[] = [];
+  for (const xref of [...xrefs].sort(bySourceThenId)) {
+    const shaped = row(xref);
+    const key = JSON.stringify(shaped);
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(shaped);
+    }
+  }
+  return out;
+}
+
+/** The UCIs a (source, id) pair is assigned to under `filter`; UnknownResource (404) when none. */
+async function ucisOfId(context: LookupContext, id: string, source: SourceDocument, filter: XrefFilter, what: string): Promise<number[]> {
+  const own = await xrefsByCompoundId(context.engine, id, { ...filter, sourceId: source.sourceID });
+  if (own.length === 0) throw new UnknownResource(`no ${what} compound "${id}" in source ${source.sourceID} (${source.name})`);
+  return [...new Set(own.map((x) => x.uci))];
+}
+
+/** inchikey / inchikey_all: the ids of a structure; `all` adds obsolete ones with their assignment. */
+export async function idsOfKey(context: LookupContext, key: string, all: boolean): Promise<Row[]> {
+  const xrefs = await xrefsOfQuery(context, { type: 'inchikey', compound: legacyInchiKey(key) }, { includeObsolete: all });
+  if (xrefs.length === 0) throw new UnknownResource(`no structure with InChIKey ${key}`);
+  return rows(xrefs, (x): Row => (all
+    ? { src_id: String(x.sourceId), src_compound_id: x.compoundId, assignment: String(x.assignment) }
+    : { src_id: String(x.sourceId), src_compound_id: x.compoundId }));
+}
+
+/** verbose_inchikey: per source, its metadata and the structure's current ids in it. */
+export async function verboseIdsOfKey(context: LookupContext, key: string): Promise<Row[]> {
+  const xrefs = await xrefsOfQuery(context, { type: 'inchikey', compound: legacyInchiKey(key) });
+  if (xrefs.length === 0) throw new UnknownResource(`no structure with InChIKey ${key}`);
+  const sources = await context.sources.all();
+  const bySource = new Map<number, string[]>();
+  for (const xref of [...xrefs].sort(bySourceThenId)) {
+    const ids = bySource.get(xref.sourceId) ?? [];
+    if (!ids.includes(xref.compoundId)) ids.push(xref.compoundId);
+    bySource.set(xref.sourceId, ids);
+  }
+  return [...bySource].filter(([id]) => sources.has(id)).map(([id, ids]) => ({ ...sourceSummary(sources.get(id)!), src_compound_id: ids }));
+}
+
+export type IdMode = 'current' | 'all' | 'obsolete';
+
+/**
+ * src_compound_id(_all, _all_obsolete)[/to_src]: the ids on the structures an id stands for.
+ * `current`: the structures the id is current on, their current ids; `all`: the same structures,
+ * obsolete ids too; `obsolete`: the structures the id was assigned to and no longer is, every id.
+ */
+export async function idsOfId(context: LookupContext, id: string, sourceText: string, toSourceText: string | undefined, mode: IdMode): Promise<Row[]> {
+  const source = await legacySource(context, sourceText);
+  const toSource = toSourceText === undefined ? undefined : await legacySource(context, toSourceText);
+  const ucis = await ucisOfId(context, id, source, mode === 'obsolete' ? { obsoleteOnly: true } : {}, mode === 'obsolete' ? 'obsolete' : 'current');
+  const xrefs = await xrefsByUcis(context.engine, ucis, { includeObsolete: mode !== 'current', sourceId: toSource?.sourceID });
+  if (mode === 'obsolete') {
+    return rows(xrefs, (x): Row => (toSource
+      ? { src_compound_id: x.compoundId, assignment: String(x.assignment), UCI: String(x.uci) }
+      : { src_id: String(x.sourceId), src_compound_id: x.compoundId, assignment: String(x.assignment), InChIKey: x.standardInchiKey }));
+  }
+  return rows(xrefs, (x) => ({
+    ...(toSource ? {} : { src_id: String(x.sourceId) }),
+    src_compound_id: x.compoundId,
+    ...(mode === 'all' ? { assignment: String(x.assignment) } : {}),
+  }));
+}
+
+/** src_compound_id_url: the links of the ids in `to_src` on the structures an id is current on (ids without a link are left out). */
+export async function urlsOfId(context: LookupContext, id: string, sourceText: string, toSourceText: string): Promise<Row[]> {
+  const source = await legacySource(context, sourceText);
+  const toSource = await legacySource(context, toSourceText);
+  const ucis = await ucisOfId(context, id, source, {}, 'current');
+  const xrefs = await xrefsByUcis(context.engine, ucis, { sourceId: toSource.sourceID });
+  const urls = [...new Set(xrefs.sort(bySourceThenId).map((x) => compoundUrl(toSource, x.compoundId, x.auxSrc)).filter((url): url is string => url !== null))];
+  return urls.map((url) => ({ url }));
+}
+
+/** mapping/{src}/{to_src}: every pair of current ids of the two sources on one structure. */
+export async function mappingOf(context: LookupContext, sourceText: string, toSourceText: string): Promise<Row[]> {
+  const source = await legacySource(context, sourceText);
+  const toSource = await legacySource(context, toSourceText);
+  const [from, to] = await Promise.all([
+    currentAssignmentsOfSource(context.engine, source.sourceID),
+    currentAssignmentsOfSource(context.engine, toSource.sourceID),
+  ]);
+  const toIdsByUci = new Map<number, string[]>();
+  for (const x of to) toIdsByUci.set(x.uci, [...(toIdsByUci.get(x.uci) ?? []), x.compoundId]);
+  const fromKey = String(source.sourceID);
+  const toKey = String(toSource.sourceID);
+  const pairs = new Set<string>();
+  const out: Row[] = [];
+  // `from` is in compoundId order, and each structure's `to` ids too: the pairs come out sorted.
+  for (const x of from) {
+    for (const toId of toIdsByUci.get(x.uci) ?? []) {
+      const pair = `${x.compoundId}\u0000${toId}`;
+      if (pairs.has(pair)) continue;
+      pairs.add(pair);
+      out.push({ [fromKey]: x.compoundId, [toKey]: toId });
+    }
+  }
+  return out;
+}
+
+/** mappingaux/{src}: the current ids of a source that carry auxiliary data, with it. */
+export async function auxiliaryDataOf(context: LookupContext, sourceText: string): Promise<Row[]> {
+  const source = await legacySource(context, sourceText);
+  const seen = new Set<string>();
+  const out: Row[] = [];
+  for (const x of await currentAssignmentsOfSource(context.engine, source.sourceID)) {
+    if (!x.auxSrc || seen.has(`${x.compoundId}\u0000${x.auxSrc}`)) continue;
+    seen.add(`${x.compoundId}\u0000${x.auxSrc}`);
+    out.push({ src_compound_id: x.compoundId, 'auxiliary data': x.auxSrc });
+  }
+  return out;
+}
+
+/** structure / structure_all: the structures of an id (`all`: obsolete assignments too, with their state). */
+export async function structuresOfId(context: LookupContext, id: string, sourceText: string, all: boolean): Promise<Row[]> {
+  const source = await legacySource(context, sourceText);
+  const own = await xrefsByCompoundId(context.engine, id, { includeObsolete: all, sourceId: source.sourceID });
+  if (own.length === 0) throw new UnknownResource(`no ${all ? '' : 'current '}compound "${id}" in source ${source.sourceID} (${source.name})`);
+  const structures = await compoundsByUci(context.engine, own.map((x) => x.uci), ['uci', 'standardInchi', 'standardInchiKey']);
+  return rows(own, (x) => ({
+    standardinchi: structures.get(x.uci)?.standardInchi ?? null,
+    standardinchikey: x.standardInchiKey,
+    ...(all ? { assignment: String(x.assignment) } : {}),
+  }));
+}
+
+/** inchi/{key}: the Standard InChI of an indexed structure with a current assignment. */
+export async function inchiOfKey(context: LookupContext, key: string): Promise<Row[]> {
+  legacyInchiKey(key);
+  const current = await xrefsByKeys(context.engine, [key], {}, 1);
+  const structure = current.length > 0 ? (await compoundsByKey(context.engine, [key])).get(key) : undefined;
+  if (!structure) throw new UnknownResource(`no structure with InChIKey ${key}`);
+  return [{ standardinchi: structure.standardInchi }];
+}
+
+/** src_ids: every source id. */
+export async function sourceIds(context: LookupContext): Promise<Row[]> {
+  return [...(await context.sources.all()).keys()].sort((a, b) => a - b).map((id) => ({ src_id: String(id) }));
+}
+
+/** sources/{src}: one source's metadata, as a one-element list. */
+export async function sourceDetails(context: LookupContext, sourceText: string): Promise<Row[]> {
+  const source = await legacySource(context, sourceText);
+  return [{
+    ...sourceSummary(source),
+    src_details: source.srcDetails, src_release_number: source.srcReleaseNumber, src_release_date: source.srcReleaseDate,
+    created: source.created, last_updated: source.lastUpdated, update_comments: source.updateComments,
+  }];
+}
+
+/** release: the index's release (completed loads) and its figures. */
+export async function releaseFigures(context: LookupContext): Promise<Row> {
+  const [release, figures, sources] = await Promise.all([releaseOfIndex(context.engine), indexFigures(context.engine), context.sources.all()]);
+  return {
+    release: String(release.release), date: release.date, source_count: String(sources.size),
+    structure_count: String(figures.structures), xref_count: String(figures.xrefs),
+    xref_count_current: String(figures.current), xref_count_obsolete: String(figures.obsolete),
+  };
+}
+
+/** The sources where an id (of any source) is current; UnknownResource when it is current nowhere. */
+async function currentHolders(context: LookupContext, id: string): Promise<Map<number, number[]>> {
+  const holders = new Map<number, number[]>();
+  for (const x of await xrefsByCompoundId(context.engine, id)) holders.set(x.sourceId, [...(holders.get(x.sourceId) ?? []), x.uci]);
+  if (holders.size === 0) throw new UnknownResource(`no source holds a current compound "${id}"`);
+  return holders;
+}
+
+/** orphanIdSource/{id}: the sources where the id is current. */
+export async function sourcesOfOrphanId(context: LookupContext, id: string): Promise<Row[]> {
+  return [...(await currentHolders(context, id)).keys()].sort((a, b) => a - b).map((sourceId) => ({ src_id: String(sourceId) }));
+}
+
+/** orphanIdMap/{id}[/to_src]: for each source holding the id, the current ids on its structures (in `to_src` only). */
+export async function mapOfOrphanId(context: LookupContext, id: string, toSourceText: string | undefined): Promise<Row> {
+  const toSource = toSourceText === undefined ? undefined : await legacySource(context, toSourceText);
+  const holders = await currentHolders(context, id);
+  const out: Row = {};
+  for (const [sourceId, ucis] of [...holders].sort((a, b) => a[0] - b[0])) {
+    const xrefs = await xrefsByUcis(context.engine, ucis, { sourceId: toSource?.sourceID });
+    out[String(sourceId)] = rows(xrefs, (x) => ({ src_id: String(x.sourceId), src_compound_id: x.compoundId, UCI: String(x.uci) }));
+  }
+  return out;
+}
