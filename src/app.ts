@@ -51,10 +51,12 @@ export function createApp(config: Config, options: AppOptions = {}): App {
 
   const documentJson: RequestHandler = (_req, res) => { res.json(document); };
   app.get(['/beta/api/v1/swagger.json', '/api/v1/openapi.json', '/api/v1/swagger.json', '/beta/api/v1/openapi.json'], documentJson);
-  app.use('/api/docs', swaggerUi.serve, swaggerUi.setup(document, {
+  // The page fetches the document by URL: swagger-ui-express would otherwise inline it into a script
+  // through String.replace, where a `$` followed by a backtick in a description breaks the page.
+  app.use('/api/docs', swaggerUi.serve, swaggerUi.setup(undefined, {
     customSiteTitle: 'chemxref API',
     customCss: '.swagger-ui .topbar { display: none }',
-    swaggerOptions: { tryItOutEnabled: true },
+    swaggerOptions: { url: '/api/v1/openapi.json', tryItOutEnabled: true },
   }));
   app.get('/', (_req, res) => { res.type('html').send(`<h1>chemxref</h1><p>Interactive API documentation: <a href="/api/docs">/api/docs</a>.</p>${docsNote}`); });
 

@@ -1,0 +1,59 @@
+import { existsSync } from 'node:fs';
+import { expect } from 'chai';
+import { chromium, type Browser } from 'playwright-core';
+import { startApi, type RunningApi } from './support/api';
+import { fixturePrefix, testConfig } from './support/fixture';
+
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+describe('the interactive docs page in a real browser', function () {
+  this.timeout(180_000);
+  let api: RunningApi;
+  let browser: Browser;
+
+  before(async () => {
+    if (!existsSync(chromiumPath)) {
+      throw new Error(`no Chromium at ${chromiumPath}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
+    }
+    api = await startApi(testConfig(await fixturePrefix()));
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await api?.stop();
+  });
+
+  it('"Try it out" on POST /compounds finds paracetamol in ChEMBL (CHEMBL112) and NCI/DTP (3991)', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${api.url}/api/docs/`);
+    const operation = page.locator('#operations-compounds-postCompounds');
+    await operation.locator('.opblock-summary').click();
+    // The page opens operations ready to try (tryItOutEnabled); click "Try it out" only if it is offered.
+    const tryItOut = operation.locator('button.try-out__btn', { hasText: 'Try it out' });
+    if (await tryItOut.count()) await tryItOut.click();
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/api/v1/compounds') && r.request().method() === 'POST'),
+      operation.locator('button.execute').click(),
+    ]);
+    expect(response.status()).to.equal(200);
+    const body = await response.json();
+    expect(body.compounds[0].standardInchiKey).to.equal('RZVAJINKPMORJF-UHFFFAOYSA-N');
+    const table = operation.locator('.live-responses-table');
+    await table.locator('.response-col_status').first().waitFor();
+    const shown = await table.innerText();
+    expect(shown).to.contain('200');
+    expect(shown).to.contain('CHEMBL112');
+    expect(shown).to.contain('3991');
+  });
+
+  it('the docs page credits the data licences', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${api.url}/api/docs/`);
+    await page.locator('.information-container').waitFor();
+    expect(await page.locator('.information-container').innerText()).to.contain('CC BY-SA 3.0');
+  });
+});
