@@ -9,6 +9,8 @@ import { startEngine, stopEngine } from '../scripts/engine';
 import { deleteIndicesByPrefix } from './support/engine';
 
 process.env.ES_INDEX_PREFIX = `chemxref-test-${randomBytes(3).toString('hex')}`;
+// Request logs of the in-process API would drown the test report; LOG_LEVEL=info brings them back.
+process.env.LOG_LEVEL ??= 'silent';
 let startedHere = false;
 
 export const mochaHooks = {
