@@ -90,10 +90,8 @@ async function writeDump(folder: string): Promise<{ structures: number; referenc
       if (next() < secondIdShare) text += `${uci}\t${source.src_id}\t${name}${id + idModulus}\t1\n`;
       if (next() < obsoleteShare) text += `${uci}\t${source.src_id}\t${name}${id + 2 * idModulus}\t0\n`;
     });
-    structures.write(`${uci}\t${inchi}\t${standardInchiKey}\n`);
     referenceCount += text.split('\n').length - 1;
-    const wait = references.write(text);
-    if (wait) await wait;
+    await Promise.all([structures.write(`${uci}\t${inchi}\t${standardInchiKey}\n`), references.write(text)]);
   }
   await structures.end();
   await references.end();

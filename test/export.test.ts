@@ -17,6 +17,8 @@ import { allSources } from '../src/engine/sources';
 import { scanXrefs } from '../src/engine/xrefs';
 import { parseExportArguments } from '../src/export/cli';
 import { runExport, type ExportOptions } from '../src/export/run';
+import { toBinary } from '../src/export/files';
+import { ExternalSorter, sortLines } from '../src/export/sort';
 import { fixtureDump, fixturePrefix, fixturesDir, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
 
 const run = promisify(execFile);
@@ -241,6 +243,31 @@ describe('exports (issue 7)', function () {
       const written = await mappingFiles(race.out);
       const same = (state: Map<string, string>): boolean => [...state].every(([path, text]) => written.get(path) === text) && written.size === state.size;
       expect(same(stateBefore) || same(stateAfter), 'the export equals neither the state before nor the state after').to.equal(true);
+    });
+  });
+
+  describe('the external sort', () => {
+    // Real ids of the fixture, plus prefixes of each other, repeats, and non-ASCII ids.
+    const ids = ['CHEMBL112', 'CHEMBL1', 'CHEMBL11', 'CHEMBL112', 'aromatics/benzene', 'Aromatics', 'Ž-name', 'zeta', 'ß', '𝛼-pinene', 'ﬀ', '', '3991', '39910'];
+
+    it('sorts in UTF-8 byte order, as Buffer.compare does', () => {
+      const lines: string[] = [];
+      for (const a of ids) for (const b of ids) lines.push(toBinary(`${a}\u0000${b}`));
+      const expected = [...lines].sort((x, y) => Buffer.compare(Buffer.from(x, 'latin1'), Buffer.from(y, 'latin1')));
+      expect(sortLines([...lines])).to.deep.equal(expected);
+    });
+
+    it('gives the same order through many runs merged in several passes', async () => {
+      const work = await mkdtemp(join(folder, 'sort-'));
+      const sorter = new ExternalSorter({ folder: work, maxBufferedLines: 7, fanIn: 3 });
+      const lines: string[] = [];
+      for (let i = 0; i < 500; i += 1) lines.push(toBinary(`${ids[(i * 7) % ids.length]}${(i * 7919) % 101}\u0000${ids[i % ids.length]}`));
+      for (const line of lines) await sorter.add(line);
+      const out: string[] = [];
+      for await (const batch of sorter.sorted()) out.push(...batch);
+      await sorter.dispose();
+      expect(out).to.deep.equal(sortLines([...lines]));
+      expect(await readdir(work)).to.deep.equal([]);
     });
   });
 

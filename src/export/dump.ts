@@ -59,8 +59,8 @@ export function sourceRow(source: SourceDocument): string {
 /** Writes source.tsv.gz; returns its row count. */
 export async function writeSourceTable(sources: SourceDocument[], folder: string): Promise<number> {
   const writer = new TextWriter(join(folder, 'source.tsv.gz'), { gzip: true });
-  writer.write(`${sourceColumns.join('\t')}\n`);
-  for (const source of sources) writer.write(sourceRow(source));
+  await writer.write(`${sourceColumns.join('\t')}\n`);
+  for (const source of sources) await writer.write(sourceRow(source));
   await writer.end();
   return sources.length;
 }
@@ -87,9 +87,9 @@ export async function writeAssignmentTables(
   const counts: AssignmentTablesCounts = { structures: 0, references: 0, currentReferences: 0, obsoleteReferences: 0, missingStructures: 0 };
   const structures = new TextWriter(join(folder, 'structure.tsv.gz'), { gzip: true });
   const references = new TextWriter(join(folder, 'reference.tsv.gz'), { gzip: true });
-  structures.write('UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
+  await structures.write('UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
   // The header really is misspelt upstream; UniChem's readers expect it so.
-  references.write('UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n');
+  await references.write('UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n');
   const total = [...snapshot.releases.values()].reduce((sum, release) => sum + release.rows, 0);
   progress.begin('write structure and reference tables', total);
 

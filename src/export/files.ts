@@ -123,8 +123,14 @@ export class TextWriter {
     this.pending = [];
     this.pendingLength = 0;
     const target = this.gzip ?? this.file;
-    if (!target.write(chunk)) await once(target, 'drain');
+    // Callers that do not wait share one wait for 'drain' rather than stacking listeners.
+    if (!target.write(chunk)) {
+      this.draining ??= once(target, 'drain').then(() => { this.draining = undefined; });
+    }
+    if (this.draining) await this.draining;
   }
+
+  private draining: Promise<void> | undefined;
 
   /** Writes what is pending and closes the file. */
   async end(): Promise<void> {

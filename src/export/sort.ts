@@ -18,7 +18,66 @@ export interface SortOptions {
   fanIn?: number;
 }
 
-const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+function codeAt(text: string, depth: number): number {
+  return depth < text.length ? text.charCodeAt(depth) : -1;
+}
+
+/**
+ * Sorts `lines[lo, hi)` in code-unit order, all sharing their first `depth` characters: multikey
+ * quicksort (Bentley and Sedgewick), which looks at each character once per partition instead of
+ * comparing whole strings from the start, about twice as fast as Array.prototype.sort here, where
+ * keys share long prefixes (the pair of sources, the id's letters).
+ */
+export function sortLines(lines: string[], lo = 0, hi = lines.length, depth = 0, level = 0): string[] {
+  for (;;) {
+    const n = hi - lo;
+    if (level > 500 && n > 24) {
+      // Pathologically unbalanced partitions: finish with the engine's sort rather than recurse deeper.
+      const part = lines.slice(lo, hi).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      for (let i = 0; i < part.length; i += 1) lines[lo + i] = part[i];
+      return lines;
+    }
+    if (n <= 24) {
+      for (let i = lo + 1; i < hi; i += 1) {
+        const value = lines[i];
+        let j = i - 1;
+        while (j >= lo && lines[j] > value) {
+          lines[j + 1] = lines[j];
+          j -= 1;
+        }
+        lines[j + 1] = value;
+      }
+      return lines;
+    }
+    const x = codeAt(lines[lo], depth);
+    const y = codeAt(lines[lo + (n >> 1)], depth);
+    const z = codeAt(lines[hi - 1], depth);
+    const pivot = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
+    let lt = lo;
+    let gt = hi - 1;
+    let i = lo;
+    while (i <= gt) {
+      const code = codeAt(lines[i], depth);
+      if (code < pivot) {
+        const swap = lines[lt]; lines[lt] = lines[i]; lines[i] = swap;
+        lt += 1;
+        i += 1;
+      } else if (code > pivot) {
+        const swap = lines[gt]; lines[gt] = lines[i]; lines[i] = swap;
+        gt -= 1;
+      } else {
+        i += 1;
+      }
+    }
+    sortLines(lines, lo, lt, depth, level + 1);
+    sortLines(lines, gt + 1, hi, depth, level + 1);
+    if (pivot < 0) return lines; // the equal part is lines that all end here: equal lines
+    lo = lt;
+    hi = gt + 1;
+    depth += 1;
+    level += 1;
+  }
+}
 
 /** Sorts latin1 lines (no '\n' inside) in code-unit order, which for latin1 strings is byte order. */
 export class ExternalSorter {
@@ -54,7 +113,7 @@ export class ExternalSorter {
 
   private async spill(): Promise<void> {
     if (this.buffer.length === 0) return;
-    const lines = this.buffer.sort(byCodeUnit);
+    const lines = sortLines(this.buffer);
     this.buffer = [];
     this.bufferedChars = 0;
     const path = this.nextRunPath();
@@ -73,7 +132,7 @@ export class ExternalSorter {
    */
   async *sorted(): AsyncGenerator<string[]> {
     if (this.runs.length === 0) {
-      const lines = this.buffer.sort(byCodeUnit);
+      const lines = sortLines(this.buffer);
       this.buffer = [];
       this.bufferedChars = 0;
       for (let i = 0; i < lines.length; i += 4_096) yield lines.slice(i, i + 4_096);
