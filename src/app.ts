@@ -11,7 +11,7 @@ import { SourceCatalog } from './domain/sources';
 import type { LookupContext } from './domain/lookup';
 import { Engine } from './engine/client';
 import { openApiDocument, operations } from './api/document';
-import { errorHandler, isLegacyPath, type LegacyErrorRenderer } from './api/errors';
+import { errorHandler, isLegacyPath } from './api/errors';
 import { v1Handlers } from './api/v1';
 import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './legacy';
 import { Depictor } from './isolated/depiction';
@@ -20,9 +20,6 @@ import { log } from './log';
 export interface AppOptions {
   /** Validate responses against the document too (tests). */
   validateResponses?: boolean;
-  /** Extra handlers by operationId (they override the built-in v1 and legacy ones), and the legacy error renderer (default: src/legacy). */
-  extraHandlers?: (context: LookupContext) => Record<string, RequestHandler>;
-  legacyErrors?: LegacyErrorRenderer;
 }
 
 export interface App {
@@ -74,7 +71,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     next();
   });
 
-  const handlers = { ...v1Handlers(context, depictor), ...legacyHandlers(context), ...(options.extraHandlers?.(context) ?? {}) };
+  const handlers = { ...v1Handlers(context, depictor), ...legacyHandlers(context) };
   for (const operation of operations(document)) {
     const handler = handlers[operation.operationId];
     if (!handler) throw new Error(`no handler for operationId ${operation.operationId}`);
@@ -85,7 +82,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   }
   app.use(unmatchedLegacyPath());
   app.use((_req, _res, next) => { next(Object.assign(new Error('not found'), { status: 404 })); });
-  app.use(errorHandler(options.legacyErrors ?? renderLegacyError));
+  app.use(errorHandler(renderLegacyError));
 
   return {
     app, context,

@@ -51,7 +51,7 @@ export function describeError(error: unknown): { status: number; message: string
   return { status: 500, message: 'an internal error occurred', details: [] };
 }
 
-/** Renders an error in the legacy family's shape; set by the legacy router. */
+/** Renders an error in the legacy family's shape (src/legacy). */
 export type LegacyErrorRenderer = (req: Request, status: number, message: string) => { type: string; body: string };
 
 export function isLegacyPath(path: string): boolean {
@@ -59,19 +59,15 @@ export function isLegacyPath(path: string): boolean {
 }
 
 /** The error middleware. `legacy` renders legacy errors (JSON `{error}`, XML or JSONP as asked). */
-export function errorHandler(legacy?: LegacyErrorRenderer): ErrorRequestHandler {
+export function errorHandler(legacy: LegacyErrorRenderer): ErrorRequestHandler {
   return (error, req, res, _next) => {
     void _next;
     const { status, message, details } = describeError(error);
     if (status >= 500 && status !== 503) log.error('request failed', { method: req.method, path: req.path, error: (error as Error)?.stack ?? String(error) });
     if (res.headersSent) return;
-    if (isLegacyPath(req.path) && legacy) {
+    if (isLegacyPath(req.path)) {
       const rendered = legacy(req, status, message);
       res.status(status).type(rendered.type).send(rendered.body);
-      return;
-    }
-    if (isLegacyPath(req.path)) {
-      res.status(status).json({ error: message });
       return;
     }
     res.status(status).json({ response: 'Error', error: message, errors: details });
