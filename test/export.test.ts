@@ -19,6 +19,7 @@ import { parseExportArguments } from '../src/export/cli';
 import { runExport, type ExportOptions } from '../src/export/run';
 import { toBinary } from '../src/export/files';
 import { ExternalSorter, sortLines } from '../src/export/sort';
+import { startApi, type RunningApi } from './support/api';
 import { fixtureDump, fixturePrefix, fixturesDir, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
 
 const run = promisify(execFile);
@@ -187,6 +188,34 @@ describe('exports (issue 7)', function () {
     expect(after.sources).to.deep.equal(before.sources);
     expect(before.sources.every((source) => source.UCICount > 0)).to.equal(true);
     expect(after.byKey).to.deep.equal(before.byKey);
+
+    // The v1 and legacy answers of both services, for every fixture key, and their source lists.
+    const apis: RunningApi[] = [await startApi(testConfig(original)), await startApi(testConfig(copy))];
+    try {
+      const answers = async (api: RunningApi, key: string, i: number): Promise<unknown[]> => [
+        (await api.post('/api/v1/compounds', { type: 'inchikey', compound: key })).body,
+        (await api.get(`/rest/inchikey_all/${key}`)).body,
+        (await api.get(`/rest/verbose_inchikey/${key}`)).body,
+        // Connectivity answers are the slowest: every eighth key (108 of them) is enough to compare.
+        i % 8 === 0 ? (await api.post('/api/v1/connectivity', { type: 'inchikey', compound: key })).body : null,
+      ];
+      for (const path of ['/api/v1/sources/', '/rest/src_ids/']) {
+        expect((await apis[1].get(path)).body, path).to.deep.equal((await apis[0].get(path)).body);
+      }
+      for (const [i, key] of keys.entries()) {
+        const [first, second] = await Promise.all(apis.map((api) => answers(api, key, i)));
+        expect(second, key).to.deep.equal(first);
+      }
+      const ids = reference.slice(1, 40);
+      for (const [, source, id] of ids) {
+        const path = `/rest/src_compound_id_all/${encodeURIComponent(id)}/${source}`;
+        expect((await apis[1].get(path)).body, path).to.deep.equal((await apis[0].get(path)).body);
+      }
+      expect((await apis[1].get('/rest/mapping/1/101')).body).to.deep.equal((await apis[0].get('/rest/mapping/1/101')).body);
+    } finally {
+      await Promise.all(apis.map((api) => api.stop()));
+    }
+
     // And a dump of the copy is the same dump, byte for byte once unzipped.
     const again = await exportOf(copy, 'dump', 'dump-again');
     for (const table of ['source', 'structure', 'reference']) {

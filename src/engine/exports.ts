@@ -29,7 +29,7 @@ function isIndexGone(error: unknown): boolean {
 /**
  * Walks every assignment of one release index in (uci, compoundId) order, one page at a time.
  * compoundId order is the engine's keyword order: the unsigned bytes of the UTF-8 id. Values come
- * from the sort keys and doc values, so no stored document is decompressed. Throws ReleaseGone when
+ * from the sort keys and doc values, so no stored field is read. Throws ReleaseGone when
  * the index is deleted before the walk ends.
  */
 export async function* scanRelease(
@@ -45,7 +45,9 @@ export async function* scanRelease(
         size: pageSize,
         query: options.currentOnly ? { term: { assignment: 1 } } : { match_all: {} },
         sort: [{ uci: 'asc' }, { compoundId: 'asc' }],
-        _source: false,
+        // Neither _source nor _id: loading a stored field of hits that are not consecutive documents
+        // decompresses a whole block per hit (10 s a page instead of 0.15 s on a 500,000-id release).
+        stored_fields: ['_none_'],
         ...(options.currentOnly ? {} : { docvalue_fields: ['assignment'] }),
         track_total_hits: false,
         ...(after ? { search_after: after } : {}),

@@ -55,19 +55,28 @@ const maxRestarts = 10;
 export async function takeSnapshot(engine: Engine, sourceIds: number[], options: SnapshotOptions): Promise<Snapshot> {
   const resolved = await currentReleaseIndices(engine);
   const snapshot = new Snapshot(options.folder, new Map());
-  for (const sourceId of sourceIds) {
+  const copied = new Map<number, SourceRelease>();
+  options.progress.begin('read releases');
+  const copySource = async (sourceId: number): Promise<void> => {
     let index = resolved.get(sourceId) ?? null;
     for (let restarts = 0; ; restarts += 1) {
       try {
-        const copied = await copyRelease(engine, sourceId, index, snapshot.fileOf(sourceId), options);
-        snapshot.releases.set(sourceId, { sourceId, index, rows: copied.rows, skippedIds: copied.skippedIds, restarts });
-        break;
+        const result = await copyRelease(engine, sourceId, index, snapshot.fileOf(sourceId), options);
+        copied.set(sourceId, { sourceId, index, rows: result.rows, skippedIds: result.skippedIds, restarts });
+        return;
       } catch (error) {
         if (!(error instanceof ReleaseGone) || restarts >= maxRestarts) throw error;
         index = (await currentReleaseIndex(engine, sourceId)) ?? null;
       }
     }
-  }
+  };
+  // Two copies at a time: the engine answers one search per core, and the copy is mostly waiting.
+  const queue = [...sourceIds];
+  const worker = async (): Promise<void> => {
+    for (let sourceId = queue.shift(); sourceId !== undefined; sourceId = queue.shift()) await copySource(sourceId);
+  };
+  await Promise.all([worker(), worker()]);
+  for (const sourceId of sourceIds) snapshot.releases.set(sourceId, copied.get(sourceId)!);
   return snapshot;
 }
 
@@ -80,7 +89,6 @@ async function copyRelease(
   const writer = new TextWriter(path, { gzip: false });
   let rows = 0;
   let skippedIds = 0;
-  options.progress.begin(`read source ${sourceId}`);
   try {
     if (index) {
       let page = 0;

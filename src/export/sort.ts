@@ -92,8 +92,8 @@ export class ExternalSorter {
   lines = 0;
 
   constructor(private readonly options: SortOptions) {
-    this.maxChars = options.maxBufferedChars ?? 24_000_000;
-    this.maxLines = options.maxBufferedLines ?? 600_000;
+    this.maxChars = options.maxBufferedChars ?? 10_000_000;
+    this.maxLines = options.maxBufferedLines ?? 250_000;
     this.fanIn = options.fanIn ?? 64;
   }
 
@@ -118,8 +118,8 @@ export class ExternalSorter {
     this.bufferedChars = 0;
     const path = this.nextRunPath();
     const writer = new TextWriter(path, { gzip: false });
-    for (const line of lines) {
-      const wait = writer.write(`${line}\n`);
+    for (let i = 0; i < lines.length; i += 4_096) {
+      const wait = writer.write(`${lines.slice(i, i + 4_096).join('\n')}\n`);
       if (wait) await wait;
     }
     await writer.end();
