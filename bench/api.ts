@@ -1,0 +1,375 @@
+// Benchmark of the v1 API (issue 5): the 500,000-structure set of `npm run bench:load` (about
+// 499,850 structures and 1.6 million assignments over 20 sources), loaded once by the real loader
+// into the prefix `bench-api` and reused by later runs. The API runs in a child process (this file
+// with --serve); autocannon drives it at a fixed concurrency with real keys and ids of the set:
+// POST /api/v1/compounds by InChIKey, by sourceID, and POST /api/v1/connectivity by InChIKey. The
+// ceiling, in the same run: the same Elasticsearch queries the service sends for each request,
+// sent by the client from a small async loop at the same concurrency. Then each lookup again at
+// half its peak rate, for the latency under a moderate load.
+//
+//   npm run bench:api                 # loads bench-api-* if needed, then measures
+//   npm run bench:api -- --clean      # deletes the bench-api-* indices and the cached dump
+//
+// BENCH_API_CONNECTIONS (16), BENCH_API_SECONDS (15), BENCH_API_ONLY (run only the lookups whose
+// name contains it, e.g. "sourceID") and BENCH_API_PROFILE (a folder: the API child then writes a V8
+// CPU profile there) change the run.
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { readConfig, type Config } from '../src/config';
+import { Engine } from '../src/engine/client';
+import { startServer } from '../src/server';
+import { parseArguments, runCommand } from '../loaders/cli';
+import { deleteIndicesByPrefix } from '../test/support/engine';
+import { readStructures, sourceTable, writeDump } from './load';
+
+const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
+const prefix = 'bench-api';
+const dumpFolder = join(tmpdir(), 'chemxref-bench-api');
+const connections = Number(process.env.BENCH_API_CONNECTIONS || 16);
+const seconds = Number(process.env.BENCH_API_SECONDS || 15);
+const warmUpSeconds = 3;
+const sampleSize = 5_000;
+
+const out = (text: string): boolean => process.stdout.write(`${text}\n`);
+const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+// ---------------------------------------------------------------------------------------------
+// The data: loaded once, reused while the counts match what the dump holds
+
+interface Expected { structures: number; assignments: number }
+
+async function count(engine: Engine, index: string): Promise<number> {
+  try {
+    return (await engine.client.count({ index })).count;
+  } catch {
+    return -1;
+  }
+}
+
+/** Loads the benchmark set into `bench-api-*` unless it is already there, whole. */
+async function ensureLoaded(engine: Engine, config: Config): Promise<Expected> {
+  const expectedFile = join(dumpFolder, 'expected.json');
+  let expected: Expected | undefined = existsSync(expectedFile) ? JSON.parse(readFileSync(expectedFile, 'utf8')) as Expected : undefined;
+  if (expected) {
+    const [structures, assignments] = [await count(engine, engine.names.compounds), await count(engine, engine.names.xrefs)];
+    if (structures === expected.structures && assignments === expected.assignments) {
+      out(`reusing ${prefix}-*: ${fmt(structures)} structures, ${fmt(assignments)} assignments (\`npm run bench:api -- --clean\` deletes them)`);
+      return expected;
+    }
+    out(`${prefix}-* holds ${fmt(structures)} structures and ${fmt(assignments)} assignments, not the ${fmt(expected.structures)} and ${fmt(expected.assignments)} of the dump: loading again`);
+  }
+  if (!existsSync(moleculesFile)) {
+    process.stderr.write(`${moleculesFile} is missing: build it as \`npm run bench:load\` explains (../shared/data/make-samples.sh), or set BENCH_500K\n`);
+    process.exit(2);
+  }
+  let started = process.hrtime.bigint();
+  const set = await readStructures(moleculesFile, config.MAX_INCHI_LENGTH);
+  set.documents.length = 0; // the loader builds its own
+  rmSync(dumpFolder, { recursive: true, force: true });
+  mkdirSync(dumpFolder, { recursive: true });
+  const assignments = await writeDump(dumpFolder, set, sourceTable());
+  expected = { structures: set.keys.length, assignments };
+  out(`dump of ${fmt(expected.structures)} structures and ${fmt(assignments)} assignments in ${dumpFolder} (${fmt(Number(process.hrtime.bigint() - started) / 1e9, 1)} s)`);
+
+  await deleteIndicesByPrefix(config.ES_URL, prefix);
+  started = process.hrtime.bigint();
+  const summary = await runCommand(parseArguments(['dump', dumpFolder, '--no-progress', '--rejects', join(dumpFolder, 'rejects.tsv')]), config);
+  out(`loaded by \`npm run load -- dump\` in ${fmt(Number(process.hrtime.bigint() - started) / 1e9)} s: ${fmt(Number(summary.rowsLoaded))} rows, ${fmt(Number(summary.rowsRejected))} rejected`);
+  const [structures, xrefs] = [await count(engine, engine.names.compounds), await count(engine, engine.names.xrefs)];
+  if (structures !== expected.structures || xrefs !== expected.assignments) {
+    throw new Error(`after the load ${prefix}-* holds ${structures} structures and ${xrefs} assignments, not ${expected.structures} and ${expected.assignments}`);
+  }
+  writeFileSync(expectedFile, JSON.stringify(expected));
+  return expected;
+}
+
+interface Samples {
+  keys: string[];
+  ids: { sourceId: number; compoundId: string }[];
+}
+
+/**
+ * Real keys and ids of the set, in a fixed pseudo-random order: structures drawn evenly from the
+ * compounds index, source ids drawn evenly from the current assignments.
+ */
+async function samples(engine: Engine): Promise<Samples> {
+  const draw = async <T>(index: string, filter: object, fields: string[]): Promise<T[]> => {
+    const result = await engine.client.search<T>({
+      index, size: sampleSize, _source: fields,
+      query: { function_score: { query: { bool: { filter: [filter] } }, functions: [{ random_score: { seed: 5, field: '_seq_no' } }], boost_mode: 'replace' } },
+    });
+    return result.hits.hits.map((hit) => hit._source!);
+  };
+  const keys = (await draw<{ standardInchiKey: string }>(engine.names.compounds, { match_all: {} }, ['standardInchiKey'])).map((d) => d.standardInchiKey);
+  const ids = (await draw<{ sourceId: number; compoundId: string }>(engine.names.xrefs, { term: { assignment: 1 } }, ['sourceId', 'compoundId']));
+  return { keys, ids };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service, in a child process (so that the load generator does not share its event loop)
+
+async function serve(): Promise<void> {
+  const config = readConfig();
+  const { url, stop } = await startServer(config, {}, 0);
+  process.send!({ url });
+  process.on('message', (message) => {
+    if (message === 'stop') void stop().then(() => process.exit(0));
+  });
+}
+
+async function startChild(): Promise<{ child: ChildProcess; url: string }> {
+  const profile = process.env.BENCH_API_PROFILE;
+  const child = fork(__filename, ['--serve'], {
+    env: { ...process.env, ES_INDEX_PREFIX: prefix, LOG_LEVEL: 'silent' },
+    execArgv: [...process.execArgv, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [])],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (message) => resolve((message as { url: string }).url));
+    child.once('exit', (code) => reject(new Error(`the API child exited with code ${code} before listening`)));
+  });
+  return { child, url };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.send('stop');
+  await exited;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring
+
+/** CPU seconds used so far by the engine, the API child and this process (the load generator). */
+async function cpuNow(engine: Engine, child: ChildProcess): Promise<{ engine: number; api: number; client: number }> {
+  const stats = await engine.client.nodes.stats({ metric: ['process'] }) as unknown as { nodes: Record<string, { process: { cpu: { total_in_millis: number } } }> };
+  const engineCpu = Object.values(stats.nodes).reduce((sum, node) => sum + node.process.cpu.total_in_millis, 0) / 1000;
+  let api = 0;
+  try {
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    api = (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    api = NaN;
+  }
+  const own = process.cpuUsage();
+  return { engine: engineCpu, api, client: (own.user + own.system) / 1e6 };
+}
+
+/** Runs `work` and adds the CPU milliseconds per request each process spent on it. */
+async function withCpu(engine: Engine, child: ChildProcess, work: () => Promise<Measure>): Promise<Measure> {
+  const before = await cpuNow(engine, child);
+  const measure = await work();
+  const after = await cpuNow(engine, child);
+  const perRequest = (a: number, b: number): number => ((a - b) * 1000) / Math.max(1, measure.requests);
+  return { ...measure, cpuMs: { engine: perRequest(after.engine, before.engine), api: perRequest(after.api, before.api), client: perRequest(after.client, before.client) } };
+}
+
+interface Measure {
+  rps: number; p50: number; p99: number; requests: number; failures: number;
+  /** CPU ms per request of the engine (every user of the node, so noisy), the API child and the load generator. */
+  cpuMs?: { engine: number; api: number; client: number };
+}
+
+const mean = (list: Measure[], key: 'rps' | 'p50' | 'p99'): number => list.reduce((sum, m) => sum + m[key], 0) / list.length;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+function summarise(latencies: number[], failures: number, elapsedSeconds: number): Measure {
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / elapsedSeconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, failures };
+}
+
+/** autocannon against one path, cycling through `bodies`; latencies taken per response, in ms. */
+async function drive(url: string, path: string, bodies: object[], duration: number, overallRate?: number): Promise<Measure> {
+  const payloads = bodies.map((body) => JSON.stringify(body));
+  let next = 0;
+  const latencies: number[] = [];
+  let failures = 0;
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({
+      url, connections, duration, ...(overallRate ? { overallRate } : {}),
+      requests: [{
+        method: 'POST', path, headers: { 'content-type': 'application/json' },
+        setupRequest: (request) => ({ ...request, body: payloads[next++ % payloads.length] }),
+      }],
+    }, (error, finished) => (error ? reject(error) : resolve(finished)));
+    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+      if (statusCode === 200) latencies.push(responseTime);
+      else failures += 1;
+    });
+  });
+  return summarise(latencies, failures + result.errors + result.timeouts, result.duration);
+}
+
+/** `connections` async workers sending `lookup` for each sample in turn, for `duration` seconds. */
+async function driveEngine<T>(lookup: (sample: T) => Promise<unknown>, list: T[], duration: number): Promise<Measure> {
+  let next = 0;
+  const latencies: number[] = [];
+  let failures = 0;
+  const started = process.hrtime.bigint();
+  const deadline = started + BigInt(duration * 1e9);
+  const worker = async (): Promise<void> => {
+    while (process.hrtime.bigint() < deadline) {
+      const sample = list[next++ % list.length];
+      const begun = process.hrtime.bigint();
+      try {
+        await lookup(sample);
+        latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
+      } catch {
+        failures += 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  return summarise(latencies, failures, Number(process.hrtime.bigint() - started) / 1e9);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ceiling: the queries src/engine sends for each request, through the client, nothing else
+
+interface XrefHit { uci: number; sourceId: number; compoundId: string }
+
+function ceilingLookups(engine: Engine) {
+  const { client, names } = engine;
+  const xrefSort: Record<string, 'asc'>[] = [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }];
+  // lookups.ts xrefsWhere: current assignments only, one page (no lookup here has more than 5,000).
+  const xrefs = async (clause: object, size: number, index = names.xrefs): Promise<XrefHit[]> => {
+    const result = await client.search<XrefHit>({
+      index, size, ignore_unavailable: true, allow_no_indices: true,
+      query: { bool: { filter: [clause, { term: { assignment: 1 } }] } }, sort: xrefSort,
+    });
+    return result.hits.hits.map((hit) => hit._source!);
+  };
+  // compounds.ts compoundsByUci.
+  const compoundsByUci = async (ucis: number[]): Promise<unknown[]> => {
+    const unique = [...new Set(ucis)];
+    if (unique.length === 0) return [];
+    const result = await client.search({ index: names.compounds, size: unique.length, query: { terms: { uci: unique } }, _source: { excludes: ['loadId'] } });
+    return result.hits.hits;
+  };
+  return {
+    /** POST /compounds {type: inchikey}: xrefs by key, then the structures. */
+    compoundsByKey: async (key: string): Promise<void> => {
+      const found = await xrefs({ terms: { standardInchiKey: [key] } }, 5_000);
+      await compoundsByUci(found.map((x) => x.uci));
+    },
+    /** POST /compounds {type: sourceID}: the id in its source's alias, every assignment of its structures, the structures. */
+    compoundsBySourceId: async (id: { sourceId: number; compoundId: string }): Promise<void> => {
+      const own = await client.search<XrefHit>({
+        index: names.xrefsOf(id.sourceId), size: 5_000, ignore_unavailable: true, allow_no_indices: true,
+        query: { bool: { filter: [{ term: { compoundId: id.compoundId } }, { term: { assignment: 1 } }, { term: { sourceId: id.sourceId } }] } }, sort: xrefSort,
+      });
+      const ucis = [...new Set(own.hits.hits.map((hit) => hit._source!.uci))];
+      const found = ucis.length === 0 ? [] : await xrefs({ terms: { uci: ucis } }, 5_000);
+      await compoundsByUci(found.map((x) => x.uci));
+    },
+    /** POST /connectivity {type: inchikey}: the key's UCI, its structure, one current assignment, the skeleton's structures, their assignments. */
+    connectivityByKey: async (key: string): Promise<void> => {
+      const [indexed] = await xrefs({ terms: { standardInchiKey: [key] } }, 1);
+      if (!indexed) return;
+      const structure = (await compoundsByUci([indexed.uci]))[0] as { _source: { connectivityBlock: string } };
+      await xrefs({ terms: { uci: [indexed.uci] } }, 1);
+      const group = await client.search<{ uci: number }>({
+        index: names.compounds, size: 10_000, query: { term: { connectivityBlock: structure._source.connectivityBlock } },
+        sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] },
+      });
+      await xrefs({ terms: { uci: group.hits.hits.map((hit) => hit._source!.uci) } }, 5_000);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function check(url: string, path: string, body: object): Promise<void> {
+  const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const answer = await response.json() as { response?: string; totalCompounds?: number };
+  if (response.status !== 200 || answer.response !== 'Success' || !answer.totalCompounds) {
+    throw new Error(`${path} ${JSON.stringify(body)} answered ${response.status} ${JSON.stringify(answer).slice(0, 300)}`);
+  }
+}
+
+async function main(): Promise<void> {
+  const config: Config = { ...readConfig(), ES_INDEX_PREFIX: prefix };
+  const engine = new Engine(config);
+  try {
+    await engine.client.cluster.health({ wait_for_status: 'yellow', timeout: '30s' }).catch(() => {
+      throw new Error(`no Elasticsearch answers on ${config.ES_URL}: start one with \`npm run es:start\``);
+    });
+    if (process.argv.includes('--clean')) {
+      await deleteIndicesByPrefix(config.ES_URL, prefix);
+      rmSync(dumpFolder, { recursive: true, force: true });
+      out(`deleted the ${prefix}-* indices and ${dumpFolder}`);
+      return;
+    }
+    out(`API benchmark (issue 5): node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores, shared by the load generator, the API and Elasticsearch at ${config.ES_URL})`);
+    await ensureLoaded(engine, config);
+    const { keys, ids } = await samples(engine);
+    out(`${fmt(keys.length)} InChIKeys and ${fmt(ids.length)} source ids drawn from the set; ${connections} connections, ${seconds} s per run, ${warmUpSeconds} s warm-up`);
+
+    const ceiling = ceilingLookups(engine);
+    const allCases = [
+      { name: 'compounds by InChIKey', path: '/api/v1/compounds', bodies: keys.map((compound) => ({ type: 'inchikey', compound })), ceiling: (duration: number) => driveEngine(ceiling.compoundsByKey, keys, duration) },
+      { name: 'compounds by sourceID', path: '/api/v1/compounds', bodies: ids.map((id) => ({ type: 'sourceID', compound: id.compoundId, sourceID: id.sourceId })), ceiling: (duration: number) => driveEngine(ceiling.compoundsBySourceId, ids, duration) },
+      { name: 'connectivity by InChIKey', path: '/api/v1/connectivity', bodies: keys.map((compound) => ({ type: 'inchikey', compound })), ceiling: (duration: number) => driveEngine(ceiling.connectivityByKey, keys, duration) },
+    ];
+    const cases = allCases.filter((c) => c.name.includes(process.env.BENCH_API_ONLY ?? ''));
+
+    const { child, url } = await startChild();
+    const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure }[] = [];
+    const cpu = (m: Measure): string => (m.cpuMs ? `; CPU ms per request: engine ${fmt(m.cpuMs.engine, 1)}, API ${fmt(m.cpuMs.api, 1)}, load generator ${fmt(m.cpuMs.client, 1)}` : '');
+    const line = (m: Measure): string => `${fmt(m.rps)} req/s (p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms${cpu(m)})`;
+    try {
+      for (const c of cases) for (const body of c.bodies.slice(0, 20)) await check(url, c.path, body);
+      for (const c of cases) {
+        await drive(url, c.path, c.bodies, warmUpSeconds);
+        await c.ceiling(warmUpSeconds);
+        // Service, ceiling, ceiling, service: a load that drifts during the four runs weighs on both alike.
+        const row = { name: c.name, service: [] as Measure[], engine: [] as Measure[] };
+        for (const which of ['service', 'engine', 'engine', 'service'] as const) {
+          const measure = which === 'service'
+            ? await withCpu(engine, child, () => drive(url, c.path, c.bodies, seconds))
+            : await withCpu(engine, child, () => c.ceiling(seconds));
+          row[which].push(measure);
+          out(`${c.name}, ${which === 'service' ? 'service' : 'ceiling'}: ${line(measure)}`);
+        }
+        rows.push(row);
+      }
+      for (const [i, c] of cases.entries()) {
+        const rate = Math.max(1, Math.round(mean(rows[i].service, 'rps') / 2));
+        rows[i].half = await withCpu(engine, child, () => drive(url, c.path, c.bodies, seconds, rate));
+        out(`${c.name} at ${fmt(rate)} req/s: ${line(rows[i].half!)}`);
+      }
+    } finally {
+      await stopChild(child);
+    }
+
+    out('');
+    out(`| lookup | service req/s | p50 / p99 ms | ceiling req/s | p50 / p99 ms | service/ceiling | at half the service's peak: req/s, p50 / p99 ms | CPU ms per request, service: engine / API / load generator | ceiling: engine / load generator |`);
+    out('|---|---|---|---|---|---|---|---|---|');
+    for (const r of rows) {
+      const half = r.half!;
+      const failures = [...r.service, ...r.engine, half].reduce((sum, m) => sum + m.failures, 0);
+      if (failures > 0) out(`${r.name}: ${failures} failed requests`);
+      const cpuOf = (list: Measure[], key: 'engine' | 'api' | 'client'): number => list.reduce((sum, m) => sum + (m.cpuMs?.[key] ?? NaN), 0) / list.length;
+      out(`| ${r.name} | ${fmt(mean(r.service, 'rps'))} | ${fmt(mean(r.service, 'p50'), 1)} / ${fmt(mean(r.service, 'p99'), 1)} | ${fmt(mean(r.engine, 'rps'))} | ${fmt(mean(r.engine, 'p50'), 1)} / ${fmt(mean(r.engine, 'p99'), 1)} | ${fmt(mean(r.service, 'rps') / mean(r.engine, 'rps'), 2)} | ${fmt(half.rps)}, ${fmt(half.p50, 1)} / ${fmt(half.p99, 1)} | ${fmt(cpuOf(r.service, 'engine'), 1)} / ${fmt(cpuOf(r.service, 'api'), 1)} / ${fmt(cpuOf(r.service, 'client'), 1)} | ${fmt(cpuOf(r.engine, 'engine'), 1)} / ${fmt(cpuOf(r.engine, 'client'), 1)} |`);
+    }
+    out('(means of two runs each, in the order service, ceiling, ceiling, service; p99 at half the peak from every response, without correction for coordinated omission)');
+    out(`goals: compounds lookups ≥ 0.70 of the ceiling's req/s; p99 ≤ 20 ms at half the peak rate. The ${prefix}-* indices stay for the next run: \`npm run bench:api -- --clean\` deletes them.`);
+  } finally {
+    await engine.close();
+  }
+}
+
+if (require.main === module) {
+  const run = process.argv.includes('--serve') ? serve() : main();
+  run.catch((error) => {
+    process.stderr.write(`bench:api failed: ${(error as Error).stack ?? error}\n`);
+    process.exit(1);
+  });
+}
