@@ -107,7 +107,9 @@ export interface CompoundView {
 /** Structures and their sources for a set of assignments: compounds by UCI, sources by id then compound id. */
 export async function compoundViews(context: LookupContext, xrefs: XrefDocument[]): Promise<CompoundView[]> {
   const sources = await context.sources.all();
-  const structures = await compoundsByUci(context.engine, xrefs.map((x) => x.uci));
+  // Every assignment carries its structure's key, the compounds' _id: one realtime mget, no search.
+  const byKey = await compoundsByKey(context.engine, [...new Set(xrefs.map((x) => x.standardInchiKey))]);
+  const structures = new Map([...byKey.values()].map((structure) => [structure.uci, structure]));
   const views = new Map<number, CompoundView>();
   for (const xref of xrefs) {
     const structure = structures.get(xref.uci);
