@@ -105,6 +105,11 @@ async function samples(engine: Engine): Promise<Samples> {
   };
   const keys = (await draw<{ standardInchiKey: string }>(engine.names.compounds, { match_all: {} }, ['standardInchiKey'])).map((d) => d.standardInchiKey);
   const ids = (await draw<{ sourceId: number; compoundId: string }>(engine.names.xrefs, { term: { assignment: 1 } }, ['sourceId', 'compoundId']));
+  // compounds.ts compoundsByKey, as lookup.ts compoundViews reads the structures of the assignments found.
+  const structuresOf = async (found: XrefHit[]): Promise<void> => {
+    const keys = [...new Set(found.map((x) => x.standardInchiKey))];
+    if (keys.length > 0) await client.mget({ index: names.compounds, ids: keys, _source_excludes: ['loadId'] });
+  };
   return { keys, ids };
 }
 
@@ -233,7 +238,7 @@ async function driveEngine<T>(lookup: (sample: T) => Promise<unknown>, list: T[]
 // ---------------------------------------------------------------------------------------------
 // The ceiling: the queries src/engine sends for each request, through the client, nothing else
 
-interface XrefHit { uci: number; sourceId: number; compoundId: string }
+interface XrefHit { uci: number; sourceId: number; compoundId: string; standardInchiKey: string }
 
 function ceilingLookups(engine: Engine) {
   const { client, names } = engine;
@@ -257,7 +262,7 @@ function ceilingLookups(engine: Engine) {
     /** POST /compounds {type: inchikey}: xrefs by key, then the structures. */
     compoundsByKey: async (key: string): Promise<void> => {
       const found = await xrefs({ terms: { standardInchiKey: [key] } }, 5_000);
-      await compoundsByUci(found.map((x) => x.uci));
+      await structuresOf(found);
     },
     /** POST /compounds {type: sourceID}: the id in its source's alias, every assignment of its structures, the structures. */
     compoundsBySourceId: async (id: { sourceId: number; compoundId: string }): Promise<void> => {
@@ -267,7 +272,7 @@ function ceilingLookups(engine: Engine) {
       });
       const ucis = [...new Set(own.hits.hits.map((hit) => hit._source!.uci))];
       const found = ucis.length === 0 ? [] : await xrefs({ terms: { uci: ucis } }, 5_000);
-      await compoundsByUci(found.map((x) => x.uci));
+      await structuresOf(found);
     },
     /** POST /connectivity {type: inchikey}: the key's UCI, its structure, one current assignment, the skeleton's structures, their assignments. */
     connectivityByKey: async (key: string): Promise<void> => {
