@@ -105,11 +105,6 @@ async function samples(engine: Engine): Promise<Samples> {
   };
   const keys = (await draw<{ standardInchiKey: string }>(engine.names.compounds, { match_all: {} }, ['standardInchiKey'])).map((d) => d.standardInchiKey);
   const ids = (await draw<{ sourceId: number; compoundId: string }>(engine.names.xrefs, { term: { assignment: 1 } }, ['sourceId', 'compoundId']));
-  // compounds.ts compoundsByKey, as lookup.ts compoundViews reads the structures of the assignments found.
-  const structuresOf = async (found: XrefHit[]): Promise<void> => {
-    const keys = [...new Set(found.map((x) => x.standardInchiKey))];
-    if (keys.length > 0) await client.mget({ index: names.compounds, ids: keys, _source_excludes: ['loadId'] });
-  };
   return { keys, ids };
 }
 
@@ -257,6 +252,11 @@ function ceilingLookups(engine: Engine) {
     if (unique.length === 0) return [];
     const result = await client.search({ index: names.compounds, size: unique.length, query: { terms: { uci: unique } }, _source: { excludes: ['loadId'] } });
     return result.hits.hits;
+  };
+  // compounds.ts compoundsByKey, as lookup.ts compoundViews reads the structures of the assignments found.
+  const structuresOf = async (found: XrefHit[]): Promise<void> => {
+    const keys = [...new Set(found.map((x) => x.standardInchiKey))];
+    if (keys.length > 0) await client.mget({ index: names.compounds, ids: keys, _source_excludes: ['loadId'] });
   };
   return {
     /** POST /compounds {type: inchikey}: xrefs by key, then the structures. */
