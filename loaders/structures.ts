@@ -96,7 +96,7 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
           dryRun?.ucis.add(candidate.uci);
           continue;
         }
-        yield { index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.document!, context: candidate.row };
+        yield { index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.document!, context: { line: candidate.row.line, raw: candidate.row.raw } };
       }
       await run.tick();
     }

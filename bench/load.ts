@@ -1,0 +1,423 @@
+// Benchmark of `npm run load` (issue 4): the distinct loadable structures of the 500,000 real
+// molecules of ../shared/data/make-samples.sh, assigned to 20 sources (about 1.6 million
+// assignments), written as a UniChem dump and loaded by the real loader in a child process, whose
+// peak RSS is polled from /proc. The same documents are then pushed by a minimal bulk script (the
+// client's bulk helper, same mappings, documents serialised beforehand): the ceiling. Prints rows/s
+// of each phase, the ratio loader/ceiling, peak RSS, and on-disk bytes per compound and per
+// assignment after a force merge, projected to UniChem's scale. Every bench index is deleted at the
+// end. Run with `npm run bench:load` (BENCH_500K names the molecule file).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { readConfig, type Config } from '../src/config';
+import { compoundDocument } from '../src/domain/compound';
+import { Engine, mappingOf, type MappingName } from '../src/engine/client';
+import { xrefId } from '../src/engine/xrefs';
+import { Reject } from '../loaders/run';
+import { checkStructure } from '../loaders/structure-rules';
+
+const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
+const sharedData = join(__dirname, '..', '..', 'shared', 'data');
+const repository = join(__dirname, '..');
+
+/**
+ * The fraction of all structures each of the 20 sources holds (the first 20 rows of UniChem's source
+ * table, in its order). They sum to 3.15: about 1.57 million current assignments for 499,850
+ * structures, plus an obsolete id (ASSIGMENT 0) for about 3 % of them.
+ */
+const coverage = [0.97, 0.55, 0.35, 0.30, 0.22, 0.18, 0.12, 0.10, 0.08, 0.06, 0.05, 0.04, 0.03, 0.03, 0.02, 0.02, 0.01, 0.01, 0.01, 0.005];
+const obsoleteShare = 0.03;
+
+// ---------------------------------------------------------------------------------------------
+// The data set
+
+interface Structures {
+  inchis: string[];
+  keys: string[];
+  connectivityBlocks: string[];
+  /** The compound documents as the loader builds them, serialised, for the ceiling. */
+  documents: string[];
+  rowsRead: number;
+  rowsWithoutInchi: number;
+  duplicates: number;
+  rejectedByReason: Record<string, number>;
+}
+
+/** Every distinct structure of the molecule file that passes the loading rules, UCI = position + 1. */
+export async function readStructures(file: string, maxInchiLength: number): Promise<Structures> {
+  const set: Structures = { inchis: [], keys: [], connectivityBlocks: [], documents: [], rowsRead: 0, rowsWithoutInchi: 0, duplicates: 0, rejectedByReason: {} };
+  const seen = new Set<string>();
+  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line === '') continue;
+    set.rowsRead += 1;
+    const [, inchi, key] = line.split('\t');
+    if (!inchi || !inchi.startsWith('InChI=')) {
+      set.rowsWithoutInchi += 1;
+      continue;
+    }
+    try {
+      const checked = checkStructure(inchi, key, maxInchiLength);
+      if (seen.has(checked.standardInchiKey)) {
+        set.duplicates += 1;
+        continue;
+      }
+      seen.add(checked.standardInchiKey);
+      const uci = set.keys.length + 1;
+      set.inchis.push(inchi);
+      set.keys.push(checked.standardInchiKey);
+      set.connectivityBlocks.push(checked.standardInchiKey.slice(0, 14));
+      set.documents.push(JSON.stringify(compoundDocument(uci, checked.standardInchiKey, checked.parsed!, 'bench-ceiling')));
+    } catch (error) {
+      if (!(error instanceof Reject)) throw error;
+      set.rejectedByReason[error.code] = (set.rejectedByReason[error.code] ?? 0) + 1;
+    }
+  }
+  return set;
+}
+
+interface Source { id: number; name: string; label: string }
+
+/** The first 20 rows of UniChem's real source table, as a §5 source.tsv. */
+export function sourceTable(): { sources: Source[]; tsv: string } {
+  const rows = parseCsv(readFileSync(join(sharedData, 'source-table.csv'), 'utf8'), { columns: true }) as Record<string, string>[];
+  const chosen = rows.slice(0, coverage.length);
+  const columns = Object.keys(rows[0]);
+  const clean = (value: string | undefined): string => (value ?? '').replace(/[\t\r\n]+/g, ' ');
+  const tsv = `${columns.map((c) => c.toUpperCase()).join('\t')}\n${chosen.map((row) => columns.map((c) => clean(row[c])).join('\t')).join('\n')}\n`;
+  const sources = chosen.map((row) => ({ id: Number(row.src_id), name: row.name, label: row.name.toUpperCase().replace(/[^A-Z0-9]/g, '') }));
+  return { sources, tsv };
+}
+
+/** A fixed 32-bit hash of two integers, so the assignment of structures to sources is deterministic. */
+function hash(a: number, b: number): number {
+  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(b + 0x7f4a7c15, 0xc2b2ae35);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x7feb352d);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x846ca68b);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+interface Assignment { uci: number; sourceId: number; compoundId: string; assignment: 0 | 1 }
+
+/** Every assignment of the benchmark, in UCI order (as UniChem's dump); each structure has at least one. */
+function* assignments(structureCount: number, sources: Source[]): Generator<Assignment> {
+  const counters = sources.map(() => 0);
+  const compoundId = (s: number): string => {
+    counters[s] += 1;
+    // Ids of growing length, as real registries have: CHEMBL1000, CHEMBL1037, ...
+    return `${sources[s].label}${1000 + counters[s] * 37}`;
+  };
+  for (let uci = 1; uci <= structureCount; uci += 1) {
+    let any = false;
+    for (let s = 0; s < sources.length; s += 1) {
+      const draw = hash(uci, s) / 2 ** 32;
+      if (draw >= coverage[s]) continue;
+      any = true;
+      yield { uci, sourceId: sources[s].id, compoundId: compoundId(s), assignment: 1 };
+      if (hash(uci, s + 1000) / 2 ** 32 < obsoleteShare) yield { uci, sourceId: sources[s].id, compoundId: compoundId(s), assignment: 0 };
+    }
+    if (!any) yield { uci, sourceId: sources[0].id, compoundId: compoundId(0), assignment: 1 };
+  }
+}
+
+async function writeGzip(file: string, lines: Iterable<string>): Promise<void> {
+  async function* chunks(): AsyncGenerator<string> {
+    let buffer = '';
+    for (const line of lines) {
+      buffer += line;
+      if (buffer.length > 1 << 16) {
+        yield buffer;
+        buffer = '';
+      }
+    }
+    if (buffer) yield buffer;
+  }
+  await pipeline(Readable.from(chunks()), createGzip(), createWriteStream(file));
+}
+
+/** Writes source.tsv, structure.tsv.gz and reference.tsv.gz; returns the assignment count. */
+export async function writeDump(folder: string, set: Structures, table: { tsv: string; sources: Source[] }): Promise<number> {
+  writeFileSync(join(folder, 'source.tsv'), table.tsv);
+  await writeGzip(join(folder, 'structure.tsv.gz'), (function* () {
+    yield 'UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n';
+    for (let i = 0; i < set.keys.length; i += 1) yield `${i + 1}\t${set.inchis[i]}\t${set.keys[i]}\n`;
+  })());
+  let count = 0;
+  await writeGzip(join(folder, 'reference.tsv.gz'), (function* () {
+    yield 'UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n';
+    for (const a of assignments(set.keys.length, table.sources)) {
+      count += 1;
+      yield `${a.uci}\t${a.sourceId}\t${a.compoundId}\t${a.assignment}\n`;
+    }
+  })());
+  return count;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring the loader
+
+interface ChildRun { summary: Record<string, unknown>; wallSeconds: number; peakRssMb: number; peakCommand: string; treePeakRssMb: number; cpuSeconds: number }
+
+function readProc(pid: number, file: string): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every descendant of `root` (from the parent pid in /proc/<pid>/stat). */
+function descendants(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    const stat = readProc(Number(entry), 'stat');
+    if (!stat) continue;
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+  }
+  const found: number[] = [];
+  const walk = (pid: number): void => {
+    for (const child of children.get(pid) ?? []) {
+      found.push(child);
+      walk(child);
+    }
+  };
+  walk(root);
+  return found;
+}
+
+/**
+ * Runs `npm run load -- <args>` with the bench prefix; polls the peak RSS (VmHWM) and CPU time of
+ * every process of the tree (npm, the tsx launcher, the loader itself).
+ */
+async function runLoader(prefix: string, args: string[]): Promise<ChildRun> {
+  const started = process.hrtime.bigint();
+  const child = spawn('npm', ['run', '--silent', 'load', '--', ...args, '--no-progress'], {
+    cwd: repository, env: { ...process.env, ES_INDEX_PREFIX: prefix }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const peaks = new Map<number, { hwm: number; command: string; cpu: number }>();
+  const clockTicks = 100;
+  const poll = (): void => {
+    if (child.pid === undefined) return;
+    for (const pid of [child.pid, ...descendants(child.pid)]) {
+      const status = readProc(pid, 'status');
+      const stat = readProc(pid, 'stat');
+      if (!status || !stat) continue;
+      const hwm = Number(/VmHWM:\s+([0-9]+) kB/.exec(status)?.[1] ?? 0);
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const cpu = (Number(fields[11]) + Number(fields[12])) / clockTicks;
+      const known = peaks.get(pid);
+      const command = known?.command ?? (readProc(pid, 'cmdline') ?? '').replace(/\0/g, ' ').trim();
+      peaks.set(pid, { hwm: Math.max(known?.hwm ?? 0, hwm), command, cpu: Math.max(known?.cpu ?? 0, cpu) });
+    }
+  };
+  const timer = setInterval(poll, 100);
+  let stdout = '';
+  child.stdout.on('data', (chunk) => { stdout += chunk; });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearInterval(timer);
+  const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const last = stdout.trim().split('\n').pop() ?? '';
+  if (code !== 0) throw new Error(`npm run load -- ${args.join(' ')} failed (exit ${code}): ${last}`);
+  const summary = JSON.parse(last) as Record<string, unknown>;
+  const processes = [...peaks.values()];
+  const loader = processes.reduce((a, b) => (b.hwm > a.hwm ? b : a), { hwm: 0, command: '', cpu: 0 });
+  return {
+    summary, wallSeconds,
+    peakRssMb: loader.hwm / 1024, peakCommand: loader.command,
+    treePeakRssMb: processes.reduce((sum, p) => sum + p.hwm, 0) / 1024,
+    cpuSeconds: processes.reduce((sum, p) => sum + p.cpu, 0),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ceiling: the client's bulk helper, nothing else
+
+async function createIndex(engine: Engine, index: string, name: MappingName): Promise<void> {
+  const { settings, mappings } = mappingOf(name);
+  const indexSettings = (settings.index ?? {}) as Record<string, unknown>;
+  await engine.client.indices.create({ index, mappings, settings: { index: { ...indexSettings, refresh_interval: '-1' } } });
+}
+
+/** Bulk-writes pre-serialised documents; resolves with the seconds taken, refresh included. */
+async function ceilingBulk(engine: Engine, items: [index: string, id: string, op: 'create' | 'index', document: string][], indices: string[], expected: number): Promise<number> {
+  const started = process.hrtime.bigint();
+  const stats = await engine.client.helpers.bulk<[string, string, 'create' | 'index', string]>({
+    datasource: items,
+    // The helper sends a string document as it is: the document's own serialisation is not timed.
+    onDocument: ([index, id, op, document]) => [{ [op]: { _index: index, _id: id } }, document] as never,
+    concurrency: 3,
+    flushBytes: 4_000_000,
+    refreshOnCompletion: false,
+  });
+  await engine.client.indices.refresh({ index: indices.join(',') });
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  if (stats.successful !== expected) throw new Error(`the ceiling wrote ${stats.successful} of ${expected} documents (${stats.failed} failed)`);
+  return seconds;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine between phases, storage, cleanup
+
+/** Waits until the node has no merge running and its CPU is idle, so one phase does not slow the next. */
+async function settle(engine: Engine): Promise<void> {
+  for (let i = 0; i < 240; i += 1) {
+    const stats = await engine.client.nodes.stats({ metric: ['indices'], index_metric: ['merge'] }) as unknown as { nodes: Record<string, { indices: { merges: { current: number } } }> };
+    const merging = Object.values(stats.nodes).reduce((sum, node) => sum + node.indices.merges.current, 0);
+    if (merging === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+async function engineCpuSeconds(engine: Engine): Promise<number> {
+  const stats = await engine.client.nodes.stats({ metric: ['process'] }) as unknown as { nodes: Record<string, { process: { cpu: { total_in_millis: number } } }> };
+  return Object.values(stats.nodes).reduce((sum, node) => sum + node.process.cpu.total_in_millis, 0) / 1000;
+}
+
+async function indicesOf(engine: Engine, prefix: string): Promise<{ index: string; docs: number; bytes: number }[]> {
+  const rows = await engine.client.cat.indices({ index: `${prefix}-*`, bytes: 'b', format: 'json', expand_wildcards: 'all' }) as unknown as Record<string, string>[];
+  return rows.map((row) => ({ index: row.index, docs: Number(row['docs.count']), bytes: Number(row['pri.store.size']) }));
+}
+
+async function deleteIndices(engine: Engine, prefix: string): Promise<string[]> {
+  const names = (await indicesOf(engine, prefix).catch(() => [])).map((row) => row.index);
+  // By name: the engine refuses wildcard deletes.
+  for (let i = 0; i < names.length; i += 20) await engine.client.indices.delete({ index: names.slice(i, i + 20).join(',') }, { ignore: [404] });
+  return names;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+function missingFile(): never {
+  process.stderr.write(`${moleculesFile} is missing: the benchmark needs the 500,000 real molecules of ../shared/data/make-samples.sh.
+Build them once (as root: it apt-installs openbabel; about 3-4 minutes on 2 cores):
+
+  apt-get update && W=/tmp/chemwork bash ${join(sharedData, 'make-samples.sh')}
+
+then run \`npm run bench:load\` again (or set BENCH_500K to the path of its bench-500k.tsv).
+`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(moleculesFile)) missingFile();
+  const config: Config = readConfig();
+  const tag = randomBytes(3).toString('hex');
+  const loaderPrefix = `bench-load-${tag}`;
+  const ceilingPrefix = `bench-ceiling-${tag}`;
+  const engine = new Engine({ ...config, ES_INDEX_PREFIX: ceilingPrefix });
+  const out = (text: string): boolean => process.stdout.write(`${text}\n`);
+  await engine.client.cluster.health({ wait_for_status: 'yellow', timeout: '30s' }).catch(() => {
+    throw new Error(`no Elasticsearch answers on ${config.ES_URL}: start one with \`npm run es:start\``);
+  });
+
+  out(`Loader benchmark (issue 4): node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), Elasticsearch at ${config.ES_URL}`);
+  let started = process.hrtime.bigint();
+  const set = await readStructures(moleculesFile, config.MAX_INCHI_LENGTH);
+  const rejected = Object.entries(set.rejectedByReason).map(([code, n]) => `${n} ${code}`).join(', ') || 'none';
+  out(`${moleculesFile}: ${fmt(set.rowsRead)} molecules, ${fmt(set.rowsWithoutInchi)} without InChI, ${fmt(set.duplicates)} repeated structures, rejected by the loading rules: ${rejected}`);
+  out(`→ ${fmt(set.keys.length)} distinct loadable structures (read, parsed and serialised in ${fmt(Number(process.hrtime.bigint() - started) / 1e9, 1)} s)`);
+
+  const folder = mkdtempSync(join(tmpdir(), 'chemxref-bench-load-'));
+  const table = sourceTable();
+  started = process.hrtime.bigint();
+  const assignmentCount = await writeDump(folder, set, table);
+  out(`dump in ${folder}: ${table.sources.length} sources, ${fmt(set.keys.length)} structures, ${fmt(assignmentCount)} assignments (written in ${fmt(Number(process.hrtime.bigint() - started) / 1e9, 1)} s)`);
+  const rejects = (step: string): string[] => ['--rejects', join(folder, `rejects-${step}.tsv`)];
+
+  const results: Record<string, { loader: ChildRun; ceilingSeconds: number; rows: number; engineCpuLoader: number; engineCpuCeiling: number }> = {};
+  try {
+    await runLoader(loaderPrefix, ['sources', join(folder, 'source.tsv'), ...rejects('sources')]);
+
+    // Structures: the ceiling writes the compound documents the loader would write, op_type create on the key.
+    await settle(engine);
+    let cpu = await engineCpuSeconds(engine);
+    const compounds = `${ceilingPrefix}-compounds`;
+    await createIndex(engine, compounds, 'compounds');
+    const ceilingStructures = await ceilingBulk(engine, set.keys.map((key, i) => [compounds, key, 'create', set.documents[i]]), [compounds], set.keys.length);
+    const engineCpuCeilingStructures = (await engineCpuSeconds(engine)) - cpu;
+    set.documents.length = 0; // not needed any more
+
+    await settle(engine);
+    cpu = await engineCpuSeconds(engine);
+    const loaderStructures = await runLoader(loaderPrefix, ['structures', join(folder, 'structure.tsv.gz'), ...rejects('structures')]);
+    results.structures = { loader: loaderStructures, ceilingSeconds: ceilingStructures, rows: set.keys.length, engineCpuLoader: (await engineCpuSeconds(engine)) - cpu, engineCpuCeiling: engineCpuCeilingStructures };
+
+    // References: one fresh index per source, assignments _id'd as the loader does.
+    await settle(engine);
+    cpu = await engineCpuSeconds(engine);
+    const stamp = Date.now();
+    const releaseOf = new Map(table.sources.map((s) => [s.id, `${ceilingPrefix}-xrefs-${s.id}-${stamp}`]));
+    for (const index of releaseOf.values()) await createIndex(engine, index, 'xrefs');
+    const prepared: [string, string, 'index', string][] = [];
+    for (const a of assignments(set.keys.length, table.sources)) {
+      const document = { sourceId: a.sourceId, compoundId: a.compoundId, uci: a.uci, assignment: a.assignment, standardInchiKey: set.keys[a.uci - 1], connectivityBlock: set.connectivityBlocks[a.uci - 1] };
+      prepared.push([releaseOf.get(a.sourceId)!, xrefId(a.uci, a.compoundId), 'index', JSON.stringify(document)]);
+    }
+    cpu = await engineCpuSeconds(engine);
+    const ceilingReferences = await ceilingBulk(engine, prepared, [...releaseOf.values()], assignmentCount);
+    const engineCpuCeilingReferences = (await engineCpuSeconds(engine)) - cpu;
+    prepared.length = 0;
+
+    await settle(engine);
+    cpu = await engineCpuSeconds(engine);
+    const loaderReferences = await runLoader(loaderPrefix, ['references', join(folder, 'reference.tsv.gz'), ...rejects('references')]);
+    results.references = { loader: loaderReferences, ceilingSeconds: ceilingReferences, rows: assignmentCount, engineCpuLoader: (await engineCpuSeconds(engine)) - cpu, engineCpuCeiling: engineCpuCeilingReferences };
+
+    out('');
+    out('| phase | rows | loader rows/s | ceiling rows/s | loader/ceiling | loader peak RSS | loader CPU s | engine CPU s (loader / ceiling) |');
+    out('|---|---|---|---|---|---|---|---|');
+    for (const [phase, r] of Object.entries(results)) {
+      const seconds = Number(r.loader.summary.seconds);
+      const loaded = Number(r.loader.summary.rowsLoaded);
+      if (loaded !== r.rows || Number(r.loader.summary.rowsRejected) !== 0) throw new Error(`the loader loaded ${loaded} of ${r.rows} ${phase} rows (${r.loader.summary.rowsRejected} rejected)`);
+      const loaderRate = r.rows / seconds;
+      const ceilingRate = r.rows / r.ceilingSeconds;
+      out(`| ${phase} | ${fmt(r.rows)} | ${fmt(loaderRate)} (${fmt(seconds, 1)} s; ${fmt(r.rows / r.loader.wallSeconds)} with process start-up) | ${fmt(ceilingRate)} (${fmt(r.ceilingSeconds, 1)} s) | ${fmt(loaderRate / ceilingRate, 2)} | ${fmt(r.loader.peakRssMb)} MB | ${fmt(r.loader.cpuSeconds, 1)} | ${fmt(r.engineCpuLoader, 1)} / ${fmt(r.engineCpuCeiling, 1)} |`);
+    }
+    out(`peak RSS is the VmHWM of the loader's node process (${results.structures.loader.peakCommand.slice(0, 80)}...); the whole npm → tsx → node tree peaked at ${fmt(Math.max(results.structures.loader.treePeakRssMb, results.references.loader.treePeakRssMb))} MB`);
+
+    // On-disk size of what the loader wrote, merged into one segment per index.
+    started = process.hrtime.bigint();
+    const written = (await indicesOf(engine, loaderPrefix)).filter((row) => row.index === `${loaderPrefix}-compounds` || row.index.startsWith(`${loaderPrefix}-xrefs-`));
+    const names = written.map((row) => row.index);
+    await engine.client.indices.forcemerge({ index: names.join(','), max_num_segments: 1 }, { requestTimeout: 3_600_000 });
+    await engine.client.indices.refresh({ index: names.join(',') });
+    const merged = (await indicesOf(engine, loaderPrefix)).filter((row) => names.includes(row.index));
+    const compoundsRow = merged.find((row) => row.index === `${loaderPrefix}-compounds`)!;
+    const xrefRows = merged.filter((row) => row.index !== compoundsRow.index);
+    const xrefBytes = xrefRows.reduce((sum, row) => sum + row.bytes, 0);
+    const xrefDocs = xrefRows.reduce((sum, row) => sum + row.docs, 0);
+    const perCompound = compoundsRow.bytes / compoundsRow.docs;
+    const perAssignment = xrefBytes / xrefDocs;
+    const gb = (bytes: number): string => `${fmt(bytes / 1e9, 1)} GB`;
+    out('');
+    out(`on disk after _forcemerge?max_num_segments=1 (${fmt(Number(process.hrtime.bigint() - started) / 1e9)} s): compounds ${fmt(compoundsRow.bytes)} bytes / ${fmt(compoundsRow.docs)} = ${fmt(perCompound)} bytes per compound; xrefs ${fmt(xrefBytes)} bytes / ${fmt(xrefDocs)} in ${xrefRows.length} indices = ${fmt(perAssignment)} bytes per assignment`);
+    out(`projected to UniChem's scale: 160 million structures × ${fmt(perCompound)} B = ${gb(160e6 * perCompound)}; 170 million assignments × ${fmt(perAssignment)} B = ${gb(170e6 * perAssignment)}; together ${gb(160e6 * perCompound + 170e6 * perAssignment)} (one copy, no replica)`);
+  } finally {
+    const deleted = [...(await deleteIndices(engine, loaderPrefix)), ...(await deleteIndices(engine, ceilingPrefix))];
+    out(`deleted ${deleted.length} bench indices (${loaderPrefix}-*, ${ceilingPrefix}-*) and ${folder}`);
+    rmSync(folder, { recursive: true, force: true });
+    await engine.close();
+  }
+}
+
+if (require.main === module) {
+  main().catch((error) => {
+    process.stderr.write(`bench:load failed: ${(error as Error).stack ?? error}\n`);
+    process.exit(1);
+  });
+}
