@@ -5,7 +5,7 @@
  */
 import type { SourceDocument, XrefDocument } from '../src/domain/types';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
-import type { Engine } from '../src/engine/client';
+import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
 import { createReleaseIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
 import { xrefId } from '../src/engine/xrefs';
@@ -16,31 +16,6 @@ import { parseUci } from './structures';
 import type { DryRunMemory } from './uci-bitset';
 
 const batchSize = 5_000;
-
-type StructureRef = { standardInchiKey: string; connectivityBlock: string };
-
-/**
- * The key and connectivity block of the structures with the given UCIs, read from doc values. Not
- * `compoundsByUci`: that reads `_source`, and every document fetched from the best_compression
- * compounds index costs a block decompression (about 0.6 ms each, an hour of engine time for
- * UniChem's 170 million assignments); doc values of these three keyword/long fields cost ~1/15th.
- */
-async function structureRefsByUci(engine: Engine, ucis: number[]): Promise<Map<number, StructureRef>> {
-  const found = new Map<number, StructureRef>();
-  const unique = [...new Set(ucis)];
-  for (let start = 0; start < unique.length; start += 10_000) {
-    const slice = unique.slice(start, start + 10_000);
-    const result = await engine.client.search({
-      index: engine.names.compounds, size: slice.length, query: { terms: { uci: slice } },
-      _source: false, stored_fields: ['_none_'], docvalue_fields: ['uci', 'standardInchiKey', 'connectivityBlock'],
-    });
-    for (const hit of result.hits.hits) {
-      const fields = hit.fields as { uci: number[]; standardInchiKey: string[]; connectivityBlock: string[] };
-      found.set(fields.uci[0], { standardInchiKey: fields.standardInchiKey[0], connectivityBlock: fields.connectivityBlock[0] });
-    }
-  }
-  return found;
-}
 
 /** Parses an assignment column: 1 (current) or 0 (obsolete). */
 export function parseAssignment(value: string | undefined): 0 | 1 {

@@ -8,11 +8,12 @@
  */
 import type { ParsedInchi } from '../src/chemistry';
 import { compoundDocument } from '../src/domain/compound';
-import type { CompoundDocument, SourceDocument, XrefDocument } from '../src/domain/types';
+import type { CompoundDocument, XrefDocument } from '../src/domain/types';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import type { Engine } from '../src/engine/client';
 import { compoundsByKey, createCompounds } from '../src/engine/compounds';
-import { createReleaseIndex, currentReleaseIndex } from '../src/engine/schema';
+import { createReleaseIndex, currentReleaseIndex, refreshIndex } from '../src/engine/schema';
+import { sourceById } from '../src/engine/sources';
 import { allocateUcis } from '../src/engine/sequence';
 import { existingIds, scanXrefs, xrefId } from '../src/engine/xrefs';
 import { publishSourceRelease } from './publish';
@@ -115,9 +116,8 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
       throw new FileFormatError(`${file}: a source release needs a Standard InChI, InChIKey or SMILES column (${[...inchiColumns, ...keyColumns, 'smiles'].join(', ')}); found ${columns.join(', ')}`);
     }
   }
-  const source = await run.engine.client.get<SourceDocument>({ index: run.engine.names.sources, id: String(sourceId) }, { ignore: [404] })
-    .catch(() => ({ found: false, _source: undefined }));
-  if (!source.found || !source._source) throw new FileFormatError(`source ${sourceId} is not known: load its metadata with \`npm run load -- sources\` first`);
+  const source = await sourceById(run.engine, sourceId).catch(() => undefined);
+  if (!source) throw new FileFormatError(`source ${sourceId} is not known: load its metadata with \`npm run load -- sources\` first`);
   const previous = run.dryRun ? undefined : await currentReleaseIndex(run.engine, sourceId);
   const next = run.dryRun ? '' : await createReleaseIndex(run.engine, sourceId);
   if (!run.dryRun) await run.setIndex(next);
@@ -159,11 +159,11 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
     run.rowsLoaded += (await bulkWrite(run.engine, items(), refused)).written;
     const counted = { obsoleted: 0 };
     if (previous) {
-      await run.engine.client.indices.refresh({ index: next });
+      await refreshIndex(run.engine, next);
       await bulkWrite(run.engine, obsoleteAssignments(run.engine, previous, next, counted), refused);
     }
     run.details.obsoleted = counted.obsoleted;
-    run.details.UCICount = await publishSourceRelease(run.engine, source._source, next, { touch: true });
+    run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true });
   } finally {
     await toolkit.close();
   }

@@ -6,7 +6,8 @@
 import type { CompoundDocument } from '../src/domain/types';
 import { compoundDocument } from '../src/domain/compound';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
-import { compoundsByKey, compoundsByUci } from '../src/engine/compounds';
+import { compoundsByKey, structureRefsByUci, type StructureRef } from '../src/engine/compounds';
+import { refreshIndex } from '../src/engine/schema';
 import { raiseSequenceAbove } from '../src/engine/sequence';
 import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
 import { Reject, type LoadRun } from './run';
@@ -29,8 +30,8 @@ async function resolveBatch(run: LoadRun, candidates: Candidate[]): Promise<Cand
     if (run.dryRun) return new Map<string, CompoundDocument>();
     throw error;
   });
-  const byUci = await compoundsByUci(run.engine, candidates.map((c) => c.uci), ['uci', 'standardInchiKey']).catch((error) => {
-    if (run.dryRun) return new Map<number, CompoundDocument>();
+  const byUci = await structureRefsByUci(run.engine, candidates.map((c) => c.uci)).catch((error) => {
+    if (run.dryRun) return new Map<number, StructureRef>();
     throw error;
   });
   const fresh: Candidate[] = [];
@@ -115,7 +116,7 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
     written = result.written;
     run.rowsLoaded += written;
     if (highest > 0) await raiseSequenceAbove(run.engine, highest);
-    await run.engine.client.indices.refresh({ index: run.engine.names.compounds });
+    await refreshIndex(run.engine, run.engine.names.compounds);
   }
   run.details.structuresCreated = written;
 }

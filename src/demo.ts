@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { readConfig } from './config';
 import { Engine } from './engine/client';
+import { hasAssignments } from './engine/lookups';
 import { startServer } from './server';
 import { log } from './log';
 import { parseArguments, runCommand } from '../loaders/cli';
@@ -13,18 +14,12 @@ import { startEngine } from '../scripts/engine';
 
 const sample = join(__dirname, '..', 'test', 'fixtures', 'demo');
 
-async function hasData(engine: Engine): Promise<boolean> {
-  const exists = await engine.client.indices.exists({ index: engine.names.xrefs });
-  if (!exists) return false;
-  return (await engine.client.count({ index: engine.names.xrefs })).count > 0;
-}
-
 async function main(): Promise<void> {
   const config = readConfig();
   await startEngine(config.ES_URL, config.ES_HEAP);
   const engine = new Engine(config);
   try {
-    if (await hasData(engine)) {
+    if (await hasAssignments(engine)) {
       log.info('the indices already hold data; not loading the sample', { indexPrefix: config.ES_INDEX_PREFIX });
     } else {
       log.info('loading the bundled sample (28,657 real molecules in seven sources)', { folder: sample });

@@ -90,3 +90,9 @@ export async function indexFigures(engine: Engine): Promise<{ structures: number
   ]);
   return { structures, xrefs, current, obsolete: xrefs - current };
 }
+
+/** Whether any source has a published release with at least one assignment. */
+export async function hasAssignments(engine: Engine): Promise<boolean> {
+  const { count } = await engine.client.count({ index: engine.names.xrefs, ignore_unavailable: true, allow_no_indices: true });
+  return count > 0;
+}

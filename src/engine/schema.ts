@@ -92,3 +92,8 @@ export async function resumeRefresh(engine: Engine, index: string, name: Mapping
   await engine.client.indices.putSettings({ index, settings: { index: { refresh_interval: refresh } } });
   await engine.client.indices.refresh({ index });
 }
+
+/** Makes what was written to `index` searchable now. */
+export async function refreshIndex(engine: Engine, index: string): Promise<void> {
+  await engine.client.indices.refresh({ index });
+}
