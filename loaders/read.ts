@@ -244,3 +244,24 @@ export async function* batches<T>(items: AsyncIterable<T>, size: number): AsyncG
   }
   if (batch.length > 0) yield batch;
 }
+
+/**
+ * The items of `batches`, with up to `depth` batches prepared ahead of the consumer: the next
+ * batch's lookups run while the bulk helper writes this one, instead of between its requests.
+ */
+export async function* readAhead<T>(source: AsyncIterable<T[]>, depth: number): AsyncGenerator<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  // An async generator queues concurrent next() calls and runs them one after the other.
+  const pending: Promise<IteratorResult<T[]>>[] = [];
+  try {
+    for (;;) {
+      while (pending.length < depth) pending.push(iterator.next());
+      const result = await pending.shift()!;
+      if (result.done) return;
+      yield* result.value;
+    }
+  } finally {
+    await Promise.allSettled(pending);
+    await iterator.return?.(undefined);
+  }
+}

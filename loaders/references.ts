@@ -10,7 +10,7 @@ import { createReleaseIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
 import { xrefId } from '../src/engine/xrefs';
 import { publishSourceRelease } from './publish';
-import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
+import { ByteCounter, FileFormatError, batches, readAhead, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
 import { Reject, type LoadRun } from './run';
 import { parseUci } from './structures';
 import type { DryRunMemory } from './uci-bitset';
@@ -54,8 +54,9 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
     return index;
   }
 
-  async function* items(): AsyncGenerator<BulkItem<RowRef>> {
+  async function* itemBatches(): AsyncGenerator<BulkItem<RowRef>[]> {
     for await (const batch of batches(readRows(file, 'tsv', counter), batchSize)) {
+      const items: BulkItem<RowRef>[] = [];
       const parsed: { row: Row; uci: number; sourceId: number; compoundId: string; assignment: 0 | 1 }[] = [];
       for (const row of batch) {
         run.rowsRead += 1;
@@ -94,11 +95,13 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           sourceId: item.sourceId, compoundId: item.compoundId, uci: item.uci, assignment: item.assignment,
           standardInchiKey: structure!.standardInchiKey, connectivityBlock: structure!.connectivityBlock,
         };
-        yield { index: await releaseOf(item.sourceId), id: xrefId(item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } };
+        items.push({ index: await releaseOf(item.sourceId), id: xrefId(item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } });
       }
       await run.tick();
+      yield items;
     }
   }
+  const items = (): AsyncGenerator<BulkItem<RowRef>> => readAhead(itemBatches(), 2);
 
   if (run.dryRun) {
     for await (const item of items()) void item;

@@ -9,7 +9,7 @@ import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import { compoundsByKey, structureRefsByUci, type StructureRef } from '../src/engine/compounds';
 import { refreshIndex } from '../src/engine/schema';
 import { raiseSequenceAbove } from '../src/engine/sequence';
-import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
+import { ByteCounter, FileFormatError, batches, readAhead, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
 import { Reject, type LoadRun } from './run';
 import { checkStructure } from './structure-rules';
 import type { DryRunMemory } from './uci-bitset';
@@ -75,8 +75,9 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
   let written = 0;
   const maxLength = run.config.MAX_INCHI_LENGTH;
 
-  async function* items(): AsyncGenerator<BulkItem<RowRef>> {
+  async function* itemBatches(): AsyncGenerator<BulkItem<RowRef>[]> {
     for await (const batch of batches(readRows(file, 'tsv', counter), batchSize)) {
+      const items: BulkItem<RowRef>[] = [];
       const candidates: Candidate[] = [];
       for (const row of batch) {
         run.rowsRead += 1;
@@ -97,11 +98,13 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
           dryRun?.ucis.add(candidate.uci);
           continue;
         }
-        yield { index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.document!, context: { line: candidate.row.line, raw: candidate.row.raw } };
+        items.push({ index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.document!, context: { line: candidate.row.line, raw: candidate.row.raw } });
       }
       await run.tick();
+      yield items;
     }
   }
+  const items = (): AsyncGenerator<BulkItem<RowRef>> => readAhead(itemBatches(), 2);
 
   if (run.dryRun) {
     for await (const item of items()) void item;
