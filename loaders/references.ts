@@ -4,14 +4,14 @@
  * index, published by one atomic alias swap once the whole file is in.
  */
 import type { SourceDocument, XrefDocument } from '../src/domain/types';
-import { bulkWrite, type BulkItem } from '../src/engine/bulk';
+import type { BulkItem } from '../src/engine/bulk';
 import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
 import { createReleaseIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
 import { xrefId } from '../src/engine/xrefs';
 import { publishSourceRelease } from './publish';
-import { ByteCounter, FileFormatError, batches, readAhead, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
-import { Reject, type LoadRun } from './run';
+import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
+import { Reject, writeBatches, type LoadRun } from './run';
 import { parseUci } from './structures';
 import type { DryRunMemory } from './uci-bitset';
 
@@ -101,15 +101,11 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
       yield items;
     }
   }
-  const items = (): AsyncGenerator<BulkItem<RowRef>> => readAhead(itemBatches(), 2);
-
-  if (run.dryRun) {
-    for await (const item of items()) void item;
-  } else {
-    const result = await bulkWrite(run.engine, items(), (failure) => {
-      run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', `the engine refused the assignment: ${failure.reason}`));
-    });
-    run.rowsLoaded += result.written;
+  const written = await writeBatches(run, itemBatches(), (failure) => {
+    run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', `the engine refused the assignment: ${failure.reason}`));
+  });
+  if (!run.dryRun) {
+    run.rowsLoaded += written;
     for (const [sourceId, index] of releases) {
       await publishSourceRelease(run.engine, sources.get(sourceId)!, index, { touch: false });
     }

@@ -8,8 +8,9 @@ import { dirname, resolve } from 'node:path';
 import type { Config } from '../src/config';
 import type { LoadRecord } from '../src/domain/types';
 import type { Engine } from '../src/engine/client';
+import { bulkWrite, type BulkFailure, type BulkItem } from '../src/engine/bulk';
 import { saveLoadRecord } from '../src/engine/loads';
-import type { ByteCounter, Row } from './read';
+import { readAhead, type ByteCounter, type Row, type RowRef } from './read';
 
 /** A row that breaks a loading rule: a short code for the summary and words for the rejects file. */
 export class Reject {
@@ -128,4 +129,17 @@ export class LoadRun {
       ...this.details, seconds, loadId: this.loadId, ...(message ? { error: message } : {}),
     };
   }
+}
+
+/**
+ * Writes the items of `itemBatches` through the bulk helper, the next batch prepared while this one
+ * is written; a dry run only walks them. Returns how many documents were written.
+ */
+export async function writeBatches(run: LoadRun, itemBatches: AsyncIterable<BulkItem<RowRef>[]>, onFailure: (failure: BulkFailure<RowRef>) => void): Promise<number> {
+  const items = readAhead(itemBatches, 2);
+  if (run.dryRun) {
+    for await (const item of items) void item;
+    return 0;
+  }
+  return (await bulkWrite(run.engine, items, onFailure)).written;
 }

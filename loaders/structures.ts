@@ -5,12 +5,12 @@
  */
 import type { CompoundDocument } from '../src/domain/types';
 import { compoundDocument } from '../src/domain/compound';
-import { bulkWrite, type BulkItem } from '../src/engine/bulk';
+import type { BulkItem } from '../src/engine/bulk';
 import { compoundsByKey, structureRefsByUci, type StructureRef } from '../src/engine/compounds';
 import { refreshIndex } from '../src/engine/schema';
 import { raiseSequenceAbove } from '../src/engine/sequence';
-import { ByteCounter, FileFormatError, batches, readAhead, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
-import { Reject, type LoadRun } from './run';
+import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
+import { Reject, writeBatches, type LoadRun } from './run';
 import { checkStructure } from './structure-rules';
 import type { DryRunMemory } from './uci-bitset';
 
@@ -72,7 +72,6 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
   const counter = new ByteCounter(fileSize(file));
   run.track(counter);
   let highest = 0;
-  let written = 0;
   const maxLength = run.config.MAX_INCHI_LENGTH;
 
   async function* itemBatches(): AsyncGenerator<BulkItem<RowRef>[]> {
@@ -104,19 +103,14 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
       yield items;
     }
   }
-  const items = (): AsyncGenerator<BulkItem<RowRef>> => readAhead(itemBatches(), 2);
-
-  if (run.dryRun) {
-    for await (const item of items()) void item;
-  } else {
-    const result = await bulkWrite(run.engine, items(), (failure) => {
-      const row = failure.context ?? { line: 0, raw: failure.id };
-      const reason = failure.status === 409
-        ? new Reject('duplicate-key', `${failure.id} already has a UCI (given twice in the file, or loaded by a concurrent load)`)
-        : new Reject('engine-refused', `the engine refused the structure: ${failure.reason}`);
-      run.reject(row, reason);
-    });
-    written = result.written;
+  const written = await writeBatches(run, itemBatches(), (failure) => {
+    const row = failure.context ?? { line: 0, raw: failure.id };
+    const reason = failure.status === 409
+      ? new Reject('duplicate-key', `${failure.id} already has a UCI (given twice in the file, or loaded by a concurrent load)`)
+      : new Reject('engine-refused', `the engine refused the structure: ${failure.reason}`);
+    run.reject(row, reason);
+  });
+  if (!run.dryRun) {
     run.rowsLoaded += written;
     if (highest > 0) await raiseSequenceAbove(run.engine, highest);
     await refreshIndex(run.engine, run.engine.names.compounds);

@@ -216,20 +216,22 @@ describe('npm run load', function () {
     const demo = table(join(fixturesDir, 'demo', 'structure.tsv.gz'));
     const folder = mkdtempSync(join(tmpdir(), 'chemxref-killed-'));
     const file = join(folder, 'nci-release.tsv');
-    writeFileSync(file, `compound_id\tstandard_inchi\tstandard_inchikey\n${demo.map((s, i) => `${900000 + i}\t${s.standardinchi}\t${s.standardinchikey}`).join('\n')}\n`);
+    // Three ids per structure (about 86,000 rows), so the load is still running when it is killed.
+    const rows = [0, 1, 2].flatMap((copy) => demo.map((s, i) => `${900000 + copy * 100000 + i}\t${s.standardinchi}\t${s.standardinchikey}`));
+    writeFileSync(file, `compound_id\tstandard_inchi\tstandard_inchikey\n${rows.join('\n')}\n`);
     const child = spawn(process.execPath, [require.resolve('tsx/cli'), join(__dirname, '..', 'loaders', 'cli.ts'), 'source', '101', file, '--no-progress'], {
       env: { ...process.env, ES_INDEX_PREFIX: prefix }, stdio: 'ignore',
     });
     const exited = new Promise((done) => child.once('exit', done));
     // Kill once the new release index has assignments in it.
-    for (let i = 0; i < 600; i += 1) {
+    for (let i = 0; i < 1200; i += 1) {
       const indices = Object.keys(await engine.client.indices.get({ index: `${prefix}-xrefs-101-*` }));
       const fresh = indices.filter((index) => index !== served);
       if (fresh.length > 0) {
         const stats = await engine.client.indices.stats({ index: fresh[0], metric: 'indexing' });
-        if ((stats._all.total?.indexing?.index_total ?? 0) > 1000) break;
+        if ((stats._all.total?.indexing?.index_total ?? 0) > 0) break;
       }
-      await new Promise((done) => setTimeout(done, 100));
+      await new Promise((done) => setTimeout(done, 50));
     }
     child.kill('SIGKILL');
     await exited;
