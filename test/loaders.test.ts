@@ -219,7 +219,9 @@ describe('npm run load', function () {
     // Three ids per structure (about 86,000 rows), so the load is still running when it is killed.
     const rows = [0, 1, 2].flatMap((copy) => demo.map((s, i) => `${900000 + copy * 100000 + i}\t${s.standardinchi}\t${s.standardinchikey}`));
     writeFileSync(file, `compound_id\tstandard_inchi\tstandard_inchikey\n${rows.join('\n')}\n`);
-    const child = spawn(process.execPath, [require.resolve('tsx/cli'), join(__dirname, '..', 'loaders', 'cli.ts'), 'source', '101', file, '--no-progress'], {
+    // The loader runs in this one process (tsx as a require hook, not the tsx CLI, which would start
+    // the loader in a grandchild that SIGKILL of the child does not reach).
+    const child = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), join(__dirname, '..', 'loaders', 'cli.ts'), 'source', '101', file, '--no-progress'], {
       env: { ...process.env, ES_INDEX_PREFIX: prefix }, stdio: 'ignore',
     });
     const exited = new Promise((done) => child.once('exit', done));
