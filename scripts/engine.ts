@@ -6,13 +6,39 @@
  * The engine version lives in `.env` (ELASTIC_VERSION), which docker-compose reads too.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const projectRoot = resolve(__dirname, '..');
-export const engineRoot = join(projectRoot, '.engine');
+
+/** Whether every folder above `dir` can be entered by other users (the engine's user must reach it). */
+function reachableByOthers(dir: string): boolean {
+  for (let parent = resolve(dir, '..'); ; parent = resolve(parent, '..')) {
+    try {
+      if ((statSync(parent).mode & 0o001) === 0) return false;
+    } catch {
+      return false;
+    }
+    if (parent === '/') return true;
+  }
+}
+
+/**
+ * Where the engine lives: `.engine/` in the project (ignored by git), or CHEMXREF_ENGINE_DIR. When
+ * root runs a project checked out under a private folder (such as /root), the engine's own user
+ * could not reach `.engine/`, so it goes to /var/lib/chemxref-engine/<hash of the project path>.
+ */
+function chooseEngineRoot(): string {
+  if (process.env.CHEMXREF_ENGINE_DIR) return resolve(process.env.CHEMXREF_ENGINE_DIR);
+  const local = join(projectRoot, '.engine');
+  if (process.getuid?.() !== 0 || reachableByOthers(local)) return local;
+  return join('/var/lib/chemxref-engine', createHash('sha256').update(projectRoot).digest('hex').slice(0, 12));
+}
+
+export const engineRoot = chooseEngineRoot();
 const dataDir = join(engineRoot, 'data');
 const logsDir = join(engineRoot, 'logs');
 const runDir = join(engineRoot, 'run');
