@@ -154,10 +154,10 @@ async function candidates(context: LookupContext, searched: SearchedStructure, o
   if (!single && options.relations.has('componentMatch')) {
     for (const component of distinctComponents(query).filter(expandable)) {
       if (await tooFrequent(component)) continue;
+      // The first pair in component order, among the components that may be searched.
+      const searchable = query.components.filter((c) => expandable(c) && (frequencyOf.get(c.connectivityBlock) ?? 0) <= options.frequencyCap);
       for (const structure of await compoundsWithComponent(engine, component.connectivityBlock, structuresPerBlock)) {
         if (found.has(structure.uci)) continue;
-        // The first pair in component order, among the components that may be searched.
-        const searchable = query.components.filter((c) => expandable(c) && (frequencyOf.get(c.connectivityBlock) ?? 0) <= options.frequencyCap);
         const pair = firstComponentPair(searchable, componentsOf(structure));
         if (pair) add({ structure, typeOfSearch: 'componentMatch', ...compareComponents(pair[0], pair[1]) });
       }

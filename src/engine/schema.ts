@@ -30,9 +30,7 @@ export async function createReleaseIndex(engine: Engine, sourceId: number): Prom
 
 /** Restores the refresh interval of a written release index and makes its documents searchable. */
 export async function sealReleaseIndex(engine: Engine, index: string): Promise<void> {
-  const refresh = (((mappingOf('xrefs').settings.index ?? {}) as Record<string, unknown>).refresh_interval ?? '1s') as string;
-  await engine.client.indices.putSettings({ index, settings: { index: { refresh_interval: refresh } } });
-  await engine.client.indices.refresh({ index });
+  await resumeRefresh(engine, index, 'xrefs');
 }
 
 /** The physical index behind a source's alias, if the source has a published release. */
@@ -87,6 +85,7 @@ export async function pauseRefresh(engine: Engine, index: string): Promise<void>
   await engine.client.indices.putSettings({ index, settings: { index: { refresh_interval: '-1' } } });
 }
 
+/** Restores the refresh interval the mapping file gives `index`, and refreshes it now. */
 export async function resumeRefresh(engine: Engine, index: string, name: MappingName): Promise<void> {
   const refresh = (((mappingOf(name).settings.index ?? {}) as Record<string, unknown>).refresh_interval ?? '1s') as string;
   await engine.client.indices.putSettings({ index, settings: { index: { refresh_interval: refresh } } });
