@@ -356,19 +356,19 @@ async function main(): Promise<void> {
     const loaderStructures = await runLoader(loaderPrefix, ['structures', join(folder, 'structure.tsv.gz'), ...rejects('structures')]);
     results.structures = { loader: loaderStructures, ceilingSeconds: ceilingStructures, rows: set.keys.length, engineCpuLoader: (await engineCpuSeconds(engine)) - cpu, engineCpuCeiling: engineCpuCeilingStructures };
 
-    // References: one fresh index per source, assignments _id'd as the loader does.
+    // References: one fresh release index for every source of the table, as the loader writes a dump,
+    // assignments _id'd as the loader does.
     await settle(engine);
     cpu = await engineCpuSeconds(engine);
-    const stamp = Date.now();
-    const releaseOf = new Map(table.sources.map((s) => [s.id, `${ceilingPrefix}-xrefs-${s.id}-${stamp}`]));
-    for (const index of releaseOf.values()) await createIndex(engine, index, 'xrefs');
+    const release = `${ceilingPrefix}-xrefs-dump-${Date.now()}`;
+    await createIndex(engine, release, 'xrefs');
     const prepared: [string, string, 'index', string][] = [];
     for (const a of assignments(set.keys.length, table.sources)) {
       const document = { sourceId: a.sourceId, compoundId: a.compoundId, uci: a.uci, assignment: a.assignment, standardInchiKey: set.keys[a.uci - 1], connectivityBlock: set.connectivityBlocks[a.uci - 1] };
-      prepared.push([releaseOf.get(a.sourceId)!, xrefId(a.uci, a.compoundId), 'index', JSON.stringify(document)]);
+      prepared.push([release, xrefId(a.uci, a.compoundId), 'index', JSON.stringify(document)]);
     }
     cpu = await engineCpuSeconds(engine);
-    const ceilingReferences = await ceilingBulk(engine, prepared, [...releaseOf.values()], assignmentCount);
+    const ceilingReferences = await ceilingBulk(engine, prepared, [release], assignmentCount);
     const engineCpuCeilingReferences = (await engineCpuSeconds(engine)) - cpu;
     prepared.length = 0;
 

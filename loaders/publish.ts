@@ -1,24 +1,34 @@
-/** Publishing a written source release: seal it, count its structures, swap the aliases, update the source. */
+/** Publishing a written release: seal it, count its structures, swap the aliases, update the sources. */
 import type { SourceDocument } from '../src/domain/types';
 import type { Engine } from '../src/engine/client';
-import { publishRelease, sealReleaseIndex } from '../src/engine/schema';
+import { publishReleases, sealReleaseIndex } from '../src/engine/schema';
 import { countCurrentUcis, putSource } from '../src/engine/sources';
 
 /**
- * Makes `index` the source's served release in one atomic alias call and stores the exact number of
- * structures it currently holds. Readers see the old release until the swap, the new one after.
+ * Makes `index` the served release of every source of `sources` in one atomic alias call and stores
+ * the exact number of structures each currently holds. Readers see the old releases until the swap,
+ * the new ones after. Returns the UCI count of each source.
  */
+export async function publishSourceReleases(
+  engine: Engine, sources: SourceDocument[], index: string, options: { touch: boolean; retired?: boolean },
+): Promise<Map<number, number>> {
+  await sealReleaseIndex(engine, index);
+  const uciCounts = await countCurrentUcis(engine, index);
+  await publishReleases(engine, index, sources.map((source) => source.sourceID));
+  for (const source of sources) {
+    const updated: SourceDocument = { ...source, UCICount: uciCounts.get(source.sourceID) ?? 0 };
+    delete updated.retired;
+    if (options.retired) updated.retired = true;
+    // A curator's reload is an update of the source; a dump keeps the dates its source table gives.
+    if (options.touch) updated.lastUpdated = new Date().toISOString();
+    await putSource(engine, updated);
+  }
+  return uciCounts;
+}
+
+/** Publishes `index` as the release of one source; returns its UCI count. */
 export async function publishSourceRelease(
   engine: Engine, source: SourceDocument, index: string, options: { touch: boolean; retired?: boolean },
 ): Promise<number> {
-  await sealReleaseIndex(engine, index);
-  const uciCount = await countCurrentUcis(engine, index);
-  await publishRelease(engine, source.sourceID, index);
-  const updated: SourceDocument = { ...source, UCICount: uciCount };
-  delete updated.retired;
-  if (options.retired) updated.retired = true;
-  // A curator's reload is an update of the source; a dump keeps the dates its source table gives.
-  if (options.touch) updated.lastUpdated = new Date().toISOString();
-  await putSource(engine, updated);
-  return uciCount;
+  return (await publishSourceReleases(engine, [source], index, options)).get(source.sourceID) ?? 0;
 }

@@ -1,7 +1,7 @@
 /**
  * `npm run load -- references <reference.tsv(.gz)>`: UniChem's reference table (UCI, SRC_ID,
- * SRC_COMPOUND_ID, ASSIGMENT). Every source in the file is replaced: its rows go to a fresh release
- * index, published by one atomic alias swap once the whole file is in.
+ * SRC_COMPOUND_ID, ASSIGMENT). Every source in the file is replaced: the rows of all of them go to
+ * one fresh release index, published for every source by one atomic alias swap once the file is in.
  */
 import type { SourceDocument, XrefDocument } from '../src/domain/types';
 import type { BulkItem } from '../src/engine/bulk';
@@ -9,7 +9,7 @@ import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
 import { createReleaseIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
 import { xrefId } from '../src/engine/xrefs';
-import { publishSourceRelease } from './publish';
+import { publishSourceReleases } from './publish';
 import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
 import { Reject, writeBatches, type LoadRun } from './run';
 import { parseUci } from './structures';
@@ -39,19 +39,18 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
     if (run.dryRun) return [];
     throw error;
   })).map((s) => [s.sourceID, s]));
-  const releases = new Map<number, string>();
+  let release: string | undefined;
   const rowsPerSource = new Map<number, number>();
   const counter = new ByteCounter(fileSize(file));
   run.track(counter);
 
-  async function releaseOf(sourceId: number): Promise<string> {
-    let index = releases.get(sourceId);
-    if (!index) {
-      index = await createReleaseIndex(run.engine, sourceId);
-      releases.set(sourceId, index);
-      await run.setIndex([...releases.values()].join(','));
+  // One index for every source of the file: a lookup across sources then searches one shard.
+  async function releaseIndex(): Promise<string> {
+    if (!release) {
+      release = await createReleaseIndex(run.engine, 'dump');
+      await run.setIndex(release);
     }
-    return index;
+    return release;
   }
 
   async function* itemBatches(): AsyncGenerator<BulkItem<RowRef>[]> {
@@ -95,7 +94,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           sourceId: item.sourceId, compoundId: item.compoundId, uci: item.uci, assignment: item.assignment,
           standardInchiKey: structure!.standardInchiKey, connectivityBlock: structure!.connectivityBlock,
         };
-        items.push({ index: await releaseOf(item.sourceId), id: xrefId(item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } });
+        items.push({ index: await releaseIndex(), id: xrefId(item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } });
       }
       await run.tick();
       yield items;
@@ -106,9 +105,8 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   });
   if (!run.dryRun) {
     run.rowsLoaded += written;
-    for (const [sourceId, index] of releases) {
-      await publishSourceRelease(run.engine, sources.get(sourceId)!, index, { touch: false });
-    }
+    const replaced = [...rowsPerSource.keys()].sort((a, b) => a - b).map((sourceId) => sources.get(sourceId)!);
+    if (release && replaced.length > 0) await publishSourceReleases(run.engine, replaced, release, { touch: false });
   }
   run.details.sourcesReplaced = Object.fromEntries([...rowsPerSource].sort((a, b) => a[0] - b[0]));
 }

@@ -17,14 +17,14 @@ export async function removeSource(run: LoadRun, sourceId: number): Promise<void
   const previous = await currentReleaseIndex(run.engine, sourceId);
   if (!previous) throw new FileFormatError(`source ${sourceId} has no loaded release to retire`);
   if (run.dryRun) {
-    for await (const page of scanXrefs(run.engine, previous)) run.rowsRead += page.length;
+    for await (const page of scanXrefs(run.engine, previous, sourceId)) run.rowsRead += page.length;
     run.rowsLoaded = run.rowsRead;
     return;
   }
   const next = await createReleaseIndex(run.engine, sourceId);
   await run.setIndex(next);
   async function* obsolete(): AsyncGenerator<BulkItem<RowRef>> {
-    for await (const page of scanXrefs(run.engine, previous!)) {
+    for await (const page of scanXrefs(run.engine, previous!, sourceId)) {
       for (const xref of page) {
         run.rowsRead += 1;
         yield { index: next, id: xrefId(xref.uci, xref.compoundId), op: 'index', document: { ...xref, assignment: 0 }, context: { line: run.rowsRead, raw: xref.compoundId } };

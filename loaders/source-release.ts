@@ -91,8 +91,10 @@ async function resolveUcis(run: LoadRun, entries: Entry[]): Promise<Map<string, 
 }
 
 /** Copies the previous release's assignments that the new release no longer has, as obsolete. */
-async function* obsoleteAssignments(engine: Engine, previous: string, next: string, counter: { obsoleted: number }): AsyncGenerator<BulkItem<RowRef>> {
-  for await (const page of scanXrefs(engine, previous)) {
+async function* obsoleteAssignments(
+  engine: Engine, sourceId: number, previous: string, next: string, counter: { obsoleted: number },
+): AsyncGenerator<BulkItem<RowRef>> {
+  for await (const page of scanXrefs(engine, previous, sourceId)) {
     const ids = page.map((xref) => xrefId(xref.uci, xref.compoundId));
     const present = await existingIds(engine, next, ids);
     for (let i = 0; i < page.length; i += 1) {
@@ -160,7 +162,7 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
     const counted = { obsoleted: 0 };
     if (previous) {
       await refreshIndex(run.engine, next);
-      await bulkWrite(run.engine, obsoleteAssignments(run.engine, previous, next, counted), refused);
+      await bulkWrite(run.engine, obsoleteAssignments(run.engine, sourceId, previous, next, counted), refused);
     }
     run.details.obsoleted = counted.obsoleted;
     run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true });

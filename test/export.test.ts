@@ -81,8 +81,8 @@ async function servedState(prefix: string, keys: string[]): Promise<{ sources: S
   try {
     const sources = await allSources(engine);
     const assignments = new Map<string, string[]>();
-    for (const index of (await currentReleaseIndices(engine)).values()) {
-      for await (const page of scanXrefs(engine, index)) {
+    for (const [sourceId, index] of await currentReleaseIndices(engine)) {
+      for await (const page of scanXrefs(engine, index, sourceId)) {
         for (const xref of page as XrefDocument[]) {
           const rows = assignments.get(xref.standardInchiKey) ?? [];
           rows.push(`${xref.sourceId}\t${xref.compoundId}\t${xref.assignment}\t${xref.uci}`);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { Engine } from '../src/engine/client';
-import { currentReleaseIndex } from '../src/engine/schema';
+import { currentReleaseIndex, currentReleaseIndices } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
 import type { XrefDocument } from '../src/domain/types';
 import { fixtureDump, fixturesDir, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
@@ -86,6 +86,14 @@ describe('npm run load', function () {
       expect(obsolete).to.have.length(6);
     });
 
+    it('serves every source of the dump from one release index', async () => {
+      const releases = await currentReleaseIndices(engine);
+      expect([...releases.keys()].sort((a, b) => a - b)).to.deep.equal([1, 9, 22, 101, 102, 103, 104]);
+      expect(new Set(releases.values()).size).to.equal(1);
+      const { count } = await engine.client.count({ index: engine.names.xrefs });
+      expect(count).to.equal(references.length);
+    });
+
     it('lists the loads in the history, most recent first', async () => {
       const history = await load(engine.names.prefix, ['history']);
       const commands = (history.loads as { command: string; status: string }[]).slice(0, 3).map((l) => `${l.command}:${l.status}`);
@@ -130,7 +138,9 @@ describe('npm run load', function () {
         expect(sources.find((s) => s.sourceID === 104)!.UCICount).to.equal(new Set(current.map((x) => x.uci)).size);
         const newIndex = await currentReleaseIndex(engine, 104);
         expect(newIndex).to.not.equal(oldIndex);
-        expect(await engine.client.indices.exists({ index: oldIndex! })).to.equal(false);
+        const { count } = await engine.client.count({ index: engine.names.xrefs, query: { term: { sourceId: 104 } } });
+        expect(count, 'the all-sources alias shows the new release only').to.equal(after.length);
+        expect(await currentReleaseIndex(engine, 1), 'the dump index still serves the other sources').to.equal(oldIndex);
       });
     }
   });
@@ -193,6 +203,37 @@ describe('npm run load', function () {
       const existing = await dry.client.indices.get({ index: `${dryPrefix}-*` });
       expect(Object.keys(existing)).to.deep.equal([]);
     });
+  });
+
+  it('a second dump replaces the first: every source moves at once, nothing is served twice, the old index goes', async () => {
+    const prefix = await loadFixture(freshPrefix('redump'));
+    const engine = engineFor(prefix);
+    const [first] = new Set((await currentReleaseIndices(engine)).values());
+    await load(prefix, ['references', join(fixtureDump, 'reference.tsv.gz')]);
+    const releases = new Set((await currentReleaseIndices(engine)).values());
+    expect(releases.size).to.equal(1);
+    expect(releases.has(first)).to.equal(false);
+    expect(await engine.client.indices.exists({ index: first })).to.equal(false);
+    expect((await engine.client.count({ index: engine.names.xrefs })).count).to.equal(references.length);
+  });
+
+  it('two sources of one dump replaced at once: the old assignments of neither show again', async () => {
+    const prefix = await loadFixture(freshPrefix('two-at-once'));
+    const engine = engineFor(prefix);
+    const dumpIndex = await currentReleaseIndex(engine, 102);
+    await Promise.all([
+      load(prefix, ['remove-source', '102']),
+      load(prefix, ['source', '104', join(fixturesDir, 'releases', 'bzr-release-2.tsv')]),
+    ]);
+    for (const sourceId of [102, 104]) {
+      expect(await currentReleaseIndex(engine, sourceId)).to.not.equal(dumpIndex);
+      const served = (await xrefsOf(engine, sourceId)).length;
+      const { count } = await engine.client.count({ index: engine.names.xrefs, query: { term: { sourceId } } });
+      expect(count, `source ${sourceId} through the all-sources alias`).to.equal(served);
+    }
+    const { count: cas } = await engine.client.count({ index: engine.names.xrefs, query: { bool: { filter: [{ term: { sourceId: 102 } }, { term: { assignment: 1 } }] } } });
+    expect(cas, 'the retired source has no current assignment').to.equal(0);
+    for (const sourceId of [1, 9, 22, 101, 103]) expect(await currentReleaseIndex(engine, sourceId)).to.equal(dumpIndex);
   });
 
   it('retires a source: its ids become obsolete, its metadata stays', async () => {

@@ -26,8 +26,11 @@ export class IndexNames {
   get meta(): string { return `${this.prefix}-meta`; }
   /** Alias of one source's current release. */
   xrefsOf(sourceId: number): string { return `${this.prefix}-xrefs-${sourceId}`; }
-  /** A fresh physical index for one source release. */
-  xrefsRelease(sourceId: number, stamp = Date.now()): string { return `${this.prefix}-xrefs-${sourceId}-${stamp}`; }
+  /**
+   * A fresh physical index for one release: of one source (`source`, `remove-source`) or of every
+   * source of a reference table (`dump`), which then serves them all from one shard.
+   */
+  xrefsRelease(tag: number | 'dump', stamp = Date.now()): string { return `${this.prefix}-xrefs-${tag}-${stamp}`; }
 }
 
 /** The Elasticsearch client of `config`, plus the index names. */

@@ -1,6 +1,7 @@
 /**
- * Indices and aliases: the base indices, one physical index per source release behind two aliases
- * (`{prefix}-xrefs-{sourceId}` and `{prefix}-xrefs`), and the atomic swap that publishes a release.
+ * Indices and aliases: the base indices, one physical index per release (of one source, or of all
+ * the sources of a dump) behind two aliases (`{prefix}-xrefs-{sourceId}` and `{prefix}-xrefs`), and
+ * the atomic swap that publishes a release.
  */
 import type { Engine, MappingName } from './client';
 import { mappingOf } from './client';
@@ -19,9 +20,12 @@ export async function ensureBaseIndices(engine: Engine): Promise<void> {
   await engine.client.cluster.health({ index: baseIndices.map((n) => engine.names[n]), wait_for_status: 'yellow', timeout: '30s' });
 }
 
-/** Creates a fresh, unaliased release index for one source, with refresh off while it is written. */
-export async function createReleaseIndex(engine: Engine, sourceId: number): Promise<string> {
-  const index = engine.names.xrefsRelease(sourceId);
+/**
+ * Creates a fresh, unaliased release index, with refresh off while it is written: for one source, or
+ * (`'dump'`) for every source of a reference table.
+ */
+export async function createReleaseIndex(engine: Engine, tag: number | 'dump'): Promise<string> {
+  const index = engine.names.xrefsRelease(tag);
   const { settings, mappings } = mappingOf('xrefs');
   const indexSettings = (settings.index ?? {}) as Record<string, unknown>;
   await engine.client.indices.create({ index, mappings, settings: { index: { ...indexSettings, refresh_interval: '-1' } } });
@@ -40,30 +44,91 @@ export async function currentReleaseIndex(engine: Engine, sourceId: number): Pro
   return indices[0];
 }
 
+/**
+ * Which sources each release index serves, read from the per-source aliases (the truth: the
+ * all-sources alias is derived from them). A dump's index may serve many sources, or fewer than it
+ * holds once some of them were reloaded on their own.
+ */
+async function servedSources(engine: Engine): Promise<Map<string, Set<number>>> {
+  const aliases = await engine.client.indices.getAlias({ name: `${engine.names.xrefs}-*` }, { ignore: [404] });
+  const pattern = new RegExp(`^${escape(engine.names.xrefs)}-([0-9]+)$`);
+  const served = new Map<string, Set<number>>();
+  for (const [index, state] of Object.entries(aliases ?? {})) {
+    for (const alias of Object.keys((state as { aliases?: object }).aliases ?? {})) {
+      const match = pattern.exec(alias);
+      if (!match) continue;
+      if (!served.has(index)) served.set(index, new Set());
+      served.get(index)!.add(Number(match[1]));
+    }
+  }
+  return served;
+}
+
 /** Every source's current release index, resolved once (an export reads these, not the moving aliases). */
 export async function currentReleaseIndices(engine: Engine): Promise<Map<number, string>> {
-  const aliases = await engine.client.indices.getAlias({ name: engine.names.xrefs }, { ignore: [404] });
   const releases = new Map<number, string>();
-  const pattern = new RegExp(`^${engine.names.prefix.replace(/[.]/g, '\\.')}-xrefs-([0-9]+)-[0-9]+$`);
-  for (const index of Object.keys(aliases ?? {})) {
-    const match = pattern.exec(index);
-    if (match) releases.set(Number(match[1]), index);
+  for (const [index, sourceIds] of await servedSources(engine)) {
+    for (const sourceId of sourceIds) releases.set(sourceId, index);
   }
   return releases;
 }
 
 /**
- * Publishes `index` as the source's release in one atomic alias call: readers see the old release
- * until this call and the new one after, never a mix. The old index is deleted afterwards.
+ * Publishes `index` as the release of every source of `sourceIds` in one atomic alias call: readers
+ * see the old releases until this call and the new ones after, never a mix.
+ *
+ * A source's alias filters on its id when the index holds several sources. The all-sources alias
+ * shows a previous index only for the sources it still serves, and an index that serves none is
+ * deleted in the same call. Publishes take turns (a lock in the meta index): each one rewrites the
+ * all-sources filter from what the aliases say at that moment.
  */
-export async function publishRelease(engine: Engine, sourceId: number, index: string): Promise<void> {
-  const previous = await currentReleaseIndex(engine, sourceId);
-  const actions: object[] = [
-    { add: { index, alias: engine.names.xrefsOf(sourceId) } },
-    { add: { index, alias: engine.names.xrefs } },
-  ];
-  if (previous && previous !== index) actions.unshift({ remove_index: { index: previous } });
-  await engine.client.indices.updateAliases({ actions } as never);
+export async function publishReleases(engine: Engine, index: string, sourceIds: number[]): Promise<void> {
+  await withPublishLock(engine, async () => {
+    const served = await servedSources(engine);
+    const published = new Set(sourceIds);
+    const shared = sourceIds.length > 1;
+    const actions: object[] = [];
+    for (const sourceId of sourceIds) {
+      actions.push({ add: { index, alias: engine.names.xrefsOf(sourceId), ...(shared ? { filter: { term: { sourceId } } } : {}) } });
+    }
+    actions.push({ add: { index, alias: engine.names.xrefs } });
+    for (const [previous, sources] of served) {
+      if (previous === index) continue;
+      const replaced = [...sources].filter((sourceId) => published.has(sourceId));
+      if (replaced.length === 0) continue;
+      const remaining = [...sources].filter((sourceId) => !published.has(sourceId)).sort((a, b) => a - b);
+      if (remaining.length === 0) {
+        actions.unshift({ remove_index: { index: previous } });
+        continue;
+      }
+      for (const sourceId of replaced) actions.unshift({ remove: { index: previous, alias: engine.names.xrefsOf(sourceId) } });
+      actions.push({ add: { index: previous, alias: engine.names.xrefs, filter: { terms: { sourceId: remaining } } } });
+    }
+    await engine.client.indices.updateAliases({ actions } as never);
+  });
+}
+
+const lockId = 'publish-lock';
+/** A lock older than this was left by a killed publish (a publish holds it for well under a second). */
+const staleLockMs = 60_000;
+
+async function withPublishLock(engine: Engine, work: () => Promise<void>): Promise<void> {
+  const index = engine.names.meta;
+  for (;;) {
+    const taken = await engine.client.create({ index, id: lockId, document: { kind: 'lock', started: new Date().toISOString() } }, { ignore: [409] });
+    if ((taken as { result?: string }).result === 'created') break;
+    const held = await engine.client.get<{ started: string }>({ index, id: lockId }, { ignore: [404] });
+    if (held.found && Date.now() - Date.parse(held._source!.started) > staleLockMs) {
+      await engine.client.delete({ index, id: lockId, if_seq_no: held._seq_no, if_primary_term: held._primary_term }, { ignore: [404, 409] });
+    } else {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  try {
+    await work();
+  } finally {
+    await engine.client.delete({ index, id: lockId }, { ignore: [404] });
+  }
 }
 
 /**
@@ -71,13 +136,17 @@ export async function publishRelease(engine: Engine, sourceId: number, index: st
  * leftovers of killed loads. Returns what it deleted.
  */
 export async function removeAllLeftoverReleases(engine: Engine, running: Set<string>): Promise<string[]> {
-  const all = await engine.client.indices.get({ index: `${engine.names.prefix}-xrefs-*`, expand_wildcards: 'all', features: ['aliases'] }, { ignore: [404] });
-  const pattern = new RegExp(`^${engine.names.prefix.replace(/[.]/g, '\\.')}-xrefs-[0-9]+-[0-9]+$`);
+  const all = await engine.client.indices.get({ index: `${engine.names.xrefs}-*`, expand_wildcards: 'all', features: ['aliases'] }, { ignore: [404] });
+  const pattern = new RegExp(`^${escape(engine.names.xrefs)}-([0-9]+|dump)-[0-9]+$`);
   const leftovers = Object.entries(all ?? {})
     .filter(([index, state]) => pattern.test(index) && Object.keys((state as { aliases?: object }).aliases ?? {}).length === 0 && !running.has(index))
     .map(([index]) => index);
   if (leftovers.length > 0) await engine.client.indices.delete({ index: leftovers.join(',') });
   return leftovers;
+}
+
+function escape(name: string): string {
+  return name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** Turns periodic refresh of the compounds index off for a bulk load (on again with `resumeRefresh`). */

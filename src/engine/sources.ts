@@ -20,20 +20,29 @@ export async function putSource(engine: Engine, source: SourceDocument): Promise
 }
 
 /**
- * The exact number of distinct structures with a current assignment in `index` (one release).
- * A composite aggregation pages through every UCI, so the count is exact, unlike `cardinality`.
+ * The exact number of distinct structures with a current assignment, per source, in `index` (one
+ * release, of one source or of a whole dump). A composite aggregation pages through every
+ * (source, UCI) pair, so the counts are exact, unlike `cardinality`.
  */
-export async function countCurrentUcis(engine: Engine, index: string): Promise<number> {
-  let count = 0;
+export async function countCurrentUcis(engine: Engine, index: string): Promise<Map<number, number>> {
+  const counts = new Map<number, number>();
   let after: Record<string, unknown> | undefined;
   for (;;) {
     const result = await engine.client.search({
       index, size: 0, query: { term: { assignment: 1 } },
-      aggs: { ucis: { composite: { size: 10_000, sources: [{ uci: { terms: { field: 'uci' } } }], ...(after ? { after } : {}) } } },
+      aggs: {
+        ucis: {
+          composite: {
+            size: 10_000,
+            sources: [{ sourceId: { terms: { field: 'sourceId' } } }, { uci: { terms: { field: 'uci' } } }],
+            ...(after ? { after } : {}),
+          },
+        },
+      },
     });
-    const agg = result.aggregations?.ucis as { buckets: unknown[]; after_key?: Record<string, unknown> };
-    count += agg.buckets.length;
-    if (agg.buckets.length < 10_000 || !agg.after_key) return count;
+    const agg = result.aggregations?.ucis as { buckets: { key: { sourceId: number } }[]; after_key?: Record<string, unknown> };
+    for (const bucket of agg.buckets) counts.set(bucket.key.sourceId, (counts.get(bucket.key.sourceId) ?? 0) + 1);
+    if (agg.buckets.length < 10_000 || !agg.after_key) return counts;
     after = agg.after_key;
   }
 }

@@ -1,4 +1,4 @@
-/** The xrefs indices: one document per assignment, one physical index per source release. */
+/** The xrefs indices: one document per assignment, one physical index per release. */
 import { createHash } from 'node:crypto';
 import type { XrefDocument } from '../domain/types';
 import type { Engine } from './client';
@@ -13,12 +13,15 @@ export function xrefId(uci: number, compoundId: string): string {
   return Buffer.byteLength(id) <= 500 ? id : `${uci}:sha256:${createHash('sha256').update(compoundId).digest('hex')}`;
 }
 
-/** Walks every assignment of one index in (uci, compoundId) order, a page at a time, with search_after. */
-export async function* scanXrefs(engine: Engine, index: string, pageSize = 5_000, query: object = { match_all: {} }): AsyncGenerator<XrefDocument[]> {
+/**
+ * Walks every assignment of one source in a release index in (uci, compoundId) order, a page at a
+ * time, with search_after (a dump's index holds other sources too).
+ */
+export async function* scanXrefs(engine: Engine, index: string, sourceId: number, pageSize = 5_000): AsyncGenerator<XrefDocument[]> {
   let after: (string | number)[] | undefined;
   for (;;) {
     const result = await engine.client.search<XrefDocument>({
-      index, size: pageSize, query, sort: [{ uci: 'asc' }, { compoundId: 'asc' }],
+      index, size: pageSize, query: { term: { sourceId } }, sort: [{ uci: 'asc' }, { compoundId: 'asc' }],
       ...(after ? { search_after: after } : {}),
     });
     const hits = result.hits.hits;

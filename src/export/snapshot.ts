@@ -50,7 +50,8 @@ const maxRestarts = 10;
 
 /**
  * Copies the release of every source of `sourceIds`. The indices are resolved together, at the
- * start; a source is re-resolved only if its release disappears while it is copied.
+ * start; a source is read again from its new release if it was replaced while it was copied (its
+ * index deleted, or no longer the one its alias names when the copy ends).
  */
 export async function takeSnapshot(engine: Engine, sourceIds: number[], options: SnapshotOptions): Promise<Snapshot> {
   const resolved = await currentReleaseIndices(engine);
@@ -60,12 +61,18 @@ export async function takeSnapshot(engine: Engine, sourceIds: number[], options:
   const copySource = async (sourceId: number): Promise<void> => {
     let index = resolved.get(sourceId) ?? null;
     for (let restarts = 0; ; restarts += 1) {
+      if (restarts > maxRestarts) throw new Error(`source ${sourceId} was reloaded ${maxRestarts} times while it was exported; try again later`);
       try {
         const result = await copyRelease(engine, sourceId, index, snapshot.fileOf(sourceId), options);
-        copied.set(sourceId, { sourceId, index, rows: result.rows, skippedIds: result.skippedIds, restarts });
-        return;
+        // A dump's index outlives the reload of one of its sources: ask whether it still serves this one.
+        const current = (await currentReleaseIndex(engine, sourceId)) ?? null;
+        if (current === index) {
+          copied.set(sourceId, { sourceId, index, rows: result.rows, skippedIds: result.skippedIds, restarts });
+          return;
+        }
+        index = current;
       } catch (error) {
-        if (!(error instanceof ReleaseGone) || restarts >= maxRestarts) throw error;
+        if (!(error instanceof ReleaseGone)) throw error;
         index = (await currentReleaseIndex(engine, sourceId)) ?? null;
       }
     }
@@ -92,7 +99,7 @@ async function copyRelease(
   try {
     if (index) {
       let page = 0;
-      for await (const assignments of scanRelease(engine, index, { currentOnly: options.currentOnly, pageSize: options.pageSize })) {
+      for await (const assignments of scanRelease(engine, index, sourceId, { currentOnly: options.currentOnly, pageSize: options.pageSize })) {
         let text = '';
         for (const { uci, compoundId, assignment } of assignments) {
           if (unrepresentable.test(compoundId)) {
