@@ -8,11 +8,11 @@ import { compoundDocument } from '../src/domain/compound';
 import type { BulkItem } from '../src/engine/bulk';
 import { compoundsByKey, structureRefsByUci, type StructureRef } from '../src/engine/compounds';
 import { refreshIndex } from '../src/engine/schema';
-import { raiseSequenceAbove } from '../src/engine/sequence';
+import { nextUci, raiseSequenceAbove } from '../src/engine/sequence';
 import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
 import { Reject, writeBatches, type LoadRun } from './run';
 import { checkStructure } from './structure-rules';
-import type { DryRunMemory } from './uci-bitset';
+import { UciBitset, type DryRunMemory } from './uci-bitset';
 
 const batchSize = 2_000;
 
@@ -24,19 +24,54 @@ export function parseUci(value: string | undefined): number {
 
 interface Candidate { row: Row; uci: number; document: CompoundDocument | null; key: string }
 
+/**
+ * Who may already own a UCI. Every UCI in use before this load is below `before` (the sequence's
+ * next UCI, read at the start and raised before each batch is written), so only those are looked up
+ * in the index; the UCIs this load wrote itself are in `written` (a bitset: 20 MB at 160 million),
+ * which the index could not show anyway while refresh is paused.
+ */
+class UciOwners {
+  readonly written = new UciBitset();
+  private raisedTo = 0;
+
+  private constructor(private before: number) {}
+
+  static async start(run: LoadRun): Promise<UciOwners> {
+    // A dry run writes nothing and raises nothing: every UCI is looked up.
+    return new UciOwners(run.dryRun ? Number.POSITIVE_INFINITY : await nextUci(run.engine));
+  }
+
+  /** Raises the sequence above the batch's UCIs before they are written, so no load hands them out. */
+  async reserve(run: LoadRun, candidates: Candidate[]): Promise<void> {
+    if (run.dryRun) return;
+    const highest = candidates.reduce((max, c) => Math.max(max, c.uci), 0);
+    if (highest <= this.raisedTo) return;
+    const previous = await raiseSequenceAbove(run.engine, highest);
+    // UCIs handed out by another load since the last raise are in use too.
+    if (previous > Math.max(this.raisedTo + 1, this.before)) this.before = previous;
+    this.raisedTo = highest;
+  }
+
+  /** Keys of the UCIs among `ucis` that were in use before this load. */
+  async inIndex(run: LoadRun, ucis: number[]): Promise<Map<number, StructureRef>> {
+    const older = ucis.filter((uci) => uci < this.before);
+    return structureRefsByUci(run.engine, older).catch((error) => {
+      if (run.dryRun) return new Map<number, StructureRef>();
+      throw error;
+    });
+  }
+}
+
 /** Checks one batch against the index: keys already known, UCIs already taken by another key. */
-async function resolveBatch(run: LoadRun, candidates: Candidate[]): Promise<Candidate[]> {
+async function resolveBatch(run: LoadRun, candidates: Candidate[], owners: UciOwners): Promise<Candidate[]> {
+  await owners.reserve(run, candidates);
   const byKey = await compoundsByKey(run.engine, candidates.map((c) => c.key)).catch((error) => {
     if (run.dryRun) return new Map<string, CompoundDocument>();
     throw error;
   });
-  const byUci = await structureRefsByUci(run.engine, candidates.map((c) => c.uci)).catch((error) => {
-    if (run.dryRun) return new Map<number, StructureRef>();
-    throw error;
-  });
+  const byUci = await owners.inIndex(run, candidates.filter((c) => !byKey.has(c.key)).map((c) => c.uci));
   const fresh: Candidate[] = [];
   const keysInBatch = new Map<string, number>();
-  const ucisInBatch = new Map<number, string>();
   for (const candidate of candidates) {
     const known = byKey.get(candidate.key);
     try {
@@ -46,12 +81,13 @@ async function resolveBatch(run: LoadRun, candidates: Candidate[]): Promise<Cand
         continue;
       }
       if (!candidate.document) throw new Reject('unknown-key-without-inchi', `${candidate.key} is given without an InChI and is not already known`);
-      const owner = byUci.get(candidate.uci)?.standardInchiKey ?? ucisInBatch.get(candidate.uci);
-      if (owner !== undefined && owner !== candidate.key) throw new Reject('uci-conflict', `UCI ${candidate.uci} already belongs to ${owner}`);
       const line = keysInBatch.get(candidate.key);
       if (line !== undefined) throw new Reject('duplicate-key', `${candidate.key} was already given on line ${line}`);
+      const owner = byUci.get(candidate.uci)?.standardInchiKey;
+      if (owner !== undefined && owner !== candidate.key) throw new Reject('uci-conflict', `UCI ${candidate.uci} already belongs to ${owner}`);
+      if (owners.written.has(candidate.uci)) throw new Reject('uci-conflict', `UCI ${candidate.uci} was already given to another structure earlier in the file`);
       keysInBatch.set(candidate.key, candidate.row.line);
-      ucisInBatch.set(candidate.uci, candidate.key);
+      owners.written.add(candidate.uci);
       fresh.push(candidate);
     } catch (error) {
       if (!(error instanceof Reject)) throw error;
@@ -73,6 +109,7 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
   run.track(counter);
   let highest = 0;
   const maxLength = run.config.MAX_INCHI_LENGTH;
+  const owners = await UciOwners.start(run);
 
   async function* itemBatches(): AsyncGenerator<BulkItem<RowRef>[]> {
     for await (const batch of batches(readRows(file, 'tsv', counter), batchSize)) {
@@ -90,7 +127,7 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
           run.reject(row, error);
         }
       }
-      for (const candidate of await resolveBatch(run, candidates)) {
+      for (const candidate of await resolveBatch(run, candidates, owners)) {
         highest = Math.max(highest, candidate.uci);
         if (run.dryRun) {
           run.rowsLoaded += 1;

@@ -55,7 +55,15 @@ export async function allocateUcis(engine: Engine, count: number): Promise<numbe
   return advanceSequence(engine, (next) => next + count);
 }
 
-/** Makes sure the sequence never hands out a UCI at or below `highest` (after a dump load with given UCIs). */
-export async function raiseSequenceAbove(engine: Engine, highest: number): Promise<void> {
-  await advanceSequence(engine, (next) => Math.max(next, highest + 1));
+/**
+ * Makes sure the sequence never hands out a UCI at or below `highest` (a dump load raises it before
+ * it writes UCIs of its own). Returns the next UCI the sequence held before.
+ */
+export async function raiseSequenceAbove(engine: Engine, highest: number): Promise<number> {
+  return advanceSequence(engine, (next) => Math.max(next, highest + 1));
+}
+
+/** The next UCI the sequence would hand out: every UCI in use is below it. */
+export async function nextUci(engine: Engine): Promise<number> {
+  return advanceSequence(engine, (next) => next);
 }
