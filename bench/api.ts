@@ -15,11 +15,13 @@
 // CPU profile there) change the run.
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { readConfig, type Config } from '../src/config';
 import { Engine } from '../src/engine/client';
+import { currentReleaseIndices } from '../src/engine/schema';
 import { startServer } from '../src/server';
 import { parseArguments, runCommand } from '../loaders/cli';
 import { deleteIndicesByPrefix } from '../test/support/engine';
@@ -55,11 +57,13 @@ async function ensureLoaded(engine: Engine, config: Config): Promise<Expected> {
   let expected: Expected | undefined = existsSync(expectedFile) ? JSON.parse(readFileSync(expectedFile, 'utf8')) as Expected : undefined;
   if (expected) {
     const [structures, assignments] = [await count(engine, engine.names.compounds), await count(engine, engine.names.xrefs)];
-    if (structures === expected.structures && assignments === expected.assignments) {
+    // A dump serves all its sources from one release index; an older layout (one per source) is reloaded.
+    const releases = new Set((await currentReleaseIndices(engine).catch(() => new Map())).values()).size;
+    if (structures === expected.structures && assignments === expected.assignments && releases === 1) {
       out(`reusing ${prefix}-*: ${fmt(structures)} structures, ${fmt(assignments)} assignments (\`npm run bench:api -- --clean\` deletes them)`);
       return expected;
     }
-    out(`${prefix}-* holds ${fmt(structures)} structures and ${fmt(assignments)} assignments, not the ${fmt(expected.structures)} and ${fmt(expected.assignments)} of the dump: loading again`);
+    out(`${prefix}-* holds ${fmt(structures)} structures and ${fmt(assignments)} assignments in ${releases} release indices, not the ${fmt(expected.structures)} and ${fmt(expected.assignments)} of the dump in one: loading again`);
   }
   if (!existsSync(moleculesFile)) {
     process.stderr.write(`${moleculesFile} is missing: build it as \`npm run bench:load\` explains (../shared/data/make-samples.sh), or set BENCH_500K\n`);
@@ -207,6 +211,22 @@ async function drive(url: string, path: string, bodies: object[], duration: numb
   return summarise(latencies, failures + result.errors + result.timeouts, result.duration);
 }
 
+/** One POST through a keep-alive agent (node:http costs the load generator a fraction of fetch's CPU). */
+function post(target: URL, agent: Agent, path: string, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({
+      host: target.hostname, port: target.port, path, method: 'POST', agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
 /**
  * Open loop at `rate` requests/s, evenly spaced (one request every 1000/rate ms, whatever the
  * answers), so the latency is that of a service at that load, not of bursts: autocannon's
@@ -214,6 +234,8 @@ async function drive(url: string, path: string, bodies: object[], duration: numb
  */
 async function drivePaced(url: string, path: string, bodies: object[], duration: number, rate: number): Promise<Measure> {
   const payloads = bodies.map((body) => JSON.stringify(body));
+  const target = new URL(url);
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const latencies: number[] = [];
   let failures = 0;
   const started = process.hrtime.bigint();
@@ -225,12 +247,32 @@ async function drivePaced(url: string, path: string, bodies: object[], duration:
     const wait = Number(due - process.hrtime.bigint()) / 1e6;
     if (wait > 1) await new Promise((done) => setTimeout(done, wait));
     const begun = process.hrtime.bigint();
-    inFlight.push(fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: payloads[i % payloads.length] })
-      .then(async (response) => {
-        await response.arrayBuffer();
-        if (response.status === 200) latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
-        else failures += 1;
-      }, () => { failures += 1; }));
+    inFlight.push(post(target, agent, path, payloads[i % payloads.length]).then((status) => {
+      if (status === 200) latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
+      else failures += 1;
+    }, () => { failures += 1; }));
+  }
+  await Promise.all(inFlight);
+  agent.destroy();
+  return summarise(latencies, failures, Number(process.hrtime.bigint() - started) / 1e9);
+}
+
+/** The engine's side of `drivePaced`: `lookup` for each sample in turn, at `rate` per second, evenly spaced. */
+async function paceEngine<T>(lookup: (sample: T) => Promise<unknown>, list: T[], duration: number, rate: number): Promise<Measure> {
+  const latencies: number[] = [];
+  let failures = 0;
+  const started = process.hrtime.bigint();
+  const interval = 1e9 / rate;
+  const total = Math.floor(duration * rate);
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < total; i += 1) {
+    const due = started + BigInt(Math.round(i * interval));
+    const wait = Number(due - process.hrtime.bigint()) / 1e6;
+    if (wait > 1) await new Promise((done) => setTimeout(done, wait));
+    const begun = process.hrtime.bigint();
+    inFlight.push(lookup(list[i % list.length]).then(() => {
+      latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
+    }, () => { failures += 1; }));
   }
   await Promise.all(inFlight);
   return summarise(latencies, failures, Number(process.hrtime.bigint() - started) / 1e9);
@@ -264,23 +306,27 @@ async function driveEngine<T>(lookup: (sample: T) => Promise<unknown>, list: T[]
 
 interface XrefHit { uci: number; sourceId: number; compoundId: string; standardInchiKey: string }
 
+const unlimited = 1_000_000;
+
 function ceilingLookups(engine: Engine) {
   const { client, names } = engine;
   const xrefSort: Record<string, 'asc'>[] = [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }];
-  // lookups.ts xrefsWhere: current assignments only, one page (no lookup here has more than 5,000).
-  const xrefs = async (clause: object, size: number, index = names.xrefs): Promise<XrefHit[]> => {
-    const result = await client.search<XrefHit>({
-      index, size, ignore_unavailable: true, allow_no_indices: true,
-      query: { bool: { filter: [clause, { term: { assignment: 1 } }] } }, sort: xrefSort,
-    });
-    return result.hits.hits.map((hit) => hit._source!);
-  };
-  // compounds.ts compoundsByUci.
-  const compoundsByUci = async (ucis: number[]): Promise<unknown[]> => {
-    const unique = [...new Set(ucis)];
-    if (unique.length === 0) return [];
-    const result = await client.search({ index: names.compounds, size: unique.length, query: { terms: { uci: unique } }, _source: { excludes: ['loadId'] } });
-    return result.hits.hits;
+  // lookups.ts xrefsWhere: current assignments only, a first page of 100, then pages of 5,000.
+  const xrefs = async (clause: object, limit: number, index = names.xrefs): Promise<XrefHit[]> => {
+    const found: XrefHit[] = [];
+    let after: unknown[] | undefined;
+    while (found.length < limit) {
+      const size = Math.min(after ? 5_000 : 100, limit - found.length);
+      const result = await client.search<XrefHit>({
+        index, size, ignore_unavailable: true, allow_no_indices: true, track_total_hits: false,
+        query: { bool: { filter: [clause, { term: { assignment: 1 } }] } }, sort: xrefSort,
+        ...(after ? { search_after: after as never } : {}),
+      });
+      for (const hit of result.hits.hits) found.push(hit._source!);
+      if (result.hits.hits.length < size) break;
+      after = result.hits.hits[result.hits.hits.length - 1].sort;
+    }
+    return found;
   };
   // compounds.ts compoundsByKey, as lookup.ts compoundViews reads the structures of the assignments found.
   const structuresOf = async (found: XrefHit[]): Promise<void> => {
@@ -288,32 +334,36 @@ function ceilingLookups(engine: Engine) {
     if (keys.length > 0) await client.mget({ index: names.compounds, ids: keys, _source_excludes: ['loadId'] });
   };
   return {
-    /** POST /compounds {type: inchikey}: xrefs by key, then the structures. */
+    /** POST /compounds {type: inchikey}: xrefs by key and the key's structure, at once. */
     compoundsByKey: async (key: string): Promise<void> => {
-      const found = await xrefs({ terms: { standardInchiKey: [key] } }, 5_000);
-      await structuresOf(found);
+      await Promise.all([
+        xrefs({ terms: { standardInchiKey: [key] } }, unlimited),
+        client.mget({ index: names.compounds, ids: [key], _source_excludes: ['loadId'] }),
+      ]);
     },
     /** POST /compounds {type: sourceID}: the id in its source's alias, every assignment of its structures, the structures. */
     compoundsBySourceId: async (id: { sourceId: number; compoundId: string }): Promise<void> => {
       const own = await client.search<XrefHit>({
-        index: names.xrefsOf(id.sourceId), size: 5_000, ignore_unavailable: true, allow_no_indices: true,
+        index: names.xrefsOf(id.sourceId), size: 100, ignore_unavailable: true, allow_no_indices: true, track_total_hits: false,
         query: { bool: { filter: [{ term: { compoundId: id.compoundId } }, { term: { assignment: 1 } }, { term: { sourceId: id.sourceId } }] } }, sort: xrefSort,
       });
       const ucis = [...new Set(own.hits.hits.map((hit) => hit._source!.uci))];
-      const found = ucis.length === 0 ? [] : await xrefs({ terms: { uci: ucis } }, 5_000);
+      const found = ucis.length === 0 ? [] : await xrefs({ terms: { uci: ucis } }, unlimited);
       await structuresOf(found);
     },
-    /** POST /connectivity {type: inchikey}: the key's UCI, its structure, one current assignment, the skeleton's structures, their assignments. */
+    /** POST /connectivity {type: inchikey}: one current assignment of the key and its structure at once, the skeleton's structures, their assignments. */
     connectivityByKey: async (key: string): Promise<void> => {
-      const [indexed] = await xrefs({ terms: { standardInchiKey: [key] } }, 1);
-      if (!indexed) return;
-      const structure = (await compoundsByUci([indexed.uci]))[0] as { _source: { connectivityBlock: string } };
-      await xrefs({ terms: { uci: [indexed.uci] } }, 1);
+      const [[indexed], structures] = await Promise.all([
+        xrefs({ terms: { standardInchiKey: [key] } }, 1),
+        client.mget<{ connectivityBlock: string }>({ index: names.compounds, ids: [key], _source_excludes: ['loadId'] }),
+      ]);
+      const structure = structures.docs[0] as { found?: boolean; _source?: { connectivityBlock: string } };
+      if (!indexed || !structure.found) return;
       const group = await client.search<{ uci: number }>({
-        index: names.compounds, size: 10_000, query: { term: { connectivityBlock: structure._source.connectivityBlock } },
-        sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] },
+        index: names.compounds, size: 100, query: { term: { connectivityBlock: structure._source!.connectivityBlock } },
+        sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] }, track_total_hits: false,
       });
-      await xrefs({ terms: { uci: group.hits.hits.map((hit) => hit._source!.uci) } }, 5_000);
+      await xrefs({ terms: { uci: group.hits.hits.map((hit) => hit._source!.uci) } }, unlimited);
     },
   };
 }
@@ -348,14 +398,14 @@ async function main(): Promise<void> {
 
     const ceiling = ceilingLookups(engine);
     const allCases = [
-      { name: 'compounds by InChIKey', path: '/api/v1/compounds', bodies: keys.map((compound) => ({ type: 'inchikey', compound })), ceiling: (duration: number) => driveEngine(ceiling.compoundsByKey, keys, duration) },
-      { name: 'compounds by sourceID', path: '/api/v1/compounds', bodies: ids.map((id) => ({ type: 'sourceID', compound: id.compoundId, sourceID: id.sourceId })), ceiling: (duration: number) => driveEngine(ceiling.compoundsBySourceId, ids, duration) },
-      { name: 'connectivity by InChIKey', path: '/api/v1/connectivity', bodies: keys.map((compound) => ({ type: 'inchikey', compound })), ceiling: (duration: number) => driveEngine(ceiling.connectivityByKey, keys, duration) },
+      { name: 'compounds by InChIKey', path: '/api/v1/compounds', bodies: keys.map((compound) => ({ type: 'inchikey', compound })), ceiling: (duration: number) => driveEngine(ceiling.compoundsByKey, keys, duration), pacedCeiling: (duration: number, rate: number) => paceEngine(ceiling.compoundsByKey, keys, duration, rate) },
+      { name: 'compounds by sourceID', path: '/api/v1/compounds', bodies: ids.map((id) => ({ type: 'sourceID', compound: id.compoundId, sourceID: id.sourceId })), ceiling: (duration: number) => driveEngine(ceiling.compoundsBySourceId, ids, duration), pacedCeiling: (duration: number, rate: number) => paceEngine(ceiling.compoundsBySourceId, ids, duration, rate) },
+      { name: 'connectivity by InChIKey', path: '/api/v1/connectivity', bodies: keys.map((compound) => ({ type: 'inchikey', compound })), ceiling: (duration: number) => driveEngine(ceiling.connectivityByKey, keys, duration), pacedCeiling: (duration: number, rate: number) => paceEngine(ceiling.connectivityByKey, keys, duration, rate) },
     ];
     const cases = allCases.filter((c) => c.name.includes(process.env.BENCH_API_ONLY ?? ''));
 
     const { child, url } = await startChild();
-    const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure }[] = [];
+    const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure; halfCeiling?: Measure }[] = [];
     const cpu = (m: Measure): string => (m.cpuMs ? `; CPU ms per request: engine ${fmt(m.cpuMs.engine, 1)}, API ${fmt(m.cpuMs.api, 1)}, load generator ${fmt(m.cpuMs.client, 1)}` : '');
     const line = (m: Measure): string => `${fmt(m.rps)} req/s (p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms${cpu(m)})`;
     try {
@@ -378,20 +428,22 @@ async function main(): Promise<void> {
         const rate = Math.max(1, Math.round(mean(rows[i].service, 'rps') / 2));
         rows[i].half = await withCpu(engine, child, () => drivePaced(url, c.path, c.bodies, seconds, rate));
         out(`${c.name} at ${fmt(rate)} req/s: ${line(rows[i].half!)}`);
+        rows[i].halfCeiling = await withCpu(engine, child, () => c.pacedCeiling(seconds, rate));
+        out(`${c.name}, ceiling at ${fmt(rate)} req/s: ${line(rows[i].halfCeiling!)}`);
       }
     } finally {
       await stopChild(child);
     }
 
     out('');
-    out(`| lookup | service req/s | p50 / p99 ms | ceiling req/s | p50 / p99 ms | service/ceiling | at half the service's peak: req/s, p50 / p99 ms | CPU ms per request, service: engine / API / load generator | ceiling: engine / load generator |`);
-    out('|---|---|---|---|---|---|---|---|---|');
+    out(`| lookup | service req/s | p50 / p99 ms | ceiling req/s | p50 / p99 ms | service/ceiling | at half the service's peak: req/s, p50 / p99 ms | ceiling at that rate: p50 / p99 ms | CPU ms per request, service: engine / API / load generator | ceiling: engine / load generator |`);
+    out('|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
       const half = r.half!;
-      const failures = [...r.service, ...r.engine, half].reduce((sum, m) => sum + m.failures, 0);
+      const failures = [...r.service, ...r.engine, half, r.halfCeiling!].reduce((sum, m) => sum + m.failures, 0);
       if (failures > 0) out(`${r.name}: ${failures} failed requests`);
       const cpuOf = (list: Measure[], key: 'engine' | 'api' | 'client'): number => list.reduce((sum, m) => sum + (m.cpuMs?.[key] ?? NaN), 0) / list.length;
-      out(`| ${r.name} | ${fmt(mean(r.service, 'rps'))} | ${fmt(mean(r.service, 'p50'), 1)} / ${fmt(mean(r.service, 'p99'), 1)} | ${fmt(mean(r.engine, 'rps'))} | ${fmt(mean(r.engine, 'p50'), 1)} / ${fmt(mean(r.engine, 'p99'), 1)} | ${fmt(mean(r.service, 'rps') / mean(r.engine, 'rps'), 2)} | ${fmt(half.rps)}, ${fmt(half.p50, 1)} / ${fmt(half.p99, 1)} | ${fmt(cpuOf(r.service, 'engine'), 1)} / ${fmt(cpuOf(r.service, 'api'), 1)} / ${fmt(cpuOf(r.service, 'client'), 1)} | ${fmt(cpuOf(r.engine, 'engine'), 1)} / ${fmt(cpuOf(r.engine, 'client'), 1)} |`);
+      out(`| ${r.name} | ${fmt(mean(r.service, 'rps'))} | ${fmt(mean(r.service, 'p50'), 1)} / ${fmt(mean(r.service, 'p99'), 1)} | ${fmt(mean(r.engine, 'rps'))} | ${fmt(mean(r.engine, 'p50'), 1)} / ${fmt(mean(r.engine, 'p99'), 1)} | ${fmt(mean(r.service, 'rps') / mean(r.engine, 'rps'), 2)} | ${fmt(half.rps)}, ${fmt(half.p50, 1)} / ${fmt(half.p99, 1)} | ${fmt(r.halfCeiling!.p50, 1)} / ${fmt(r.halfCeiling!.p99, 1)} | ${fmt(cpuOf(r.service, 'engine'), 1)} / ${fmt(cpuOf(r.service, 'api'), 1)} / ${fmt(cpuOf(r.service, 'client'), 1)} | ${fmt(cpuOf(r.engine, 'engine'), 1)} / ${fmt(cpuOf(r.engine, 'client'), 1)} |`);
     }
     out('(means of two runs each, in the order service, ceiling, ceiling, service; at half the peak: an open loop of evenly spaced requests, latency of every response)');
     out(`goals: compounds lookups ≥ 0.70 of the ceiling's req/s; p99 ≤ 20 ms at half the peak rate. The ${prefix}-* indices stay for the next run: \`npm run bench:api -- --clean\` deletes them.`);

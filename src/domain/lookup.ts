@@ -60,6 +60,14 @@ export async function requireSource(context: LookupContext, sourceId: number): P
   return source;
 }
 
+/** The InChIKey an `inchikey` or `inchi` query names (checked, or computed); undefined for the other types. */
+export function queryKey(context: LookupContext, query: CompoundQuery): string | undefined {
+  const compound = query.compound.trim();
+  if (query.type === 'inchikey') return checkInchiKey(compound);
+  if (query.type === 'inchi') return inchiKeyOf(parseQueryInchi(compound, context.config.MAX_INCHI_LENGTH));
+  return undefined;
+}
+
 /** The assignments a query stands for, under `filter` (current only by default). */
 export async function xrefsOfQuery(context: LookupContext, query: CompoundQuery, filter: XrefFilter = {}): Promise<XrefDocument[]> {
   const compound = query.compound.trim();
@@ -67,9 +75,8 @@ export async function xrefsOfQuery(context: LookupContext, query: CompoundQuery,
     case 'uci':
       return xrefsByUcis(context.engine, [parseUciText(compound)], filter);
     case 'inchikey':
-      return xrefsByKeys(context.engine, [checkInchiKey(compound)], filter);
     case 'inchi':
-      return xrefsByKeys(context.engine, [inchiKeyOf(parseQueryInchi(compound, context.config.MAX_INCHI_LENGTH))], filter);
+      return xrefsByKeys(context.engine, [queryKey(context, query)!], filter);
     case 'sourceID': {
       if (query.sourceID === undefined || query.sourceID === null) throw new InvalidQuery('a sourceID lookup needs "sourceID": the id of the source the compound id belongs to');
       await requireSource(context, query.sourceID);
@@ -104,11 +111,15 @@ export interface CompoundView {
   sources: SourceEntry[];
 }
 
-/** Structures and their sources for a set of assignments: compounds by UCI, sources by id then compound id. */
-export async function compoundViews(context: LookupContext, xrefs: XrefDocument[]): Promise<CompoundView[]> {
+/**
+ * Structures and their sources for a set of assignments: compounds by UCI, sources by id then
+ * compound id. `known`: structures already read, by key.
+ */
+export async function compoundViews(context: LookupContext, xrefs: XrefDocument[], known = new Map<string, CompoundDocument>()): Promise<CompoundView[]> {
   const sources = await context.sources.all();
   // Every assignment carries its structure's key, the compounds' _id: one realtime mget, no search.
-  const byKey = await compoundsByKey(context.engine, [...new Set(xrefs.map((x) => x.standardInchiKey))]);
+  const missing = [...new Set(xrefs.map((x) => x.standardInchiKey))].filter((key) => !known.has(key));
+  const byKey = new Map([...known, ...await compoundsByKey(context.engine, missing)]);
   const structures = new Map([...byKey.values()].map((structure) => [structure.uci, structure]));
   const views = new Map<number, CompoundView>();
   for (const xref of xrefs) {

@@ -1,11 +1,11 @@
 /** The answers of the v1 API (SPEC §3), shaped as UniChem's clients read them. */
 import { inchiKeyOf } from '../chemistry';
-import { compoundsByUci } from '../engine/compounds';
+import { compoundsByKey, compoundsByUci } from '../engine/compounds';
 import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../engine/lookups';
 import { connectivitySearch, relations, type SearchedStructure, type TypeOfSearch } from './connectivity';
 import { InvalidQuery, UnknownResource } from './errors';
 import {
-  checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, requireSource, sourceEntry, xrefsOfQuery,
+  checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, queryKey, requireSource, sourceEntry, xrefsOfQuery,
   type CompoundQuery, type CompoundView, type LookupContext,
 } from './lookup';
 import { parseStandardInchi } from '../chemistry';
@@ -36,8 +36,12 @@ function describe(query: CompoundQuery): string {
 
 /** POST /compounds: the structures a query stands for, with their records in every source. */
 export async function findCompounds(context: LookupContext, query: CompoundQuery): Promise<{ response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[] } | NotFound> {
-  const xrefs = await xrefsOfQuery(context, query);
-  const compounds = await compoundViews(context, xrefs);
+  // A key or InChI names its structure: read it while its assignments are searched.
+  const key = queryKey(context, query);
+  const [xrefs, structures] = key === undefined
+    ? [await xrefsOfQuery(context, query), undefined]
+    : await Promise.all([xrefsByKeys(context.engine, [key]), compoundsByKey(context.engine, [key])]);
+  const compounds = await compoundViews(context, xrefs, structures);
   if (compounds.length === 0) return notFound(query.compound.trim(), describe(query));
   return { response: 'Success', totalCompounds: compounds.length, notFound: [], compounds };
 }
@@ -62,8 +66,14 @@ export async function resolveSearched(context: LookupContext, query: CompoundQue
     }
     case 'inchikey': {
       const standardInchiKey = checkInchiKey(compound);
-      const indexed = await xrefsByKeys(context.engine, [standardInchiKey], {}, 1);
-      if (indexed.length > 0) return fromIndexed(indexed[0].uci);
+      // The key names its structure: read it while a current assignment is looked for.
+      const [indexed, structures] = await Promise.all([
+        xrefsByKeys(context.engine, [standardInchiKey], {}, 1), compoundsByKey(context.engine, [standardInchiKey]),
+      ]);
+      const structure = structures.get(standardInchiKey);
+      if (indexed.length > 0 && structure) {
+        return { uci: structure.uci, standardInchiKey, connectivityBlock: structure.connectivityBlock, parsed: parseStandardInchi(structure.standardInchi) };
+      }
       // Not indexed: its first block still names a skeleton.
       return { uci: null, standardInchiKey, connectivityBlock: standardInchiKey.slice(0, 14), parsed: null };
     }

@@ -28,22 +28,35 @@ export async function compoundsByUci(engine: Engine, ucis: number[], fields?: st
   return found;
 }
 
+/**
+ * Structures matching `query` in UCI order, up to `limit`, paged with search_after: a small first
+ * page, since most skeletons have a handful of structures, keeps the engine's sort buffers small.
+ */
+async function compoundsWhere(engine: Engine, query: object, limit: number): Promise<CompoundDocument[]> {
+  const found: CompoundDocument[] = [];
+  let after: (string | number)[] | undefined;
+  while (found.length < limit) {
+    const size = Math.min(after ? 5_000 : 100, limit - found.length);
+    const result = await engine.client.search<CompoundDocument>({
+      index: engine.names.compounds, size, query, sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] }, track_total_hits: false,
+      ...(after ? { search_after: after } : {}),
+    });
+    const hits = result.hits.hits;
+    for (const hit of hits) found.push(hit._source!);
+    if (hits.length < size) break;
+    after = hits[hits.length - 1].sort as (string | number)[];
+  }
+  return found;
+}
+
 /** Every structure whose whole-structure connectivity block is `block`, up to `limit`. */
-export async function compoundsByConnectivityBlock(engine: Engine, block: string, limit: number): Promise<CompoundDocument[]> {
-  const result = await engine.client.search<CompoundDocument>({
-    index: engine.names.compounds, size: limit, query: { term: { connectivityBlock: block } },
-    sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] },
-  });
-  return result.hits.hits.map((hit) => hit._source!);
+export function compoundsByConnectivityBlock(engine: Engine, block: string, limit: number): Promise<CompoundDocument[]> {
+  return compoundsWhere(engine, { term: { connectivityBlock: block } }, limit);
 }
 
 /** Multi-component structures that have a component with connectivity block `block`, up to `limit`. */
-export async function compoundsWithComponent(engine: Engine, block: string, limit: number): Promise<CompoundDocument[]> {
-  const result = await engine.client.search<CompoundDocument>({
-    index: engine.names.compounds, size: limit, query: { term: { 'components.connectivityBlock': block } },
-    sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] },
-  });
-  return result.hits.hits.map((hit) => hit._source!);
+export function compoundsWithComponent(engine: Engine, block: string, limit: number): Promise<CompoundDocument[]> {
+  return compoundsWhere(engine, { term: { 'components.connectivityBlock': block } }, limit);
 }
 
 /** How many multi-component structures contain a component with connectivity block `block`. */

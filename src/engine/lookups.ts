@@ -22,6 +22,8 @@ function filters(filter: XrefFilter): object[] {
   return clauses;
 }
 
+const firstPage = 100;
+
 /**
  * Every assignment matching `clause` and `filter`, paged with search_after in (uci, sourceId,
  * compoundId) order, up to `limit` documents. Searches the all-sources alias (or one source's alias).
@@ -31,9 +33,10 @@ async function xrefsWhere(engine: Engine, clause: object, filter: XrefFilter, li
   const found: XrefDocument[] = [];
   let after: (string | number)[] | undefined;
   while (found.length < limit) {
-    const size = Math.min(5_000, limit - found.length);
+    // Most lookups find a handful: a small first page keeps the engine's sort buffers small.
+    const size = Math.min(after ? 5_000 : firstPage, limit - found.length);
     const result = await engine.client.search<XrefDocument>({
-      index, size, ignore_unavailable: true, allow_no_indices: true,
+      index, size, ignore_unavailable: true, allow_no_indices: true, track_total_hits: false,
       query: { bool: { filter: [clause, ...filters(filter)] } },
       sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
       ...(after ? { search_after: after } : {}),
