@@ -173,6 +173,21 @@ describe('npm run load', function () {
       expect(chembl.map((x) => `${x.compoundId}:${x.uci}`)).to.deep.equal(['CHEMBL545:9001']);
     });
 
+    it('rejects a UCI given to a second structure thousands of lines later, in another batch', async () => {
+      // Real structures of the demo dump, with fresh UCIs; the last row reuses the first row's UCI.
+      const demo = table(join(fixturesDir, 'demo', 'structure.tsv.gz')).slice(0, 2_500);
+      const rows = demo.map((row, i) => `${20_000 + i}\t${row.standardinchi}\t${row.standardinchikey}`);
+      rows[rows.length - 1] = `20000\t${demo[demo.length - 1].standardinchi}\t${demo[demo.length - 1].standardinchikey}`;
+      const file = join(mkdtempSync(join(tmpdir(), 'chemxref-uci-twice-')), 'structure.tsv');
+      writeFileSync(file, `UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n${rows.join('\n')}\n`);
+      const fresh = freshPrefix('uci-twice');
+      const summary = await load(fresh, ['structures', file]);
+      expect(summary.rejectedByReason).to.deep.equal({ 'uci-conflict': 1 });
+      const twice = engineFor(fresh);
+      expect(await uciOfKey(twice, demo[0].standardinchikey)).to.equal(20_000);
+      expect(await uciOfKey(twice, demo[demo.length - 1].standardinchikey)).to.equal(undefined);
+    });
+
     it('refuses a file with the wrong header and changes nothing', async () => {
       const before = await currentReleaseIndex(engine, 9);
       for (const command of ['structures', 'references', 'sources']) {
