@@ -365,7 +365,7 @@ async function main(): Promise<void> {
     const prepared: [string, string, 'index', string][] = [];
     for (const a of assignments(set.keys.length, table.sources)) {
       const document = { sourceId: a.sourceId, compoundId: a.compoundId, uci: a.uci, assignment: a.assignment, standardInchiKey: set.keys[a.uci - 1], connectivityBlock: set.connectivityBlocks[a.uci - 1] };
-      prepared.push([release, xrefId(a.uci, a.compoundId), 'index', JSON.stringify(document)]);
+      prepared.push([release, xrefId(a.sourceId, a.uci, a.compoundId), 'index', JSON.stringify(document)]);
     }
     cpu = await engineCpuSeconds(engine);
     const ceilingReferences = await ceilingBulk(engine, prepared, [release], assignmentCount);

@@ -94,7 +94,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           sourceId: item.sourceId, compoundId: item.compoundId, uci: item.uci, assignment: item.assignment,
           standardInchiKey: structure!.standardInchiKey, connectivityBlock: structure!.connectivityBlock,
         };
-        items.push({ index: await releaseIndex(), id: xrefId(item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } });
+        items.push({ index: await releaseIndex(), id: xrefId(item.sourceId, item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } });
       }
       await run.tick();
       yield items;

@@ -27,7 +27,7 @@ export async function removeSource(run: LoadRun, sourceId: number): Promise<void
     for await (const page of scanXrefs(run.engine, previous!, sourceId)) {
       for (const xref of page) {
         run.rowsRead += 1;
-        yield { index: next, id: xrefId(xref.uci, xref.compoundId), op: 'index', document: { ...xref, assignment: 0 }, context: { line: run.rowsRead, raw: xref.compoundId } };
+        yield { index: next, id: xrefId(sourceId, xref.uci, xref.compoundId), op: 'index', document: { ...xref, assignment: 0 }, context: { line: run.rowsRead, raw: xref.compoundId } };
       }
       await run.tick();
     }

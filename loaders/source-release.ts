@@ -95,7 +95,7 @@ async function* obsoleteAssignments(
   engine: Engine, sourceId: number, previous: string, next: string, counter: { obsoleted: number },
 ): AsyncGenerator<BulkItem<RowRef>> {
   for await (const page of scanXrefs(engine, previous, sourceId)) {
-    const ids = page.map((xref) => xrefId(xref.uci, xref.compoundId));
+    const ids = page.map((xref) => xrefId(sourceId, xref.uci, xref.compoundId));
     const present = await existingIds(engine, next, ids);
     for (let i = 0; i < page.length; i += 1) {
       if (present.has(ids[i])) continue;
@@ -145,7 +145,7 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
           sourceId, compoundId: entry.compoundId, uci, assignment: 1, auxSrc: entry.auxSrc,
           standardInchiKey: entry.key, connectivityBlock: entry.key.slice(0, 14),
         };
-        yield { index: next, id: xrefId(uci, entry.compoundId), op: 'index', document, context: entry.row };
+        yield { index: next, id: xrefId(sourceId, uci, entry.compoundId), op: 'index', document, context: entry.row };
       }
       await run.tick();
     }

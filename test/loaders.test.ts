@@ -220,6 +220,19 @@ describe('npm run load', function () {
     });
   });
 
+  it('two sources with the same compound id for one structure keep both assignments in a dump', async () => {
+    const prefix = await loadFixture(freshPrefix('same-id'));
+    const engine = engineFor(prefix);
+    const paracetamol = await uciOfKey(engine, 'RZVAJINKPMORJF-UHFFFAOYSA-N');
+    const file = join(mkdtempSync(join(tmpdir(), 'chemxref-same-id-')), 'reference.tsv');
+    writeFileSync(file, `UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n${paracetamol}\t22\t1983\t1\n${paracetamol}\t101\t1983\t1\n`);
+    const summary = await load(prefix, ['references', file]);
+    expect(summary.rowsLoaded).to.equal(2);
+    for (const sourceId of [22, 101]) {
+      expect((await xrefsOf(engine, sourceId)).map((x) => `${x.compoundId}:${x.uci}`), `source ${sourceId}`).to.deep.equal([`1983:${paracetamol}`]);
+    }
+  });
+
   it('a second dump replaces the first: every source moves at once, nothing is served twice, the old index goes', async () => {
     const prefix = await loadFixture(freshPrefix('redump'));
     const engine = engineFor(prefix);

@@ -4,13 +4,15 @@ import type { XrefDocument } from '../domain/types';
 import type { Engine } from './client';
 
 /**
- * The `_id` of an assignment: one document per (structure, compound id) in a release, so a row
- * repeated in a file is written once and an old release's assignment can be looked up by id.
+ * The `_id` of an assignment: one document per (source, structure, compound id) in a release, so a
+ * row repeated in a file is written once, two sources with the same id for one structure (PubChem
+ * and NCI both number their compounds) stay two documents in a dump's shared index, and an old
+ * release's assignment can be looked up by id.
  */
-export function xrefId(uci: number, compoundId: string): string {
-  const id = `${uci}:${compoundId}`;
+export function xrefId(sourceId: number, uci: number, compoundId: string): string {
+  const id = `${sourceId}:${uci}:${compoundId}`;
   // _id is limited to 512 bytes; compound ids may be anything, of any length.
-  return Buffer.byteLength(id) <= 500 ? id : `${uci}:sha256:${createHash('sha256').update(compoundId).digest('hex')}`;
+  return Buffer.byteLength(id) <= 500 ? id : `${sourceId}:${uci}:sha256:${createHash('sha256').update(compoundId).digest('hex')}`;
 }
 
 /**
