@@ -6,14 +6,16 @@ import { countCurrentUcis, putSource } from '../src/engine/sources';
 
 /**
  * Makes `index` the served release of every source of `sources` in one atomic alias call and stores
- * the exact number of structures each currently holds. Readers see the old releases until the swap,
- * the new ones after. Returns the UCI count of each source.
+ * the exact number of structures each currently holds (`uciCounts` when the loader counted them on
+ * the way; else the engine counts). Readers see the old releases until the swap, the new ones after.
+ * Returns the UCI count of each source.
  */
 export async function publishSourceReleases(
-  engine: Engine, sources: SourceDocument[], index: string, options: { touch: boolean; retired?: boolean },
+  engine: Engine, sources: SourceDocument[], index: string,
+  options: { touch: boolean; retired?: boolean; uciCounts?: Map<number, number> },
 ): Promise<Map<number, number>> {
   await sealReleaseIndex(engine, index);
-  const uciCounts = await countCurrentUcis(engine, index);
+  const uciCounts = options.uciCounts ?? await countCurrentUcis(engine, index);
   await publishReleases(engine, index, sources.map((source) => source.sourceID));
   for (const source of sources) {
     const updated: SourceDocument = { ...source, UCICount: uciCounts.get(source.sourceID) ?? 0 };

@@ -14,6 +14,7 @@ import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows,
 import { Reject, writeBatches, type LoadRun } from './run';
 import { parseUci } from './structures';
 import type { DryRunMemory } from './uci-bitset';
+import { StreamingUciCount } from './uci-count';
 
 const batchSize = 5_000;
 
@@ -43,6 +44,8 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   const rowsPerSource = new Map<number, number>();
   const counter = new ByteCounter(fileSize(file));
   run.track(counter);
+  const uciCount = new StreamingUciCount();
+  let refused = false;
 
   // One index for every source of the file: a lookup across sources then searches one shard.
   async function releaseIndex(): Promise<string> {
@@ -94,6 +97,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           sourceId: item.sourceId, compoundId: item.compoundId, uci: item.uci, assignment: item.assignment,
           standardInchiKey: structure!.standardInchiKey, connectivityBlock: structure!.connectivityBlock,
         };
+        uciCount.add(item.sourceId, item.uci, item.compoundId, item.assignment);
         items.push({ index: await releaseIndex(), id: xrefId(item.sourceId, item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } });
       }
       await run.tick();
@@ -101,12 +105,16 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
     }
   }
   const written = await writeBatches(run, itemBatches(), (failure) => {
+    refused = true;
     run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', `the engine refused the assignment: ${failure.reason}`));
   });
   if (!run.dryRun) {
     run.rowsLoaded += written;
     const replaced = [...rowsPerSource.keys()].sort((a, b) => a - b).map((sourceId) => sources.get(sourceId)!);
-    if (release && replaced.length > 0) await publishSourceReleases(run.engine, replaced, release, { touch: false });
+    // Counted on the way when the rows came in UCI order and the engine took them all; else by the engine.
+    const uciCounts = refused ? undefined : uciCount.counts();
+    run.details.uciCountedBy = uciCounts ? 'loader' : 'engine';
+    if (release && replaced.length > 0) await publishSourceReleases(run.engine, replaced, release, { touch: false, uciCounts });
   }
   run.details.sourcesReplaced = Object.fromEntries([...rowsPerSource].sort((a, b) => a[0] - b[0]));
 }

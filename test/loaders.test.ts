@@ -237,7 +237,15 @@ describe('npm run load', function () {
     const prefix = await loadFixture(freshPrefix('redump'));
     const engine = engineFor(prefix);
     const [first] = new Set((await currentReleaseIndices(engine)).values());
-    await load(prefix, ['references', join(fixtureDump, 'reference.tsv.gz')]);
+    const countsBefore = (await allSources(engine)).map((s) => `${s.sourceID}:${s.UCICount}`);
+    // The same table in UCI order, as UniChem ships it: the loader counts the UCIs on the way.
+    const header = 'UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT';
+    const sorted = [...references].sort((a, b) => Number(a.uci) - Number(b.uci)).map((r) => `${r.uci}\t${r.src_id}\t${r.src_compound_id}\t${r.assigment}`);
+    const file = join(mkdtempSync(join(tmpdir(), 'chemxref-redump-')), 'reference.tsv');
+    writeFileSync(file, `${header}\n${sorted.join('\n')}\n`);
+    const summary = await load(prefix, ['references', file]);
+    expect(summary.uciCountedBy).to.equal('loader');
+    expect((await allSources(engine)).map((s) => `${s.sourceID}:${s.UCICount}`), 'UCICount counted by the loader, as the engine counted it').to.deep.equal(countsBefore);
     const releases = new Set((await currentReleaseIndices(engine)).values());
     expect(releases.size).to.equal(1);
     expect(releases.has(first)).to.equal(false);
