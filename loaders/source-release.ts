@@ -8,10 +8,10 @@
  */
 import type { ParsedInchi } from '../src/chemistry';
 import { compoundDocument } from '../src/domain/compound';
-import type { CompoundDocument, XrefDocument } from '../src/domain/types';
+import type { XrefDocument } from '../src/domain/types';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import type { Engine } from '../src/engine/client';
-import { compoundsByKey, createCompounds } from '../src/engine/compounds';
+import { createCompounds, ucisByKey } from '../src/engine/compounds';
 import { createReleaseIndex, currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { sourceById } from '../src/engine/sources';
 import { allocateUcis } from '../src/engine/sequence';
@@ -72,11 +72,10 @@ async function checkBatch(run: LoadRun, rows: Row[], format: Format, toolkit: St
 
 /** UCIs for every entry: known structures keep theirs, new ones are created with fresh UCIs. */
 async function resolveUcis(run: LoadRun, entries: Entry[]): Promise<Map<string, number>> {
-  const known = await compoundsByKey(run.engine, [...new Set(entries.map((e) => e.key))]).catch((error) => {
-    if (run.dryRun) return new Map<string, CompoundDocument>();
+  const ucis = await ucisByKey(run.engine, [...new Set(entries.map((e) => e.key))]).catch((error) => {
+    if (run.dryRun) return new Map<string, number>();
     throw error;
   });
-  const ucis = new Map([...known].map(([key, doc]) => [key, doc.uci]));
   const fresh = new Map<string, ParsedInchi>();
   for (const entry of entries) if (!ucis.has(entry.key) && entry.parsed) fresh.set(entry.key, entry.parsed);
   if (fresh.size === 0 || run.dryRun) {

@@ -6,7 +6,7 @@
 import type { CompoundDocument } from '../src/domain/types';
 import { compoundDocument } from '../src/domain/compound';
 import type { BulkItem } from '../src/engine/bulk';
-import { compoundsByKey, structureRefsByUci, type StructureRef } from '../src/engine/compounds';
+import { structureRefsByUci, ucisByKey, type StructureRef } from '../src/engine/compounds';
 import { refreshIndex } from '../src/engine/schema';
 import { nextUci, raiseSequenceAbove } from '../src/engine/sequence';
 import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
@@ -65,8 +65,8 @@ class UciOwners {
 /** Checks one batch against the index: keys already known, UCIs already taken by another key. */
 async function resolveBatch(run: LoadRun, candidates: Candidate[], owners: UciOwners): Promise<Candidate[]> {
   await owners.reserve(run, candidates);
-  const byKey = await compoundsByKey(run.engine, candidates.map((c) => c.key)).catch((error) => {
-    if (run.dryRun) return new Map<string, CompoundDocument>();
+  const byKey = await ucisByKey(run.engine, candidates.map((c) => c.key)).catch((error) => {
+    if (run.dryRun) return new Map<string, number>();
     throw error;
   });
   const byUci = await owners.inIndex(run, candidates.filter((c) => !byKey.has(c.key)).map((c) => c.uci));
@@ -75,8 +75,8 @@ async function resolveBatch(run: LoadRun, candidates: Candidate[], owners: UciOw
   for (const candidate of candidates) {
     const known = byKey.get(candidate.key);
     try {
-      if (known) {
-        if (known.uci !== candidate.uci) throw new Reject('uci-conflict', `${candidate.key} already has UCI ${known.uci}, the file gives ${candidate.uci}`);
+      if (known !== undefined) {
+        if (known !== candidate.uci) throw new Reject('uci-conflict', `${candidate.key} already has UCI ${known}, the file gives ${candidate.uci}`);
         run.rowsLoaded += 1; // already loaded with the same UCI: nothing to write
         continue;
       }

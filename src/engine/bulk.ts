@@ -51,6 +51,8 @@ export async function bulkWrite<C>(
     retries: 6,
     wait: 1_000,
     refreshOnCompletion: false,
+    // The helper needs each item's operation, status and error, not the other ~150 bytes per document.
+    filter_path: 'errors,items.*.status,items.*.error',
     onDocument: (item) => {
       // Serialised here (the helper sends a string as it is) to count the bytes the contexts cover.
       const document = JSON.stringify(item.document);

@@ -13,6 +13,19 @@ export async function compoundsByKey(engine: Engine, keys: string[]): Promise<Ma
   return found;
 }
 
+/** The UCI of each of `keys` that is indexed (one realtime mget that reads back only the UCI). */
+export async function ucisByKey(engine: Engine, keys: string[]): Promise<Map<string, number>> {
+  const found = new Map<string, number>();
+  if (keys.length === 0) return found;
+  const result = await engine.client.mget<{ uci: number }>({
+    index: engine.names.compounds, ids: keys, _source_includes: ['uci'], filter_path: ['docs._id', 'docs.found', 'docs._source'],
+  });
+  for (const doc of result.docs) {
+    if ('found' in doc && doc.found && doc._source) found.set(doc._id, doc._source.uci);
+  }
+  return found;
+}
+
 /** The structures with the given UCIs, by UCI; `fields` limits what is read back. */
 export async function compoundsByUci(engine: Engine, ucis: number[], fields?: string[]): Promise<Map<number, CompoundDocument>> {
   const found = new Map<number, CompoundDocument>();
@@ -83,7 +96,7 @@ export async function createCompounds(engine: Engine, documents: CompoundDocumen
     else if (outcome.status === 409) lost.push(key);
     else throw new Error(`the engine refused structure ${key}: ${outcome.error?.reason ?? outcome.status}`);
   });
-  for (const [key, winner] of await compoundsByKey(engine, lost)) ucis.set(key, winner.uci);
+  for (const [key, winner] of await ucisByKey(engine, lost)) ucis.set(key, winner);
   return ucis;
 }
 
@@ -103,7 +116,9 @@ export async function structureRefsByUci(engine: Engine, ucis: number[]): Promis
     const result = await engine.client.search({
       index: engine.names.compounds, size: slice.length, query: { terms: { uci: slice } },
       _source: false, stored_fields: ['_none_'], docvalue_fields: ['uci', 'standardInchiKey', 'connectivityBlock'],
+      track_total_hits: false, filter_path: ['hits.hits.fields'],
     });
+    if (!result.hits) continue; // filter_path leaves no `hits` when nothing matched
     for (const hit of result.hits.hits) {
       const fields = hit.fields as { uci: number[]; standardInchiKey: string[]; connectivityBlock: string[] };
       found.set(fields.uci[0], { standardInchiKey: fields.standardInchiKey[0], connectivityBlock: fields.connectivityBlock[0] });
