@@ -92,6 +92,9 @@ describe('npm run load', function () {
       expect(new Set(releases.values()).size).to.equal(1);
       const { count } = await engine.client.count({ index: engine.names.xrefs });
       expect(count).to.equal(references.length);
+      const [index] = releases.values();
+      const settings = await engine.client.indices.getSettings({ index, name: 'index.translog.durability' });
+      expect(settings[index].settings?.index?.translog?.durability, 'synced per request once published').to.equal('request');
     });
 
     it('lists the loads in the history, most recent first', async () => {
