@@ -228,14 +228,12 @@ function post(target: URL, agent: Agent, path: string, body: string): Promise<nu
 }
 
 /**
- * Open loop at `rate` requests/s, evenly spaced (one request every 1000/rate ms, whatever the
+ * Open loop at `rate` requests/s, evenly spaced (request i is sent at i/rate s, whatever the
  * answers), so the latency is that of a service at that load, not of bursts: autocannon's
  * `overallRate` sends each second's quota at once and then waits, which queues every burst.
+ * `send(i)` resolves true for a success.
  */
-async function drivePaced(url: string, path: string, bodies: object[], duration: number, rate: number): Promise<Measure> {
-  const payloads = bodies.map((body) => JSON.stringify(body));
-  const target = new URL(url);
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+async function paced(send: (i: number) => Promise<boolean>, duration: number, rate: number): Promise<Measure> {
   const latencies: number[] = [];
   let failures = 0;
   const started = process.hrtime.bigint();
@@ -247,35 +245,30 @@ async function drivePaced(url: string, path: string, bodies: object[], duration:
     const wait = Number(due - process.hrtime.bigint()) / 1e6;
     if (wait > 1) await new Promise((done) => setTimeout(done, wait));
     const begun = process.hrtime.bigint();
-    inFlight.push(post(target, agent, path, payloads[i % payloads.length]).then((status) => {
-      if (status === 200) latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
+    inFlight.push(send(i).then((ok) => {
+      if (ok) latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
       else failures += 1;
     }, () => { failures += 1; }));
   }
   await Promise.all(inFlight);
-  agent.destroy();
   return summarise(latencies, failures, Number(process.hrtime.bigint() - started) / 1e9);
 }
 
-/** The engine's side of `drivePaced`: `lookup` for each sample in turn, at `rate` per second, evenly spaced. */
-async function paceEngine<T>(lookup: (sample: T) => Promise<unknown>, list: T[], duration: number, rate: number): Promise<Measure> {
-  const latencies: number[] = [];
-  let failures = 0;
-  const started = process.hrtime.bigint();
-  const interval = 1e9 / rate;
-  const total = Math.floor(duration * rate);
-  const inFlight: Promise<void>[] = [];
-  for (let i = 0; i < total; i += 1) {
-    const due = started + BigInt(Math.round(i * interval));
-    const wait = Number(due - process.hrtime.bigint()) / 1e6;
-    if (wait > 1) await new Promise((done) => setTimeout(done, wait));
-    const begun = process.hrtime.bigint();
-    inFlight.push(lookup(list[i % list.length]).then(() => {
-      latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
-    }, () => { failures += 1; }));
+/** The service at `rate` requests/s, one body after the other. */
+async function drivePaced(url: string, path: string, bodies: object[], duration: number, rate: number): Promise<Measure> {
+  const payloads = bodies.map((body) => JSON.stringify(body));
+  const target = new URL(url);
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  try {
+    return await paced(async (i) => (await post(target, agent, path, payloads[i % payloads.length])) === 200, duration, rate);
+  } finally {
+    agent.destroy();
   }
-  await Promise.all(inFlight);
-  return summarise(latencies, failures, Number(process.hrtime.bigint() - started) / 1e9);
+}
+
+/** The ceiling at `rate` lookups/s, one sample after the other. */
+function paceEngine<T>(lookup: (sample: T) => Promise<unknown>, list: T[], duration: number, rate: number): Promise<Measure> {
+  return paced(async (i) => { await lookup(list[i % list.length]); return true; }, duration, rate);
 }
 
 /** `connections` async workers sending `lookup` for each sample in turn, for `duration` seconds. */

@@ -1,6 +1,7 @@
 /** Reads of the compounds index: structures by InChIKey, by UCI, by connectivity block. */
 import type { CompoundDocument } from '../domain/types';
 import type { Engine } from './client';
+import { sortedSources } from './paging';
 
 /** The structures among `keys` that are indexed, by key (one mget on `_id` = InChIKey). */
 export async function compoundsByKey(engine: Engine, keys: string[]): Promise<Map<string, CompoundDocument>> {
@@ -41,25 +42,11 @@ export async function compoundsByUci(engine: Engine, ucis: number[], fields?: st
   return found;
 }
 
-/**
- * Structures matching `query` in UCI order, up to `limit`, paged with search_after: a small first
- * page, since most skeletons have a handful of structures, keeps the engine's sort buffers small.
- */
-async function compoundsWhere(engine: Engine, query: object, limit: number): Promise<CompoundDocument[]> {
-  const found: CompoundDocument[] = [];
-  let after: (string | number)[] | undefined;
-  while (found.length < limit) {
-    const size = Math.min(after ? 5_000 : 100, limit - found.length);
-    const result = await engine.client.search<CompoundDocument>({
-      index: engine.names.compounds, size, query, sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] }, track_total_hits: false,
-      ...(after ? { search_after: after } : {}),
-    });
-    const hits = result.hits.hits;
-    for (const hit of hits) found.push(hit._source!);
-    if (hits.length < size) break;
-    after = hits[hits.length - 1].sort as (string | number)[];
-  }
-  return found;
+/** Structures matching `query` in UCI order, up to `limit`. */
+function compoundsWhere(engine: Engine, query: object, limit: number): Promise<CompoundDocument[]> {
+  return sortedSources<CompoundDocument>(engine, {
+    index: engine.names.compounds, query: query as never, sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] },
+  }, limit);
 }
 
 /** Every structure whose whole-structure connectivity block is `block`, up to `limit`. */

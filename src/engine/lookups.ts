@@ -4,6 +4,7 @@
  */
 import type { XrefDocument } from '../domain/types';
 import type { Engine } from './client';
+import { sortedSources } from './paging';
 
 export interface XrefFilter {
   /** Only current assignments (the default), or obsolete ones too. */
@@ -22,31 +23,17 @@ function filters(filter: XrefFilter): object[] {
   return clauses;
 }
 
-const firstPage = 100;
-
 /**
- * Every assignment matching `clause` and `filter`, paged with search_after in (uci, sourceId,
- * compoundId) order, up to `limit` documents. Searches the all-sources alias (or one source's alias).
+ * Every assignment matching `clause` and `filter`, in (uci, sourceId, compoundId) order, up to
+ * `limit` documents. Searches the all-sources alias (or one source's alias).
  */
-async function xrefsWhere(engine: Engine, clause: object, filter: XrefFilter, limit: number): Promise<XrefDocument[]> {
-  const index = filter.sourceId === undefined ? engine.names.xrefs : engine.names.xrefsOf(filter.sourceId);
-  const found: XrefDocument[] = [];
-  let after: (string | number)[] | undefined;
-  while (found.length < limit) {
-    // Most lookups find a handful: a small first page keeps the engine's sort buffers small.
-    const size = Math.min(after ? 5_000 : firstPage, limit - found.length);
-    const result = await engine.client.search<XrefDocument>({
-      index, size, ignore_unavailable: true, allow_no_indices: true, track_total_hits: false,
-      query: { bool: { filter: [clause, ...filters(filter)] } },
-      sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
-      ...(after ? { search_after: after } : {}),
-    });
-    const hits = result.hits.hits;
-    for (const hit of hits) found.push(hit._source!);
-    if (hits.length < size) break;
-    after = hits[hits.length - 1].sort as (string | number)[];
-  }
-  return found;
+function xrefsWhere(engine: Engine, clause: object, filter: XrefFilter, limit: number): Promise<XrefDocument[]> {
+  return sortedSources<XrefDocument>(engine, {
+    index: filter.sourceId === undefined ? engine.names.xrefs : engine.names.xrefsOf(filter.sourceId),
+    ignore_unavailable: true, allow_no_indices: true,
+    query: { bool: { filter: [clause, ...filters(filter)] } } as never,
+    sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
+  }, limit);
 }
 
 const unlimited = 1_000_000;
