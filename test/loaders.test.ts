@@ -275,6 +275,18 @@ describe('npm run load', function () {
     for (const sourceId of [1, 9, 22, 101, 103]) expect(await currentReleaseIndex(engine, sourceId)).to.equal(dumpIndex);
   });
 
+  it('a publish lock left by a killed load is taken over once stale', async () => {
+    const prefix = await loadFixture(freshPrefix('stale-lock'));
+    const engine = engineFor(prefix);
+    const twoMinutesAgo = new Date(Date.now() - 120_000).toISOString();
+    await engine.client.index({ index: engine.names.meta, id: 'publish-lock', document: { kind: 'lock', started: twoMinutesAgo }, refresh: true });
+    const summary = await load(prefix, ['remove-source', '102']);
+    expect(summary.status).to.equal('done');
+    expect((await xrefsOf(engine, 102)).every((x) => x.assignment === 0)).to.equal(true);
+    const lock = await engine.client.get({ index: engine.names.meta, id: 'publish-lock' }, { ignore: [404] });
+    expect(lock.found, 'released after the publish').to.equal(false);
+  });
+
   it('retires a source: its ids become obsolete, its metadata stays', async () => {
     const prefix = await loadFixture(freshPrefix('retire'));
     const engine = engineFor(prefix);
