@@ -135,7 +135,7 @@ export class LoadRun {
  * Writes the items of `itemBatches` through the bulk helper, the next batch prepared while this one
  * is written; a dry run only walks them. Returns how many documents were written.
  */
-export async function writeBatches(run: LoadRun, itemBatches: AsyncIterable<BulkItem<RowRef>[]>, onFailure: (failure: BulkFailure<RowRef>) => void): Promise<number> {
+export async function writeBatches<C extends RowRef>(run: LoadRun, itemBatches: AsyncIterable<BulkItem<C>[]>, onFailure: (failure: BulkFailure<C>) => void): Promise<number> {
   const items = readAhead(itemBatches, 2);
   if (run.dryRun) {
     for await (const item of items) void item;

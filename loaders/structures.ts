@@ -62,10 +62,14 @@ class UciOwners {
   }
 }
 
-/** Checks one batch against the index: keys already known, UCIs already taken by another key. */
-async function resolveBatch(run: LoadRun, candidates: Candidate[], owners: UciOwners): Promise<Candidate[]> {
+/**
+ * Checks one batch against the index: keys already known (unless `lookUpKeys` is off: then `create`
+ * finds them), UCIs already taken by another key. Returns the structures to write and how many of
+ * the batch's keys were known.
+ */
+async function resolveBatch(run: LoadRun, candidates: Candidate[], owners: UciOwners, lookUpKeys: boolean): Promise<{ fresh: Candidate[]; known: number }> {
   await owners.reserve(run, candidates);
-  const byKey = await ucisByKey(run.engine, candidates.map((c) => c.key)).catch((error) => {
+  const byKey = !lookUpKeys ? new Map<string, number>() : await ucisByKey(run.engine, candidates.map((c) => c.key)).catch((error) => {
     if (run.dryRun) return new Map<string, number>();
     throw error;
   });
@@ -94,8 +98,13 @@ async function resolveBatch(run: LoadRun, candidates: Candidate[], owners: UciOw
       run.reject(candidate.row, error);
     }
   }
-  return fresh;
+  return { fresh, known: byKey.size };
 }
+
+/** A structure `create` refused because its key exists: the same UCI is no news, another is a conflict. */
+interface KnownKey { context: StructureRow; key: string }
+
+type StructureRow = RowRef & { uci: number };
 
 /** Loads a structure table; in a dry run, `dryRun` collects the UCIs it would have created. */
 export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRunMemory): Promise<void> {
@@ -110,10 +119,27 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
   let highest = 0;
   const maxLength = run.config.MAX_INCHI_LENGTH;
   const owners = await UciOwners.start(run);
+  // Keys are looked up before they are written until a batch finds none known (a new table, or the
+  // new part of one); from then on `create` alone finds known keys (409), checked here by batch, and
+  // the first one found turns the lookups back on.
+  let lookUpKeys = true;
+  const knownKeys: KnownKey[] = [];
+  const checkKnownKeys = async (): Promise<void> => {
+    while (knownKeys.length > 0) {
+      const slice = knownKeys.splice(0, batchSize);
+      const ucis = await ucisByKey(run.engine, slice.map((k) => k.key));
+      for (const { context, key } of slice) {
+        const uci = ucis.get(key);
+        if (uci === context.uci) run.rowsLoaded += 1; // already loaded with the same UCI
+        else run.reject(context, new Reject('uci-conflict', `${key} already has UCI ${uci ?? '?'}, the file gives ${context.uci}`));
+      }
+    }
+  };
 
-  async function* itemBatches(): AsyncGenerator<BulkItem<RowRef>[]> {
+  async function* itemBatches(): AsyncGenerator<BulkItem<StructureRow>[]> {
     for await (const batch of batches(readRows(file, 'tsv', counter), batchSize)) {
-      const items: BulkItem<RowRef>[] = [];
+      await checkKnownKeys();
+      const items: BulkItem<StructureRow>[] = [];
       const candidates: Candidate[] = [];
       for (const row of batch) {
         run.rowsRead += 1;
@@ -127,27 +153,31 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
           run.reject(row, error);
         }
       }
-      for (const candidate of await resolveBatch(run, candidates, owners)) {
+      const { fresh, known } = await resolveBatch(run, candidates, owners, lookUpKeys);
+      if (lookUpKeys && known === 0 && !run.dryRun) lookUpKeys = false;
+      for (const candidate of fresh) {
         highest = Math.max(highest, candidate.uci);
         if (run.dryRun) {
           run.rowsLoaded += 1;
           dryRun?.ucis.add(candidate.uci);
           continue;
         }
-        items.push({ index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.document!, context: { line: candidate.row.line, raw: candidate.row.raw } });
+        items.push({ index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.document!, context: { line: candidate.row.line, raw: candidate.row.raw, uci: candidate.uci } });
       }
       await run.tick();
       yield items;
     }
   }
   const written = await writeBatches(run, itemBatches(), (failure) => {
-    const row = failure.context ?? { line: 0, raw: failure.id };
-    const reason = failure.status === 409
-      ? new Reject('duplicate-key', `${failure.id} already has a UCI (given twice in the file, or loaded by a concurrent load)`)
-      : new Reject('engine-refused', `the engine refused the structure: ${failure.reason}`);
-    run.reject(row, reason);
+    if (failure.status === 409 && failure.context) {
+      knownKeys.push({ context: failure.context, key: failure.id });
+      lookUpKeys = true;
+      return;
+    }
+    run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', `the engine refused the structure: ${failure.reason}`));
   });
   if (!run.dryRun) {
+    await checkKnownKeys();
     run.rowsLoaded += written;
     if (highest > 0) await raiseSequenceAbove(run.engine, highest);
     await refreshIndex(run.engine, run.engine.names.compounds);

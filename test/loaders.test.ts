@@ -191,6 +191,29 @@ describe('npm run load', function () {
       expect(await uciOfKey(twice, demo[demo.length - 1].standardinchikey)).to.equal(undefined);
     });
 
+    it('after a batch of new structures, finds known ones by their refused creation: same UCI loaded, another UCI rejected', async () => {
+      const demo = table(join(fixturesDir, 'demo', 'structure.tsv.gz')).slice(0, 5_000);
+      const line = (row: Record<string, string>, uci: number): string => `${uci}\t${row.standardinchi}\t${row.standardinchikey}`;
+      const folder = mkdtempSync(join(tmpdir(), 'chemxref-known-later-'));
+      const write = (name: string, rows: string[]): string => {
+        writeFileSync(join(folder, name), `UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n${rows.join('\n')}\n`);
+        return join(folder, name);
+      };
+      const fresh = freshPrefix('known-later');
+      await load(fresh, ['structures', write('first.tsv', demo.slice(0, 2_500).map((row, i) => line(row, 30_000 + i)))]);
+      // New structures first (the key lookups stop), then ten known ones, one of them with another UCI.
+      const second = [
+        ...demo.slice(2_500).map((row, i) => line(row, 32_500 + i)),
+        ...demo.slice(0, 10).map((row, i) => line(row, i === 9 ? 39_999 : 30_000 + i)),
+      ];
+      const summary = await load(fresh, ['structures', write('second.tsv', second)]);
+      expect(summary.rejectedByReason).to.deep.equal({ 'uci-conflict': 1 });
+      expect(summary.rowsLoaded).to.equal(2_500 + 9);
+      const known = engineFor(fresh);
+      expect(await uciOfKey(known, demo[9].standardinchikey), 'the known key keeps its UCI').to.equal(30_009);
+      expect(await uciOfKey(known, demo[4_999].standardinchikey)).to.equal(34_999);
+    });
+
     it('refuses a file with the wrong header and changes nothing', async () => {
       const before = await currentReleaseIndex(engine, 9);
       for (const command of ['structures', 'references', 'sources']) {
