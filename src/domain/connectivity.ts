@@ -21,6 +21,11 @@ export interface SearchedStructure {
   parsed: ParsedInchi | null;
 }
 
+/** The searched structure an indexed structure stands for. */
+export function searchedStructureOf(structure: CompoundDocument): SearchedStructure {
+  return { uci: structure.uci, standardInchiKey: structure.standardInchiKey, connectivityBlock: structure.connectivityBlock, parsed: parseStandardInchi(structure.standardInchi) };
+}
+
 export interface ConnectivityOptions {
   /** Which relations to search for (v1 without searchComponents: match only). */
   relations: ReadonlySet<TypeOfSearch>;

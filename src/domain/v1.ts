@@ -2,13 +2,12 @@
 import { inchiKeyOf } from '../chemistry';
 import { compoundsByKey, compoundsByUci } from '../engine/compounds';
 import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../engine/lookups';
-import { connectivitySearch, relations, type SearchedStructure, type TypeOfSearch } from './connectivity';
+import { connectivitySearch, relations, searchedStructureOf, type SearchedStructure, type TypeOfSearch } from './connectivity';
 import { InvalidQuery, UnknownResource } from './errors';
 import {
   checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, queryKey, requireSource, sourceEntry, xrefsOfQuery,
   type CompoundQuery, type CompoundView, type LookupContext,
 } from './lookup';
-import { parseStandardInchi } from '../chemistry';
 import { sourceView } from './sources';
 import type { SourceDocument } from './types';
 
@@ -53,7 +52,7 @@ export async function resolveSearched(context: LookupContext, query: CompoundQue
     const structure = await indexedStructure(context, { uci });
     const current = structure ? await xrefsByUcis(context.engine, [uci], {}, 1) : [];
     if (!structure || current.length === 0) return undefined;
-    return { uci, standardInchiKey: structure.standardInchiKey, connectivityBlock: structure.connectivityBlock, parsed: parseStandardInchi(structure.standardInchi) };
+    return searchedStructureOf(structure);
   };
   switch (query.type) {
     case 'uci':
@@ -71,9 +70,7 @@ export async function resolveSearched(context: LookupContext, query: CompoundQue
         xrefsByKeys(context.engine, [standardInchiKey], {}, 1), compoundsByKey(context.engine, [standardInchiKey]),
       ]);
       const structure = structures.get(standardInchiKey);
-      if (indexed.length > 0 && structure) {
-        return { uci: structure.uci, standardInchiKey, connectivityBlock: structure.connectivityBlock, parsed: parseStandardInchi(structure.standardInchi) };
-      }
+      if (indexed.length > 0 && structure) return searchedStructureOf(structure);
       // Not indexed: its first block still names a skeleton.
       return { uci: null, standardInchiKey, connectivityBlock: standardInchiKey.slice(0, 14), parsed: null };
     }

@@ -90,10 +90,10 @@ export async function createCompounds(engine: Engine, documents: CompoundDocumen
 export type StructureRef = { standardInchiKey: string; connectivityBlock: string };
 
 /**
- * The key and connectivity block of the structures with the given UCIs, read from doc values. Not
- * `compoundsByUci`: that reads `_source`, and every document fetched from the best_compression
- * compounds index costs a block decompression (about 0.6 ms each, an hour of engine time for
- * UniChem's 170 million assignments); doc values of these three keyword/long fields cost ~1/15th.
+ * The key and connectivity block (the key's first block) of the structures with the given UCIs,
+ * read from doc values. Not `compoundsByUci`: that reads `_source`, and every document fetched from
+ * the best_compression compounds index costs a block decompression (about 0.6 ms each, an hour of
+ * engine time for UniChem's 170 million assignments); doc values of these fields cost ~1/15th.
  */
 export async function structureRefsByUci(engine: Engine, ucis: number[]): Promise<Map<number, StructureRef>> {
   const found = new Map<number, StructureRef>();
@@ -102,13 +102,14 @@ export async function structureRefsByUci(engine: Engine, ucis: number[]): Promis
     const slice = unique.slice(start, start + 10_000);
     const result = await engine.client.search({
       index: engine.names.compounds, size: slice.length, query: { terms: { uci: slice } },
-      _source: false, stored_fields: ['_none_'], docvalue_fields: ['uci', 'standardInchiKey', 'connectivityBlock'],
+      _source: false, stored_fields: ['_none_'], docvalue_fields: ['uci', 'standardInchiKey'],
       track_total_hits: false, filter_path: ['hits.hits.fields'],
     });
     if (!result.hits) continue; // filter_path leaves no `hits` when nothing matched
     for (const hit of result.hits.hits) {
-      const fields = hit.fields as { uci: number[]; standardInchiKey: string[]; connectivityBlock: string[] };
-      found.set(fields.uci[0], { standardInchiKey: fields.standardInchiKey[0], connectivityBlock: fields.connectivityBlock[0] });
+      const fields = hit.fields as { uci: number[]; standardInchiKey: string[] };
+      const standardInchiKey = fields.standardInchiKey[0];
+      found.set(fields.uci[0], { standardInchiKey, connectivityBlock: standardInchiKey.slice(0, 14) });
     }
   }
   return found;

@@ -4,10 +4,9 @@
  */
 import { inchiFromLayers, inchiKeyOf, parseStandardInchi, type Comparison } from '../chemistry';
 import { xrefsByCompoundId, xrefsByConnectivityBlock, xrefsByKeys } from '../engine/lookups';
-import { connectivitySearch, relations, type ConnectivityEntry, type SearchedStructure, type TypeOfSearch } from '../domain/connectivity';
+import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry, type SearchedStructure, type TypeOfSearch } from '../domain/connectivity';
 import { InvalidQuery, UnknownResource } from '../domain/errors';
 import { indexedStructure, requireSource, type LookupContext } from '../domain/lookup';
-import type { CompoundDocument } from '../domain/types';
 import type { LegacyValue } from './format';
 import labelTable from './labels.json';
 import { legacySource, sourceSummary } from './lookups';
@@ -50,10 +49,6 @@ export function parseCriteria(segments: Partial<Record<keyof Criteria, string>>)
 const relationsOfC: TypeOfSearch[][] = [['match'], ['queryIsComponent'], ['componentIsResult'], ['componentMatch'], [...relations]];
 const labels = new Map(Object.entries((labelTable as { labels: Record<string, string> }).labels));
 
-function searchedOf(structure: CompoundDocument): SearchedStructure {
-  return { uci: structure.uci, standardInchiKey: structure.standardInchiKey, connectivityBlock: structure.connectivityBlock, parsed: parseStandardInchi(structure.standardInchi) };
-}
-
 /**
  * The structure a key_search term stands for: a full key names an indexed structure; a 14-letter
  * first block stands for the connectivity layers (formula, /c, /h, /q) of an indexed structure
@@ -77,7 +72,7 @@ async function searchedOfKeyTerm(context: LookupContext, term: string, includeOb
   const [indexed] = await xrefsByKeys(context.engine, [term], { includeObsolete }, 1);
   const structure = indexed ? await indexedStructure(context, { uci: indexed.uci }) : undefined;
   if (!structure) throw new UnknownResource(`no structure with InChIKey ${term}`);
-  return searchedOf(structure);
+  return searchedStructureOf(structure);
 }
 
 /** The structures a cpd_search id stands for, by UCI: the ones it is current on (or, with G=1 and none current, was). */
@@ -89,7 +84,7 @@ async function searchedOfId(context: LookupContext, id: string, sourceText: stri
   const searched: SearchedStructure[] = [];
   for (const uci of [...new Set(own.map((x) => x.uci))].sort((a, b) => a - b)) {
     const structure = await indexedStructure(context, { uci });
-    if (structure) searched.push(searchedOf(structure));
+    if (structure) searched.push(searchedStructureOf(structure));
   }
   return searched;
 }
