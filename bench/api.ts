@@ -334,15 +334,15 @@ function ceilingLookups(engine: Engine) {
         client.mget({ index: names.compounds, ids: [key], _source_excludes: ['loadId'] }),
       ]);
     },
-    /** POST /compounds {type: sourceID}: the id in its source's alias, every assignment of its structures, the structures. */
+    /** POST /compounds {type: sourceID}: the id in its source's alias, then every assignment of its structures and the structures at once. */
     compoundsBySourceId: async (id: { sourceId: number; compoundId: string }): Promise<void> => {
       const own = await client.search<XrefHit>({
         index: names.xrefsOf(id.sourceId), size: 100, ignore_unavailable: true, allow_no_indices: true, track_total_hits: false,
         query: { bool: { filter: [{ term: { compoundId: id.compoundId } }, { term: { assignment: 1 } }, { term: { sourceId: id.sourceId } }] } }, sort: xrefSort,
       });
+      // v1.ts queryXrefs: the structures' other assignments and the structures (by the keys the id's assignments carry), at once.
       const ucis = [...new Set(own.hits.hits.map((hit) => hit._source!.uci))];
-      const found = ucis.length === 0 ? [] : await xrefs({ terms: { uci: ucis } }, unlimited);
-      await structuresOf(found);
+      if (ucis.length > 0) await Promise.all([xrefs({ terms: { uci: ucis } }, unlimited), structuresOf(own.hits.hits.map((hit) => hit._source!))]);
     },
     /** POST /connectivity {type: inchikey}: one current assignment of the key and its structure at once, the skeleton's structures, their assignments. */
     connectivityByKey: async (key: string): Promise<void> => {

@@ -40,7 +40,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(cors({ methods: ['GET', 'POST', 'OPTIONS'] }));
-  app.use((req, res, next) => {
+  if (log.enabled) app.use((req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => log.info('request', { method: req.method, path: req.originalUrl, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }));
     next();

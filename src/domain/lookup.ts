@@ -78,14 +78,20 @@ export async function xrefsOfQuery(context: LookupContext, query: CompoundQuery,
     case 'inchi':
       return xrefsByKeys(context.engine, [queryKey(context, query)!], filter);
     case 'sourceID': {
-      if (query.sourceID === undefined || query.sourceID === null) throw new InvalidQuery('a sourceID lookup needs "sourceID": the id of the source the compound id belongs to');
-      await requireSource(context, query.sourceID);
-      if (compound === '') throw new InvalidQuery('"compound" is empty: give the compound id in the source');
-      const own = await xrefsByCompoundId(context.engine, compound, { ...filter, sourceId: query.sourceID });
       // Every assignment of the structures this id is (currently) assigned to.
+      const own = await sourceIdXrefs(context, query, filter);
       return xrefsByUcis(context.engine, own.map((x) => x.uci), filter);
     }
   }
+}
+
+/** The assignments of a `sourceID` query's compound id in its own source, under `filter`. */
+export async function sourceIdXrefs(context: LookupContext, query: CompoundQuery, filter: XrefFilter = {}): Promise<XrefDocument[]> {
+  if (query.sourceID === undefined || query.sourceID === null) throw new InvalidQuery('a sourceID lookup needs "sourceID": the id of the source the compound id belongs to');
+  await requireSource(context, query.sourceID);
+  const compound = query.compound.trim();
+  if (compound === '') throw new InvalidQuery('"compound" is empty: give the compound id in the source');
+  return xrefsByCompoundId(context.engine, compound, { ...filter, sourceId: query.sourceID });
 }
 
 /** The `inchi` object of a v1 response: the InChI and its 11 layers. */

@@ -5,11 +5,11 @@ import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../engine/lookups';
 import { connectivitySearch, relations, searchedStructureOf, type SearchedStructure, type TypeOfSearch } from './connectivity';
 import { InvalidQuery, UnknownResource } from './errors';
 import {
-  checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, queryKey, requireSource, sourceEntry, xrefsOfQuery,
+  checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, queryKey, requireSource, sourceEntry, sourceIdXrefs, xrefsOfQuery,
   type CompoundQuery, type CompoundView, type LookupContext,
 } from './lookup';
 import { sourceView } from './sources';
-import type { SourceDocument } from './types';
+import type { CompoundDocument, SourceDocument, XrefDocument } from './types';
 
 export interface NotFound {
   response: 'Not found';
@@ -35,14 +35,22 @@ function describe(query: CompoundQuery): string {
 
 /** POST /compounds: the structures a query stands for, with their records in every source. */
 export async function findCompounds(context: LookupContext, query: CompoundQuery): Promise<{ response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[] } | NotFound> {
-  // A key or InChI names its structure: read it while its assignments are searched.
-  const key = queryKey(context, query);
-  const [xrefs, structures] = key === undefined
-    ? [await xrefsOfQuery(context, query), undefined]
-    : await Promise.all([xrefsByKeys(context.engine, [key]), compoundsByKey(context.engine, [key])]);
-  const compounds = await compoundViews(context, xrefs, structures);
+  const compounds = await compoundViews(context, ...await queryXrefs(context, query));
   if (compounds.length === 0) return notFound(query.compound.trim(), describe(query));
   return { response: 'Success', totalCompounds: compounds.length, notFound: [], compounds };
+}
+
+/**
+ * The current assignments a /compounds query stands for, with the structures already known by then:
+ * a key or InChI names its structure, read while its assignments are searched; a source's id names
+ * its structures' keys, read while their other assignments are searched.
+ */
+async function queryXrefs(context: LookupContext, query: CompoundQuery): Promise<[XrefDocument[], Map<string, CompoundDocument>?]> {
+  const key = queryKey(context, query);
+  if (key !== undefined) return Promise.all([xrefsByKeys(context.engine, [key]), compoundsByKey(context.engine, [key])]);
+  if (query.type !== 'sourceID') return [await xrefsOfQuery(context, query)];
+  const own = await sourceIdXrefs(context, query);
+  return Promise.all([xrefsByUcis(context.engine, own.map((x) => x.uci)), compoundsByKey(context.engine, [...new Set(own.map((x) => x.standardInchiKey))])]);
 }
 
 /** The structure a connectivity query stands for; undefined when it names nothing indexed. */
