@@ -8,9 +8,9 @@ import { dirname, resolve } from 'node:path';
 import type { Config } from '../src/config';
 import type { LoadRecord } from '../src/domain/types';
 import type { Engine } from '../src/engine/client';
-import { bulkWrite, type BulkFailure, type BulkItem } from '../src/engine/bulk';
+import { bulkWrite, packDocuments, type BulkFailure, type BulkItem } from '../src/engine/bulk';
 import { saveLoadRecord } from '../src/engine/loads';
-import { readAhead, type ByteCounter, type Row, type RowRef } from './read';
+import { mapBatches, readAhead, type ByteCounter, type Row, type RowRef } from './read';
 
 /** A row that breaks a loading rule: a short code for the summary and words for the rejects file. */
 export class Reject {
@@ -136,7 +136,7 @@ export class LoadRun {
  * is written; a dry run only walks them. Returns how many documents were written.
  */
 export async function writeBatches<C extends RowRef>(run: LoadRun, itemBatches: AsyncIterable<BulkItem<C>[]>, onFailure: (failure: BulkFailure<C>) => void): Promise<number> {
-  const items = readAhead(itemBatches, 2);
+  const items = readAhead(mapBatches(itemBatches, packDocuments), 2);
   if (run.dryRun) {
     for await (const item of items) void item;
     return 0;

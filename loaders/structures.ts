@@ -3,13 +3,12 @@
  * STANDARDINCHIKEY). The UCIs of the dump are kept; the InChIKey is the document `_id`, written with
  * op_type create, so one key can never get two UCIs.
  */
-import type { CompoundDocument } from '../src/domain/types';
 import { compoundDocument } from '../src/domain/compound';
 import type { BulkItem } from '../src/engine/bulk';
 import { structureRefsByUci, ucisByKey, type StructureRef } from '../src/engine/compounds';
 import { refreshIndex } from '../src/engine/schema';
 import { nextUci, raiseSequenceAbove } from '../src/engine/sequence';
-import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
+import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type RowRef } from './read';
 import { Reject, writeBatches, type LoadRun } from './run';
 import { checkStructure } from './structure-rules';
 import { UciBitset, type DryRunMemory } from './uci-bitset';
@@ -22,7 +21,11 @@ export function parseUci(value: string | undefined): number {
   return Number(value);
 }
 
-interface Candidate { row: Row; uci: number; document: CompoundDocument | null; key: string }
+/**
+ * A row that passed the rules. Its compound document is serialised as soon as it is built, so the
+ * parsed InChI dies young instead of being copied by every scavenge while its batch waits its turn.
+ */
+interface Candidate { row: RowRef; uci: number; json: string | null; key: string }
 
 /**
  * Who may already own a UCI. Every UCI in use before this load is below `before` (the sequence's
@@ -84,7 +87,7 @@ async function resolveBatch(run: LoadRun, candidates: Candidate[], owners: UciOw
         run.rowsLoaded += 1; // already loaded with the same UCI: nothing to write
         continue;
       }
-      if (!candidate.document) throw new Reject('unknown-key-without-inchi', `${candidate.key} is given without an InChI and is not already known`);
+      if (candidate.json === null) throw new Reject('unknown-key-without-inchi', `${candidate.key} is given without an InChI and is not already known`);
       const line = keysInBatch.get(candidate.key);
       if (line !== undefined) throw new Reject('duplicate-key', `${candidate.key} was already given on line ${line}`);
       const owner = byUci.get(candidate.uci)?.standardInchiKey;
@@ -146,8 +149,8 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
         try {
           const uci = parseUci(row.fields.uci);
           const checked = checkStructure(row.fields.standardinchi, row.fields.standardinchikey, maxLength);
-          const document = checked.parsed ? compoundDocument(uci, checked.standardInchiKey, checked.parsed, run.loadId) : null;
-          candidates.push({ row, uci, document, key: checked.standardInchiKey });
+          const json = checked.parsed ? JSON.stringify(compoundDocument(uci, checked.standardInchiKey, checked.parsed, run.loadId)) : null;
+          candidates.push({ row: { line: row.line, raw: row.raw }, uci, json, key: checked.standardInchiKey });
         } catch (error) {
           if (!(error instanceof Reject)) throw error;
           run.reject(row, error);
@@ -162,7 +165,7 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
           dryRun?.ucis.add(candidate.uci);
           continue;
         }
-        items.push({ index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.document!, context: { line: candidate.row.line, raw: candidate.row.raw, uci: candidate.uci } });
+        items.push({ index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.json!, context: { line: candidate.row.line, raw: candidate.row.raw, uci: candidate.uci } });
       }
       await run.tick();
       yield items;

@@ -11,7 +11,8 @@ export interface BulkItem<C> {
   id: string;
   /** 'create' refuses to overwrite (409 on an existing _id); 'index' replaces. */
   op: 'create' | 'index';
-  document: object;
+  /** The document, or its JSON already (sent as it is). */
+  document: object | string;
   context: C;
 }
 
@@ -34,15 +35,53 @@ const generationBytes = (concurrency + 1.5) * flushBytes;
 /** The action line `{"create":{"_index":"…","_id":"…"}}` around the index name and id. */
 const actionOverhead = 32;
 
+/**
+ * Serialises the documents of a batch into one string and gives each item its slice of it. The
+ * helper holds each document until its request is acknowledged, a few young-generation collections
+ * later; a slice costs those collections a small header instead of a copy of the whole text (the
+ * joined string is allocated where they do not copy it). The structures load spent a fifth of its
+ * CPU time in young-generation collections before this, mostly copying document strings in flight.
+ */
+export function packDocuments<C>(items: BulkItem<C>[]): BulkItem<C>[] {
+  const texts = items.map((item) => (typeof item.document === 'string' ? item.document : JSON.stringify(item.document)));
+  const joined = texts.join('');
+  let offset = 0;
+  items.forEach((item, i) => {
+    item.document = joined.slice(offset, offset += texts[i].length);
+  });
+  return items;
+}
+
+/** Remembers the context of each item in flight by index and `_id`, in two generations (see above). */
+class InFlight<C> {
+  private current = new Map<string, Map<string, C>>();
+  private previous = new Map<string, Map<string, C>>();
+  private currentBytes = 0;
+
+  add(index: string, id: string, context: C, bytes: number): void {
+    let byId = this.current.get(index);
+    if (!byId) this.current.set(index, byId = new Map());
+    byId.set(id, context);
+    this.currentBytes += bytes;
+    if (this.currentBytes >= generationBytes) {
+      this.previous = this.current;
+      this.current = new Map();
+      this.currentBytes = 0;
+    }
+  }
+
+  get(index: string, id: string): C | undefined {
+    return this.current.get(index)?.get(id) ?? this.previous.get(index)?.get(id);
+  }
+}
+
 /** Writes every item of `items`; resolves with the counts once all are acknowledged. */
 export async function bulkWrite<C>(
   engine: Engine,
   items: AsyncIterable<BulkItem<C>>,
   onFailure: (failure: BulkFailure<C>) => void,
 ): Promise<{ written: number; failed: number }> {
-  let current = new Map<string, C>();
-  let previous = new Map<string, C>();
-  let currentBytes = 0;
+  const inFlight = new InFlight<C>();
   const stats = await engine.client.helpers.bulk<BulkItem<C>>({
     datasource: items[Symbol.asyncIterator](),
     concurrency,
@@ -55,24 +94,17 @@ export async function bulkWrite<C>(
     filter_path: 'errors,items.*.status,items.*.error',
     onDocument: (item) => {
       // Serialised here (the helper sends a string as it is) to count the bytes the contexts cover.
-      const document = JSON.stringify(item.document);
-      current.set(`${item.index}\u0000${item.id}`, item.context);
-      currentBytes += document.length + item.index.length + item.id.length + actionOverhead;
-      if (currentBytes >= generationBytes) {
-        previous = current;
-        current = new Map();
-        currentBytes = 0;
-      }
+      const document = typeof item.document === 'string' ? item.document : JSON.stringify(item.document);
+      inFlight.add(item.index, item.id, item.context, document.length + item.index.length + item.id.length + actionOverhead);
       return [{ [item.op]: { _index: item.index, _id: item.id } } as never, document as never];
     },
     onDrop: (dropped) => {
       const action = Object.values(dropped.operation as object)[0] as { _index: string; _id: string };
-      const key = `${action._index}\u0000${action._id}`;
       onFailure({
         status: dropped.status,
         reason: dropped.error?.reason ?? dropped.error?.type ?? `HTTP ${dropped.status}`,
         id: action._id,
-        context: current.get(key) ?? previous.get(key),
+        context: inFlight.get(action._index, action._id),
       });
     },
   });
