@@ -344,7 +344,7 @@ function ceilingLookups(engine: Engine) {
       const ucis = [...new Set(own.hits.hits.map((hit) => hit._source!.uci))];
       if (ucis.length > 0) await Promise.all([xrefs({ terms: { uci: ucis } }, unlimited), structuresOf(own.hits.hits.map((hit) => hit._source!))]);
     },
-    /** POST /connectivity {type: inchikey}: one current assignment of the key and its structure at once, the skeleton's structures, their assignments. */
+    /** POST /connectivity {type: inchikey}: one current assignment of the key and its structure at once, then the skeleton's structures and their assignments at once. */
     connectivityByKey: async (key: string): Promise<void> => {
       const [[indexed], structures] = await Promise.all([
         xrefs({ terms: { standardInchiKey: [key] } }, 1),
@@ -352,11 +352,12 @@ function ceilingLookups(engine: Engine) {
       ]);
       const structure = structures.docs[0] as { found?: boolean; _source?: { connectivityBlock: string } };
       if (!indexed || !structure.found) return;
-      const group = await client.search<{ uci: number }>({
-        index: names.compounds, size: 100, query: { term: { connectivityBlock: structure._source!.connectivityBlock } },
-        sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] }, track_total_hits: false,
-      });
-      await xrefs({ terms: { uci: group.hits.hits.map((hit) => hit._source!.uci) } }, unlimited);
+      // connectivity.ts: the skeleton's structures and, by the block they carry, their assignments, at once.
+      const block = structure._source!.connectivityBlock;
+      await Promise.all([
+        client.search({ index: names.compounds, size: 100, query: { term: { connectivityBlock: block } }, sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] }, track_total_hits: false }),
+        xrefs({ term: { connectivityBlock: block } }, unlimited),
+      ]);
     },
   };
 }

@@ -5,7 +5,7 @@
  */
 import { compareLayers, differenceCount, parseStandardInchi, type Comparison, type FullInchiLayers, type InchiComponent, type ParsedInchi } from '../chemistry';
 import { compoundsByConnectivityBlock, compoundsWithComponent, countStructuresWithComponent } from '../engine/compounds';
-import { xrefsByUcis } from '../engine/lookups';
+import { xrefsByConnectivityBlock, xrefsByUcis } from '../engine/lookups';
 import type { LookupContext } from './lookup';
 import type { CompoundDocument, SourceDocument, XrefDocument } from './types';
 
@@ -180,9 +180,17 @@ function compareText(a: string, b: string): number {
  * layers, then UCI, source id and compound id; at most `maxEntries` are returned.
  */
 export async function connectivitySearch(context: LookupContext, searched: SearchedStructure, options: ConnectivityOptions): Promise<ConnectivityResult> {
-  const { found, skipped } = await candidates(context, searched, options);
-  const sources = await context.sources.all();
-  const xrefs = await xrefsByUcis(context.engine, [...found.keys()], { includeObsolete: options.includeObsolete, sourceId: options.sourceId });
+  const filter = { includeObsolete: options.includeObsolete, sourceId: options.sourceId };
+  // Assignments carry their structure's block: those of the skeleton are searched while its
+  // structures are read; only structures found through a component need a search by UCI after.
+  const matches = options.relations.has('match');
+  const [{ found, skipped }, ofBlock] = await Promise.all([
+    candidates(context, searched, options),
+    matches ? xrefsByConnectivityBlock(context.engine, searched.connectivityBlock, filter) : [],
+  ]);
+  const others = [...found.values()].filter((c) => !matches || c.structure.connectivityBlock !== searched.connectivityBlock).map((c) => c.structure.uci);
+  const [sources, ofOthers] = await Promise.all([context.sources.all(), xrefsByUcis(context.engine, others, filter)]);
+  const xrefs = [...ofBlock, ...ofOthers];
   const entries: ConnectivityEntry[] = [];
   for (const xref of xrefs) {
     const candidate = found.get(xref.uci);
