@@ -12,7 +12,7 @@ import { xrefId } from '../src/engine/xrefs';
 import { publishSourceReleases } from './publish';
 import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
 import { Reject, writeBatches, type LoadRun } from './run';
-import { parseUci } from './structures';
+import { parseUci } from './structure-rules';
 import type { DryRunMemory } from './uci-bitset';
 import { StreamingUciCount } from './uci-count';
 

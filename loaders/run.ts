@@ -12,10 +12,9 @@ import { bulkWrite, packDocuments, type BulkFailure, type BulkItem } from '../sr
 import { saveLoadRecord } from '../src/engine/loads';
 import { mapBatches, readAhead, type ByteCounter, type Row, type RowRef } from './read';
 
-/** A row that breaks a loading rule: a short code for the summary and words for the rejects file. */
-export class Reject {
-  constructor(readonly code: string, readonly message: string) {}
-}
+import { Reject } from './reject';
+
+export { Reject };
 
 export interface LoadOptions {
   dryRun: boolean;

@@ -1,6 +1,12 @@
 /** The loading rules of SPEC §2 for one structure: an InChI and/or an InChIKey from a row. */
 import { InchiError, inchiKeyOf, isStandardInchiKey, parseStandardInchi, type ParsedInchi } from '../src/chemistry';
-import { Reject } from './run';
+import { Reject } from './reject';
+
+/** Parses a UCI column: a positive integer or a Reject. */
+export function parseUci(value: string | undefined): number {
+  if (!value || !/^[0-9]{1,15}$/.test(value) || Number(value) < 1) throw new Reject('bad-uci', `UCI "${value ?? ''}" is not a positive integer`);
+  return Number(value);
+}
 
 /** A structure that passed the rules; `parsed` is null when only a key was given (it must already be known). */
 export interface CheckedStructure {

@@ -3,29 +3,16 @@
  * STANDARDINCHIKEY). The UCIs of the dump are kept; the InChIKey is the document `_id`, written with
  * op_type create, so one key can never get two UCIs.
  */
-import { compoundDocument } from '../src/domain/compound';
 import type { BulkItem } from '../src/engine/bulk';
 import { structureRefsByUci, ucisByKey, type StructureRef } from '../src/engine/compounds';
 import { refreshIndex } from '../src/engine/schema';
 import { nextUci, raiseSequenceAbove } from '../src/engine/sequence';
-import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type RowRef } from './read';
+import { ByteCounter, FileFormatError, fileSize, readColumns, type RowRef } from './read';
 import { Reject, writeBatches, type LoadRun } from './run';
-import { checkStructure } from './structure-rules';
+import { readCheckedStructures, rowsOf, type CheckedRow as Candidate } from './structure-reader';
 import { UciBitset, type DryRunMemory } from './uci-bitset';
 
 const batchSize = 2_000;
-
-/** Parses a UCI column: a positive integer or a Reject. */
-export function parseUci(value: string | undefined): number {
-  if (!value || !/^[0-9]{1,15}$/.test(value) || Number(value) < 1) throw new Reject('bad-uci', `UCI "${value ?? ''}" is not a positive integer`);
-  return Number(value);
-}
-
-/**
- * A row that passed the rules. Its compound document is serialised as soon as it is built, so the
- * parsed InChI dies young instead of being copied by every scavenge while its batch waits its turn.
- */
-interface Candidate { row: RowRef; uci: number; json: string | null; key: string }
 
 /**
  * Who may already own a UCI. Every UCI in use before this load is below `before` (the sequence's
@@ -44,10 +31,9 @@ class UciOwners {
     return new UciOwners(run.dryRun ? Number.POSITIVE_INFINITY : await nextUci(run.engine));
   }
 
-  /** Raises the sequence above the batch's UCIs before they are written, so no load hands them out. */
-  async reserve(run: LoadRun, candidates: Candidate[]): Promise<void> {
+  /** Raises the sequence above a batch's UCIs (up to `highest`) before they are written, so no load hands them out. */
+  async reserve(run: LoadRun, highest: number): Promise<void> {
     if (run.dryRun) return;
-    const highest = candidates.reduce((max, c) => Math.max(max, c.uci), 0);
     if (highest <= this.raisedTo) return;
     const previous = await raiseSequenceAbove(run.engine, highest);
     // UCIs handed out by another load since the last raise are in use too.
@@ -71,7 +57,6 @@ class UciOwners {
  * the batch's keys were known.
  */
 async function resolveBatch(run: LoadRun, candidates: Candidate[], owners: UciOwners, lookUpKeys: boolean): Promise<{ fresh: Candidate[]; known: number }> {
-  await owners.reserve(run, candidates);
   const byKey = !lookUpKeys ? new Map<string, number>() : await ucisByKey(run.engine, candidates.map((c) => c.key)).catch((error) => {
     if (run.dryRun) return new Map<string, number>();
     throw error;
@@ -87,18 +72,18 @@ async function resolveBatch(run: LoadRun, candidates: Candidate[], owners: UciOw
         run.rowsLoaded += 1; // already loaded with the same UCI: nothing to write
         continue;
       }
-      if (candidate.json === null) throw new Reject('unknown-key-without-inchi', `${candidate.key} is given without an InChI and is not already known`);
+      if (candidate.document === null) throw new Reject('unknown-key-without-inchi', `${candidate.key} is given without an InChI and is not already known`);
       const line = keysInBatch.get(candidate.key);
       if (line !== undefined) throw new Reject('duplicate-key', `${candidate.key} was already given on line ${line}`);
       const owner = byUci.get(candidate.uci)?.standardInchiKey;
       if (owner !== undefined && owner !== candidate.key) throw new Reject('uci-conflict', `UCI ${candidate.uci} already belongs to ${owner}`);
       if (owners.written.has(candidate.uci)) throw new Reject('uci-conflict', `UCI ${candidate.uci} was already given to another structure earlier in the file`);
-      keysInBatch.set(candidate.key, candidate.row.line);
+      keysInBatch.set(candidate.key, candidate.line);
       owners.written.add(candidate.uci);
       fresh.push(candidate);
     } catch (error) {
       if (!(error instanceof Reject)) throw error;
-      run.reject(candidate.row, error);
+      run.reject(candidate, error);
     }
   }
   return { fresh, known: byKey.size };
@@ -120,7 +105,6 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
   const counter = new ByteCounter(fileSize(file));
   run.track(counter);
   let highest = 0;
-  const maxLength = run.config.MAX_INCHI_LENGTH;
   const owners = await UciOwners.start(run);
   // Keys are looked up before they are written until a batch finds none known (a new table, or the
   // new part of one); from then on `create` alone finds known keys (409), checked here by batch, and
@@ -140,22 +124,16 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
   };
 
   async function* itemBatches(): AsyncGenerator<BulkItem<StructureRow>[]> {
-    for await (const batch of batches(readRows(file, 'tsv', counter), batchSize)) {
+    // Lines, loading rules and documents come from a worker thread, a few batches ahead.
+    for await (const batch of readCheckedStructures({ file, maxInchiLength: run.config.MAX_INCHI_LENGTH, loadId: run.loadId, batchSize })) {
+      counter.bytesRead = batch.bytesRead;
       await checkKnownKeys();
+      const reserved = owners.reserve(run, batch.highest);
+      run.rowsRead += batch.rowsRead;
+      for (const reject of batch.rejects) run.reject(reject, new Reject(reject.code, reject.message));
+      const candidates = rowsOf(batch);
       const items: BulkItem<StructureRow>[] = [];
-      const candidates: Candidate[] = [];
-      for (const row of batch) {
-        run.rowsRead += 1;
-        try {
-          const uci = parseUci(row.fields.uci);
-          const checked = checkStructure(row.fields.standardinchi, row.fields.standardinchikey, maxLength);
-          const json = checked.parsed ? JSON.stringify(compoundDocument(uci, checked.standardInchiKey, checked.parsed, run.loadId)) : null;
-          candidates.push({ row: { line: row.line, raw: row.raw }, uci, json, key: checked.standardInchiKey });
-        } catch (error) {
-          if (!(error instanceof Reject)) throw error;
-          run.reject(row, error);
-        }
-      }
+      await reserved;
       const { fresh, known } = await resolveBatch(run, candidates, owners, lookUpKeys);
       if (lookUpKeys && known === 0 && !run.dryRun) lookUpKeys = false;
       for (const candidate of fresh) {
@@ -165,7 +143,7 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
           dryRun?.ucis.add(candidate.uci);
           continue;
         }
-        items.push({ index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.json!, context: { line: candidate.row.line, raw: candidate.row.raw, uci: candidate.uci } });
+        items.push({ index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.document!, context: { line: candidate.line, raw: candidate.raw, uci: candidate.uci } });
       }
       await run.tick();
       yield items;

@@ -235,6 +235,19 @@ describe('npm run load', function () {
       expect(await currentReleaseIndex(engine, 9)).to.equal(before);
     });
 
+    it('fails a structure table whose gzip data breaks off, and says so', async () => {
+      const whole = readFileSync(join(fixtureDump, 'structure.tsv.gz'));
+      const file = join(mkdtempSync(join(tmpdir(), 'chemxref-truncated-')), 'structure.tsv.gz');
+      writeFileSync(file, whole.subarray(0, Math.floor(whole.length / 2)));
+      let failure: Error | undefined;
+      try {
+        await load(freshPrefix('truncated'), ['structures', file, '--dry-run']);
+      } catch (error) {
+        failure = error as Error;
+      }
+      expect(failure?.message).to.match(/gzip data is truncated or corrupt/);
+    });
+
     it('--dry-run validates and counts but writes nothing', async () => {
       const dryPrefix = freshPrefix('dry-run');
       const summary = await load(dryPrefix, ['dump', fixtureDump, '--dry-run']);

@@ -1,0 +1,148 @@
+/**
+ * Reads a structure table in a worker thread: lines, loading rules (parsing every InChI and checking
+ * its key) and compound documents, a batch at a time, a few batches ahead of the loader. Reading
+ * is most of the loader's CPU time; in a thread of its own it runs while the main thread writes.
+ */
+import { join } from 'node:path';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { compoundDocument } from '../src/domain/compound';
+import { ByteCounter, FileFormatError, batches, readRows } from './read';
+import { Reject } from './reject';
+import { checkStructure, parseUci } from './structure-rules';
+
+export interface ReaderOptions { file: string; maxInchiLength: number; loadId: string; batchSize: number }
+
+/**
+ * One batch, as few strings as possible (a batch crosses threads as a copy): the accepted rows'
+ * keys (27 characters each), raw rows and documents joined, with where each ends. `documentEnds`
+ * repeats the previous end for a row given by key alone.
+ */
+export interface CheckedBatch {
+  bytesRead: number;
+  rowsRead: number;
+  /** The highest UCI of the batch's rows, rejected ones included: what the loader reserves. */
+  highest: number;
+  rejects: { line: number; raw: string; code: string; message: string }[];
+  lines: number[];
+  ucis: number[];
+  keys: string;
+  raws: string;
+  rawEnds: number[];
+  documents: string;
+  documentEnds: number[];
+}
+
+/** One row of a batch that passed the rules; `document` is null when the row gave only a key. */
+export interface CheckedRow { line: number; raw: string; uci: number; key: string; document: string | null }
+
+/** The rows of a checked batch. */
+export function rowsOf(batch: CheckedBatch): CheckedRow[] {
+  let raw = 0;
+  let document = 0;
+  return batch.lines.map((line, i) => {
+    const row: CheckedRow = {
+      line, uci: batch.ucis[i], key: batch.keys.slice(i * 27, i * 27 + 27),
+      raw: batch.raws.slice(raw, batch.rawEnds[i]),
+      document: batch.documentEnds[i] > document ? batch.documents.slice(document, batch.documentEnds[i]) : null,
+    };
+    raw = batch.rawEnds[i];
+    document = batch.documentEnds[i];
+    return row;
+  });
+}
+
+/** Applies the loading rules to a batch of rows (`fields`: uci, standardinchi, standardinchikey). */
+function checkBatch(rows: { line: number; raw: string; fields: Record<string, string> }[], options: ReaderOptions, bytesRead: number): CheckedBatch {
+  const batch: CheckedBatch = { bytesRead, rowsRead: rows.length, highest: 0, rejects: [], lines: [], ucis: [], keys: '', raws: '', rawEnds: [], documents: '', documentEnds: [] };
+  const keys: string[] = [];
+  const raws: string[] = [];
+  const documents: string[] = [];
+  let rawEnd = 0;
+  let documentEnd = 0;
+  for (const row of rows) {
+    try {
+      const uci = parseUci(row.fields.uci);
+      batch.highest = Math.max(batch.highest, uci);
+      const checked = checkStructure(row.fields.standardinchi, row.fields.standardinchikey, options.maxInchiLength);
+      if (checked.parsed) {
+        const document = JSON.stringify(compoundDocument(uci, checked.standardInchiKey, checked.parsed, options.loadId));
+        documents.push(document);
+        documentEnd += document.length;
+      }
+      batch.lines.push(row.line);
+      batch.ucis.push(uci);
+      keys.push(checked.standardInchiKey);
+      raws.push(row.raw);
+      batch.rawEnds.push(rawEnd += row.raw.length);
+      batch.documentEnds.push(documentEnd);
+    } catch (error) {
+      if (!(error instanceof Reject)) throw error;
+      batch.rejects.push({ line: row.line, raw: row.raw, code: error.code, message: error.message });
+    }
+  }
+  batch.keys = keys.join('');
+  batch.raws = raws.join('');
+  batch.documents = documents.join('');
+  return batch;
+}
+
+type Message = { batch: CheckedBatch } | { done: true } | { error: string; fileFormat: boolean };
+
+/** The worker's side: reads the table, posting each batch once the loader has room for it. */
+export function readInWorker(): void {
+  if (isMainThread || !parentPort) throw new Error('readInWorker runs in a worker thread');
+  const port = parentPort;
+  const options = workerData as ReaderOptions;
+  let credits = 2;
+  let wake: (() => void) | undefined;
+  port.on('message', () => {
+    credits += 1;
+    wake?.();
+  });
+  const post = (message: Message): void => port.postMessage(message);
+  void (async () => {
+    const counter = new ByteCounter(0);
+    for await (const rows of batches(readRows(options.file, 'tsv', counter), options.batchSize)) {
+      while (credits === 0) await new Promise<void>((resolve) => { wake = resolve; });
+      credits -= 1;
+      post({ batch: checkBatch(rows, options, counter.bytesRead) });
+    }
+    post({ done: true });
+  })().catch((error: Error) => post({ error: error.message, fileFormat: error instanceof FileFormatError }));
+}
+
+/** The checked batches of a structure table, read by a worker thread a few batches ahead. */
+export async function* readCheckedStructures(options: ReaderOptions): AsyncGenerator<CheckedBatch> {
+  // A few batches live at a time (a batch of the longest InChIs allowed is under 30 MB): a bounded
+  // heap keeps V8 from growing it far beyond that, which the loader's peak RSS would show.
+  const worker = new Worker(join(__dirname, 'structure-reader.cjs'), { workerData: options, resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 128 } });
+  const queue: CheckedBatch[] = [];
+  let done = false;
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  worker.on('message', (message: Message) => {
+    if ('batch' in message) queue.push(message.batch);
+    else if ('done' in message) done = true;
+    else failure = message.fileFormat ? new FileFormatError(message.error) : new Error(message.error);
+    wake?.();
+  });
+  worker.on('error', (error) => { failure ??= new Error(`the structure reader failed: ${error.message}`); wake?.(); });
+  worker.on('exit', (code) => { if (!done) failure ??= new Error(`the structure reader stopped (exit ${code})`); wake?.(); });
+  try {
+    for (;;) {
+      const batch = queue.shift();
+      if (batch) {
+        worker.postMessage('more');
+        yield batch;
+      } else if (failure) {
+        throw failure;
+      } else if (done) {
+        return;
+      } else {
+        await new Promise<void>((resolve) => { wake = resolve; });
+      }
+    }
+  } finally {
+    await worker.terminate();
+  }
+}
