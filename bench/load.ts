@@ -2,8 +2,9 @@
 // molecules of ../shared/data/make-samples.sh, assigned to 20 sources (about 1.6 million
 // assignments), written as a UniChem dump and loaded by the real loader in a child process, whose
 // peak RSS is polled from /proc. The same documents are then pushed by a minimal bulk script (the
-// client's bulk helper, same mappings, documents serialised beforehand): the ceiling. Prints rows/s
-// of each phase, the ratio loader/ceiling, peak RSS, and on-disk bytes per compound and per
+// client's bulk helper, same mappings, documents serialised beforehand): the ceiling. Each phase runs
+// loader, ceiling, ceiling, loader into indices of their own. Prints rows/s of each phase (means),
+// the ratio loader/ceiling, peak RSS, and on-disk bytes per compound and per
 // assignment after a force merge, projected to UniChem's scale. Every bench index is deleted at the
 // end. Run with `npm run bench:load` (BENCH_500K names the molecule file).
 import { spawn } from 'node:child_process';
@@ -338,66 +339,86 @@ async function main(): Promise<void> {
   out(`dump in ${folder}: ${table.sources.length} sources, ${fmt(set.keys.length)} structures, ${fmt(assignmentCount)} assignments (written in ${fmt(Number(process.hrtime.bigint() - started) / 1e9, 1)} s)`);
   const rejects = (step: string): string[] => ['--rejects', join(folder, `rejects-${step}.tsv`)];
 
-  const results: Record<string, { loader: ChildRun; ceilingSeconds: number; rows: number; engineCpuLoader: number; engineCpuCeiling: number }> = {};
+  // Each phase runs loader, ceiling, ceiling, loader (means reported), so that a drift of the shared
+  // machine, or the engine warming up, weighs on both alike. Each run writes into indices of its own.
+  const loaderPrefixes = [`${loaderPrefix}-1`, `${loaderPrefix}-2`];
+  const ceilingEngines = [1, 2].map((n) => new Engine({ ...config, ES_INDEX_PREFIX: `${ceilingPrefix}-${n}` }));
+  const results: Record<string, { loaders: ChildRun[]; ceilingSeconds: number[]; rows: number; engineCpuLoader: number[]; engineCpuCeiling: number[] }> = {};
+  const timed = async <T>(work: () => Promise<T>): Promise<{ value: T; engineCpu: number }> => {
+    await settle(engine);
+    const cpu = await engineCpuSeconds(engine);
+    const value = await work();
+    return { value, engineCpu: (await engineCpuSeconds(engine)) - cpu };
+  };
+  const abba = async (phase: string, rows: number, loader: (prefix: string) => Promise<ChildRun>, ceiling: (run: Engine) => Promise<number>): Promise<void> => {
+    const first = await timed(() => loader(loaderPrefixes[0]));
+    const ceilings = [await timed(() => ceiling(ceilingEngines[0])), await timed(() => ceiling(ceilingEngines[1]))];
+    const last = await timed(() => loader(loaderPrefixes[1]));
+    results[phase] = {
+      loaders: [first.value, last.value], ceilingSeconds: ceilings.map((c) => c.value), rows,
+      engineCpuLoader: [first.engineCpu, last.engineCpu], engineCpuCeiling: ceilings.map((c) => c.engineCpu),
+    };
+    const each = (seconds: number[]): string => seconds.map((s) => fmt(rows / s)).join(', ');
+    out(`${phase}: loader ${each([first.value, last.value].map((r) => Number(r.summary.seconds)))} rows/s (first and last run), ceiling ${each(ceilings.map((c) => c.value))} rows/s`);
+  };
   try {
-    await runLoader(loaderPrefix, ['sources', join(folder, 'source.tsv'), ...rejects('sources')]);
+    for (const prefix of loaderPrefixes) await runLoader(prefix, ['sources', join(folder, 'source.tsv'), ...rejects('sources')]);
 
     // Structures: the ceiling writes the compound documents the loader would write, op_type create on the key.
-    await settle(engine);
-    let cpu = await engineCpuSeconds(engine);
-    const compounds = `${ceilingPrefix}-compounds`;
-    await createIndex(engine, compounds, 'compounds');
-    const ceilingStructures = await ceilingBulk(engine, set.keys.map((key, i) => [compounds, key, 'create', set.documents[i]]), [compounds], set.keys.length);
-    const engineCpuCeilingStructures = (await engineCpuSeconds(engine)) - cpu;
+    await abba('structures', set.keys.length,
+      (prefix) => runLoader(prefix, ['structures', join(folder, 'structure.tsv.gz'), ...rejects('structures')]),
+      async (run) => {
+        const compounds = run.names.compounds;
+        await createIndex(engine, compounds, 'compounds');
+        return ceilingBulk(engine, set.keys.map((key, i) => [compounds, key, 'create', set.documents[i]]), [compounds], set.keys.length);
+      });
     set.documents.length = 0; // not needed any more
-
-    await settle(engine);
-    cpu = await engineCpuSeconds(engine);
-    const loaderStructures = await runLoader(loaderPrefix, ['structures', join(folder, 'structure.tsv.gz'), ...rejects('structures')]);
-    results.structures = { loader: loaderStructures, ceilingSeconds: ceilingStructures, rows: set.keys.length, engineCpuLoader: (await engineCpuSeconds(engine)) - cpu, engineCpuCeiling: engineCpuCeilingStructures };
 
     // References: one fresh release index for every source of the table, as the loader writes a dump,
     // assignments _id'd as the loader does.
-    await settle(engine);
-    cpu = await engineCpuSeconds(engine);
-    const release = `${ceilingPrefix}-xrefs-dump-${Date.now()}`;
-    await createIndex(engine, release, 'xrefs');
     const prepared: [string, string, 'index', string][] = [];
     for (const a of assignments(set.keys.length, table.sources)) {
       const document = { sourceId: a.sourceId, compoundId: a.compoundId, uci: a.uci, assignment: a.assignment, standardInchiKey: set.keys[a.uci - 1], connectivityBlock: set.connectivityBlocks[a.uci - 1] };
-      prepared.push([release, xrefId(a.sourceId, a.uci, a.compoundId), 'index', JSON.stringify(document)]);
+      prepared.push(['', xrefId(a.sourceId, a.uci, a.compoundId), 'index', JSON.stringify(document)]);
     }
-    cpu = await engineCpuSeconds(engine);
-    const ceilingReferences = await ceilingBulk(engine, prepared, [release], assignmentCount);
-    const engineCpuCeilingReferences = (await engineCpuSeconds(engine)) - cpu;
+    await abba('references', assignmentCount,
+      (prefix) => runLoader(prefix, ['references', join(folder, 'reference.tsv.gz'), ...rejects('references')]),
+      async (run) => {
+        const release = run.names.xrefsRelease('dump');
+        await createIndex(engine, release, 'xrefs');
+        return ceilingBulk(engine, prepared.map(([, id, op, document]) => [release, id, op, document]), [release], assignmentCount);
+      });
     prepared.length = 0;
 
-    await settle(engine);
-    cpu = await engineCpuSeconds(engine);
-    const loaderReferences = await runLoader(loaderPrefix, ['references', join(folder, 'reference.tsv.gz'), ...rejects('references')]);
-    results.references = { loader: loaderReferences, ceilingSeconds: ceilingReferences, rows: assignmentCount, engineCpuLoader: (await engineCpuSeconds(engine)) - cpu, engineCpuCeiling: engineCpuCeilingReferences };
-
+    const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
     out('');
     out('| phase | rows | loader rows/s | ceiling rows/s | loader/ceiling | loader peak RSS | loader CPU s | engine CPU s (loader / ceiling) |');
     out('|---|---|---|---|---|---|---|---|');
     for (const [phase, r] of Object.entries(results)) {
-      const seconds = Number(r.loader.summary.seconds);
-      const loaded = Number(r.loader.summary.rowsLoaded);
-      if (loaded !== r.rows || Number(r.loader.summary.rowsRejected) !== 0) throw new Error(`the loader loaded ${loaded} of ${r.rows} ${phase} rows (${r.loader.summary.rowsRejected} rejected)`);
+      for (const run of r.loaders) {
+        const loaded = Number(run.summary.rowsLoaded);
+        if (loaded !== r.rows || Number(run.summary.rowsRejected) !== 0) throw new Error(`the loader loaded ${loaded} of ${r.rows} ${phase} rows (${run.summary.rowsRejected} rejected)`);
+      }
+      const seconds = mean(r.loaders.map((run) => Number(run.summary.seconds)));
+      const wall = mean(r.loaders.map((run) => run.wallSeconds));
+      const ceilingSeconds = mean(r.ceilingSeconds);
       const loaderRate = r.rows / seconds;
-      const ceilingRate = r.rows / r.ceilingSeconds;
-      out(`| ${phase} | ${fmt(r.rows)} | ${fmt(loaderRate)} (${fmt(seconds, 1)} s; ${fmt(r.rows / r.loader.wallSeconds)} with process start-up) | ${fmt(ceilingRate)} (${fmt(r.ceilingSeconds, 1)} s) | ${fmt(loaderRate / ceilingRate, 2)} | ${fmt(r.loader.peakRssMb)} MB | ${fmt(r.loader.cpuSeconds, 1)} | ${fmt(r.engineCpuLoader, 1)} / ${fmt(r.engineCpuCeiling, 1)} |`);
+      const ceilingRate = r.rows / ceilingSeconds;
+      const peakRss = Math.max(...r.loaders.map((run) => run.peakRssMb));
+      out(`| ${phase} | ${fmt(r.rows)} | ${fmt(loaderRate)} (${fmt(seconds, 1)} s; ${fmt(r.rows / wall)} with process start-up) | ${fmt(ceilingRate)} (${fmt(ceilingSeconds, 1)} s) | ${fmt(loaderRate / ceilingRate, 2)} | ${fmt(peakRss)} MB | ${fmt(mean(r.loaders.map((run) => run.cpuSeconds)), 1)} | ${fmt(mean(r.engineCpuLoader), 1)} / ${fmt(mean(r.engineCpuCeiling), 1)} |`);
     }
-    out(`peak RSS is the VmHWM of the loader's node process (${results.structures.loader.peakCommand.slice(0, 80)}...); the whole npm → tsx → node tree peaked at ${fmt(Math.max(results.structures.loader.treePeakRssMb, results.references.loader.treePeakRssMb))} MB`);
+    out('(means of two runs each, in the order loader, ceiling, ceiling, loader; peak RSS: the higher of the two loader runs)');
+    out(`peak RSS is the VmHWM of the loader's node process (${results.structures.loaders[0].peakCommand.slice(0, 80)}...); the whole npm → tsx → node tree peaked at ${fmt(Math.max(...Object.values(results).flatMap((r) => r.loaders.map((run) => run.treePeakRssMb))))} MB`);
 
     // On-disk size of what the loader wrote, merged into one segment per index.
     started = process.hrtime.bigint();
-    const written = (await indicesOf(engine, loaderPrefix)).filter((row) => row.index === `${loaderPrefix}-compounds` || row.index.startsWith(`${loaderPrefix}-xrefs-`));
+    const measured = loaderPrefixes[0];
+    const written = (await indicesOf(engine, measured)).filter((row) => row.index === `${measured}-compounds` || row.index.startsWith(`${measured}-xrefs-`));
     const names = written.map((row) => row.index);
     await engine.client.indices.forcemerge({ index: names.join(','), max_num_segments: 1 }, { requestTimeout: 3_600_000 });
     await engine.client.indices.refresh({ index: names.join(',') });
-    const merged = (await indicesOf(engine, loaderPrefix)).filter((row) => names.includes(row.index));
-    const compoundsRow = merged.find((row) => row.index === `${loaderPrefix}-compounds`)!;
+    const merged = (await indicesOf(engine, measured)).filter((row) => names.includes(row.index));
+    const compoundsRow = merged.find((row) => row.index === `${measured}-compounds`)!;
     const xrefRows = merged.filter((row) => row.index !== compoundsRow.index);
     const xrefBytes = xrefRows.reduce((sum, row) => sum + row.bytes, 0);
     const xrefDocs = xrefRows.reduce((sum, row) => sum + row.docs, 0);
@@ -409,6 +430,7 @@ async function main(): Promise<void> {
     out(`projected to UniChem's scale: 160 million structures × ${fmt(perCompound)} B = ${gb(160e6 * perCompound)}; 170 million assignments × ${fmt(perAssignment)} B = ${gb(170e6 * perAssignment)}; together ${gb(160e6 * perCompound + 170e6 * perAssignment)} (one copy, no replica)`);
   } finally {
     const deleted = [...(await deleteIndices(engine, loaderPrefix)), ...(await deleteIndices(engine, ceilingPrefix))];
+    await Promise.all(ceilingEngines.map((e) => e.close()));
     out(`deleted ${deleted.length} bench indices (${loaderPrefix}-*, ${ceilingPrefix}-*) and ${folder}`);
     rmSync(folder, { recursive: true, force: true });
     await engine.close();
