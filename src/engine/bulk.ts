@@ -43,6 +43,8 @@ const actionOverhead = 32;
  * CPU time in young-generation collections before this, mostly copying document strings in flight.
  */
 export function packDocuments<C>(items: BulkItem<C>[]): BulkItem<C>[] {
+  // Documents that come serialised (the structure reader's slices of its batch) are left as they are.
+  if (items.every((item) => typeof item.document === 'string')) return items;
   const texts = items.map((item) => (typeof item.document === 'string' ? item.document : JSON.stringify(item.document)));
   const joined = texts.join('');
   let offset = 0;
