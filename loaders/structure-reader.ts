@@ -10,11 +10,14 @@ import { ByteCounter, FileFormatError, batches, readRows } from './read';
 import { Reject } from './reject';
 import { checkStructure, parseUci } from './structure-rules';
 
+/** A Standard InChIKey's length (14 + 10 + 1 letters, two hyphens): keys are joined without separators. */
+const keyLength = 27;
+
 export interface ReaderOptions { file: string; maxInchiLength: number; loadId: string; batchSize: number }
 
 /**
  * One batch, as few strings as possible (a batch crosses threads as a copy): the accepted rows'
- * keys (27 characters each), raw rows and documents joined, with where each ends. `documentEnds`
+ * keys (`keyLength` characters each), raw rows and documents joined, with where each ends. `documentEnds`
  * repeats the previous end for a row given by key alone.
  */
 export interface CheckedBatch {
@@ -41,7 +44,7 @@ export function rowsOf(batch: CheckedBatch): CheckedRow[] {
   let document = 0;
   return batch.lines.map((line, i) => {
     const row: CheckedRow = {
-      line, uci: batch.ucis[i], key: batch.keys.slice(i * 27, i * 27 + 27),
+      line, uci: batch.ucis[i], key: batch.keys.slice(i * keyLength, (i + 1) * keyLength),
       raw: batch.raws.slice(raw, batch.rawEnds[i]),
       document: batch.documentEnds[i] > document ? batch.documents.slice(document, batch.documentEnds[i]) : null,
     };
