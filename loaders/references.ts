@@ -58,7 +58,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
 
   async function* itemBatches(): AsyncGenerator<BulkItem<RowRef>[]> {
     for await (const batch of batches(readRows(file, 'tsv', counter), batchSize)) {
-      const writes: Omit<BulkItem<RowRef>, 'index'>[] = [];
+      const writes: BulkItem<RowRef>[] = [];
       const parsed: { row: Row; uci: number; sourceId: number; compoundId: string; assignment: 0 | 1 }[] = [];
       for (const row of batch) {
         run.rowsRead += 1;
@@ -98,12 +98,13 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           standardInchiKey: structure!.standardInchiKey, connectivityBlock: structure!.connectivityBlock,
         };
         uciCount.add(item.sourceId, item.uci, item.compoundId, item.assignment);
-        writes.push({ id: xrefId(item.sourceId, item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } });
+        writes.push({ index: '', id: xrefId(item.sourceId, item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } });
       }
       // The index is created with the first row to write, once per batch rather than per row.
       const index = writes.length > 0 ? await releaseIndex() : '';
+      for (const write of writes) write.index = index;
       await run.tick();
-      yield writes.map((write) => ({ index, ...write }));
+      yield writes;
     }
   }
   const written = await writeBatches(run, itemBatches(), (failure) => {
