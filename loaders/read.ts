@@ -87,7 +87,7 @@ export async function detectFormat(file: string): Promise<Format> {
 
 /** Whether an error is zlib's, about the compressed data. */
 function isGzipError(error: unknown): boolean {
-  return typeof (error as { code?: unknown })?.code === 'string' && /^Z_/.test((error as { code: string }).code);
+  return (error as NodeJS.ErrnoException | undefined)?.code?.startsWith('Z_') === true;
 }
 
 /**

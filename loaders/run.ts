@@ -11,9 +11,10 @@ import type { Engine } from '../src/engine/client';
 import { bulkWrite, packDocuments, type BulkFailure, type BulkItem } from '../src/engine/bulk';
 import { saveLoadRecord } from '../src/engine/loads';
 import { mapBatches, readAhead, type ByteCounter, type Row, type RowRef } from './read';
-
 import { Reject } from './reject';
 
+// Loaders take Reject from here with the rest of a load; the structure rules and the reader's worker
+// import ./reject itself, which keeps the engine client out of the worker.
 export { Reject };
 
 export interface LoadOptions {

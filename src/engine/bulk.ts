@@ -39,11 +39,12 @@ const actionOverhead = 32;
  * Serialises the documents of a batch into one string and gives each item its slice of it. The
  * helper holds each document until its request is acknowledged, a few young-generation collections
  * later; a slice costs those collections a small header instead of a copy of the whole text (the
- * joined string is allocated where they do not copy it). The structures load spent a fifth of its
- * CPU time in young-generation collections before this, mostly copying document strings in flight.
+ * joined string is allocated where they do not copy it). Measured on the structures load before its
+ * reader moved to a worker: scavenges 2.1–2.5 s against 2.3–2.7 s a load. A batch whose documents
+ * all come serialised (the structure reader's, already slices of one string per batch) is left as
+ * it is.
  */
 export function packDocuments<C>(items: BulkItem<C>[]): BulkItem<C>[] {
-  // Documents that come serialised (the structure reader's slices of its batch) are left as they are.
   if (items.every((item) => typeof item.document === 'string')) return items;
   const texts = items.map((item) => (typeof item.document === 'string' ? item.document : JSON.stringify(item.document)));
   const joined = texts.join('');
