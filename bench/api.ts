@@ -20,6 +20,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { readConfig, type Config } from '../src/config';
+import type { SearchResponse } from '@elastic/elasticsearch/lib/api/types';
 import { Engine } from '../src/engine/client';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { startServer } from '../src/server';
@@ -295,7 +296,10 @@ async function driveEngine<T>(lookup: (sample: T) => Promise<unknown>, list: T[]
 }
 
 // ---------------------------------------------------------------------------------------------
-// The ceiling: the queries src/engine sends for each request, through the client, nothing else
+// The ceiling: the queries src/engine sends for a lone request, through the client, nothing else.
+// The searches a lookup sends at once leave as one _msearch, as the service sends them when it has
+// nothing else in flight; what the ceiling does not do is the service's coalescing of the searches
+// of concurrent requests into one _msearch (src/engine/batch.ts): that saving is the service's own.
 
 interface XrefHit { uci: number; sourceId: number; compoundId: string; standardInchiKey: string }
 
@@ -304,60 +308,62 @@ const unlimited = 1_000_000;
 function ceilingLookups(engine: Engine) {
   const { client, names } = engine;
   const xrefSort: Record<string, 'asc'>[] = [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }];
-  // lookups.ts xrefsWhere: current assignments only, a first page of 100, then pages of 5,000.
-  const xrefs = async (clause: object, limit: number, index = names.xrefs): Promise<XrefHit[]> => {
-    const found: XrefHit[] = [];
-    let after: unknown[] | undefined;
-    while (found.length < limit) {
-      const size = Math.min(after ? 5_000 : 100, limit - found.length);
-      const result = await client.search<XrefHit>({
-        index, size, ignore_unavailable: true, allow_no_indices: true, track_total_hits: false,
-        query: { bool: { filter: [clause, { term: { assignment: 1 } }] } }, sort: xrefSort,
-        ...(after ? { search_after: after as never } : {}),
-      });
-      for (const hit of result.hits.hits) found.push(hit._source!);
-      if (result.hits.hits.length < size) break;
-      after = result.hits.hits[result.hits.hits.length - 1].sort;
+  type Search = { index: string; body: Record<string, unknown> };
+  // The searches of one stage of a lookup, in one _msearch.
+  const together = async <T>(searches: Search[]): Promise<SearchResponse<T>[]> => {
+    const { responses } = await client.msearch<T>({ searches: searches.flatMap((search) => [{ index: search.index, ignore_unavailable: true, allow_no_indices: true }, search.body]) });
+    return responses.map((response) => {
+      if ('error' in response) throw new Error(JSON.stringify(response.error));
+      return response;
+    });
+  };
+  // lookups.ts xrefsWhere: current assignments only, a first page of 100 (sent with the stage's other searches), then pages of 5,000.
+  const xrefsSearch = (clause: object, size: number, after?: unknown[], index = names.xrefs): Search => ({
+    index, body: { size, track_total_hits: false, query: { bool: { filter: [clause, { term: { assignment: 1 } }] } }, sort: xrefSort, ...(after ? { search_after: after } : {}) },
+  });
+  const restOfXrefs = async (first: SearchResponse<XrefHit>, clause: object, limit: number): Promise<void> => {
+    let hits = first.hits.hits;
+    let count = hits.length;
+    let size = Math.min(100, limit);
+    while (hits.length === size && count < limit) {
+      size = Math.min(5_000, limit - count);
+      [{ hits: { hits } }] = await together<XrefHit>([xrefsSearch(clause, size, hits[hits.length - 1].sort)]);
+      count += hits.length;
     }
-    return found;
   };
-  // compounds.ts compoundsByKey, as lookup.ts compoundViews reads the structures of the assignments found.
-  const structuresOf = async (found: XrefHit[]): Promise<void> => {
-    const keys = [...new Set(found.map((x) => x.standardInchiKey))];
-    if (keys.length > 0) await client.mget({ index: names.compounds, ids: keys, _source_excludes: ['loadId'] });
-  };
+  // compounds.ts compoundsByKey: the structures by _id (= InChIKey).
+  const structures = (keys: string[]): Search => ({ index: names.compounds, body: { size: keys.length, query: { ids: { values: keys } }, _source: { excludes: ['loadId'] }, track_total_hits: false } });
   return {
     /** POST /compounds {type: inchikey}: xrefs by key and the key's structure, at once. */
     compoundsByKey: async (key: string): Promise<void> => {
-      await Promise.all([
-        xrefs({ terms: { standardInchiKey: [key] } }, unlimited),
-        client.mget({ index: names.compounds, ids: [key], _source_excludes: ['loadId'] }),
-      ]);
+      const clause = { terms: { standardInchiKey: [key] } };
+      const [xrefs] = await together<XrefHit>([xrefsSearch(clause, 100), structures([key])]);
+      await restOfXrefs(xrefs, clause, unlimited);
     },
     /** POST /compounds {type: sourceID}: the id in its source's alias, then every assignment of its structures and the structures at once. */
     compoundsBySourceId: async (id: { sourceId: number; compoundId: string }): Promise<void> => {
-      const own = await client.search<XrefHit>({
-        index: names.xrefsOf(id.sourceId), size: 100, ignore_unavailable: true, allow_no_indices: true, track_total_hits: false,
-        query: { bool: { filter: [{ term: { compoundId: id.compoundId } }, { term: { assignment: 1 } }, { term: { sourceId: id.sourceId } }] } }, sort: xrefSort,
-      });
+      const ownClause = { bool: { filter: [{ term: { compoundId: id.compoundId } }, { term: { sourceId: id.sourceId } }] } };
+      const [own] = await together<XrefHit>([xrefsSearch(ownClause, 100, undefined, names.xrefsOf(id.sourceId))]);
       // v1.ts queryXrefs: the structures' other assignments and the structures (by the keys the id's assignments carry), at once.
-      const ucis = [...new Set(own.hits.hits.map((hit) => hit._source!.uci))];
-      if (ucis.length > 0) await Promise.all([xrefs({ terms: { uci: ucis } }, unlimited), structuresOf(own.hits.hits.map((hit) => hit._source!))]);
+      const hits = own.hits.hits.map((hit) => hit._source!);
+      if (hits.length === 0) return;
+      const clause = { terms: { uci: [...new Set(hits.map((x) => x.uci))] } };
+      const [xrefs] = await together<XrefHit>([xrefsSearch(clause, 100), structures([...new Set(hits.map((x) => x.standardInchiKey))])]);
+      await restOfXrefs(xrefs, clause, unlimited);
     },
     /** POST /connectivity {type: inchikey}: one current assignment of the key and its structure at once, then the skeleton's structures and their assignments at once. */
     connectivityByKey: async (key: string): Promise<void> => {
-      const [[indexed], structures] = await Promise.all([
-        xrefs({ terms: { standardInchiKey: [key] } }, 1),
-        client.mget<{ connectivityBlock: string }>({ index: names.compounds, ids: [key], _source_excludes: ['loadId'] }),
-      ]);
-      const structure = structures.docs[0] as { found?: boolean; _source?: { connectivityBlock: string } };
-      if (!indexed || !structure.found) return;
+      const [indexed, found] = await together<XrefHit & { connectivityBlock: string }>([xrefsSearch({ terms: { standardInchiKey: [key] } }, 1), structures([key])]);
+      const structure = found.hits.hits[0]?._source;
+      if (indexed.hits.hits.length === 0 || !structure) return;
       // connectivity.ts: the skeleton's structures and, by the block they carry, their assignments, at once.
-      const block = structure._source!.connectivityBlock;
-      await Promise.all([
-        client.search({ index: names.compounds, size: 100, query: { term: { connectivityBlock: block } }, sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] }, track_total_hits: false }),
-        xrefs({ term: { connectivityBlock: block } }, unlimited),
+      const block = structure.connectivityBlock;
+      const clause = { term: { connectivityBlock: block } };
+      const [, xrefs] = await together<XrefHit>([
+        { index: names.compounds, body: { size: 100, query: { term: { connectivityBlock: block } }, sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] }, track_total_hits: false } },
+        xrefsSearch(clause, 100),
       ]);
+      await restOfXrefs(xrefs, clause, unlimited);
     },
   };
 }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { readConfig } from '../src/config';
 import { Engine, mappingOf } from '../src/engine/client';
+import { EngineUnavailable, translateEngineError } from '../src/engine/errors';
 
 describe('the real Elasticsearch node', () => {
   const engine = new Engine(readConfig());
@@ -32,5 +33,49 @@ describe('the real Elasticsearch node', () => {
     expect(found.hits.hits.map((hit) => hit._source?.compoundId)).to.deep.equal(['3991', 'CHEMBL112']);
     await engine.client.indices.delete({ index });
     expect(await engine.client.indices.exists({ index })).to.equal(false);
+  });
+
+  describe('searches sent together in one _msearch (src/engine/batch.ts)', () => {
+    const xrefs = `${engine.names.prefix}-batch`;
+    const paracetamol = 'RZVAJINKPMORJF-UHFFFAOYSA-N';
+    const aspirin = 'BSYNRYMUTXBXSQ-UHFFFAOYSA-N';
+
+    before(async () => {
+      await engine.client.indices.create({ index: xrefs, ...mappingOf('xrefs') });
+      await engine.client.bulk({
+        refresh: true,
+        operations: [
+          { index: { _index: xrefs } }, { sourceId: 1, compoundId: 'CHEMBL112', uci: 1, assignment: 1, standardInchiKey: paracetamol, connectivityBlock: 'RZVAJINKPMORJF' },
+          { index: { _index: xrefs } }, { sourceId: 101, compoundId: '3991', uci: 1, assignment: 1, standardInchiKey: paracetamol, connectivityBlock: 'RZVAJINKPMORJF' },
+          { index: { _index: xrefs } }, { sourceId: 1, compoundId: 'CHEMBL25', uci: 2, assignment: 1, standardInchiKey: aspirin, connectivityBlock: 'BSYNRYMUTXBXSQ' },
+        ],
+      });
+    });
+    after(async () => {
+      await engine.client.indices.delete({ index: xrefs }, { ignore: [404] });
+    });
+
+    const idsOf = (key: string) => engine.search<{ compoundId: string }>({ index: xrefs, query: { term: { standardInchiKey: key } }, sort: [{ compoundId: 'asc' }], size: 10 })
+      .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
+
+    it('answers each of many searches sent at once with its own hits', async () => {
+      const keys = Array.from({ length: 150 }, (_, i) => (i % 3 === 2 ? 'AAAAAAAAAAAAAA-UHFFFAOYSA-N' : i % 3 === 1 ? aspirin : paracetamol));
+      const answers = await Promise.all(keys.map(idsOf));
+      answers.forEach((ids, i) => expect(ids).to.deep.equal(keys[i] === paracetamol ? ['3991', 'CHEMBL112'] : keys[i] === aspirin ? ['CHEMBL25'] : []));
+    });
+
+    it('fails only the search whose index is missing, with the error a lone search would give', async () => {
+      const [good, missing] = await Promise.allSettled([idsOf(aspirin), engine.search({ index: `${engine.names.prefix}-no-such-index`, query: { match_all: {} } })]);
+      expect(good).to.deep.equal({ status: 'fulfilled', value: ['CHEMBL25'] });
+      expect(missing.status).to.equal('rejected');
+      const translated = translateEngineError((missing as PromiseRejectedResult).reason);
+      expect(translated).to.be.instanceOf(EngineUnavailable);
+      expect((translated as Error).message).to.match(/indices are missing/);
+    });
+
+    it('refuses a URL-only search parameter instead of dropping it', async () => {
+      const refused = await engine.search({ index: xrefs, filter_path: ['hits.hits._id'] }).then(() => undefined, (error: Error) => error);
+      expect(refused?.message).to.match(/filter_path cannot be batched/);
+    });
   });
 });

@@ -5,7 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@elastic/elasticsearch';
+import type { SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
 import type { Config } from '../config';
+import { SearchBatcher } from './batch';
 
 export type MappingName = 'compounds' | 'xrefs' | 'sources' | 'meta';
 
@@ -37,6 +39,7 @@ export class IndexNames {
 export class Engine {
   readonly client: Client;
   readonly names: IndexNames;
+  private readonly batcher: SearchBatcher;
 
   constructor(readonly config: Config) {
     const auth = config.ES_API_KEY
@@ -44,6 +47,12 @@ export class Engine {
       : config.ES_USERNAME ? { username: config.ES_USERNAME, password: config.ES_PASSWORD ?? '' } : undefined;
     this.client = new Client({ node: config.ES_URL, auth, requestTimeout: 60_000, maxRetries: 2 });
     this.names = new IndexNames(config.ES_INDEX_PREFIX);
+    this.batcher = new SearchBatcher(this.client);
+  }
+
+  /** A search that leaves with the others of this turn of the event loop, in one `_msearch` (see batch.ts). */
+  search<T>(request: SearchRequest): Promise<SearchResponse<T>> {
+    return this.batcher.search<T>(request);
   }
 
   async close(): Promise<void> {

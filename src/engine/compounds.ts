@@ -3,13 +3,20 @@ import type { CompoundDocument } from '../domain/types';
 import type { Engine } from './client';
 import { sortedSources } from './paging';
 
-/** The structures among `keys` that are indexed, by key (one mget on `_id` = InChIKey). */
+/**
+ * The structures among `keys` that are indexed, by key (`_id` = InChIKey). A search rather than an
+ * mget, so that it shares its round trip with the lookup's other searches (batch.ts); API reads
+ * see published data, which is refreshed.
+ */
 export async function compoundsByKey(engine: Engine, keys: string[]): Promise<Map<string, CompoundDocument>> {
   const found = new Map<string, CompoundDocument>();
-  if (keys.length === 0) return found;
-  const result = await engine.client.mget<CompoundDocument>({ index: engine.names.compounds, ids: keys, _source_excludes: ['loadId'] });
-  for (const doc of result.docs) {
-    if ('found' in doc && doc.found && doc._source) found.set(doc._id, doc._source);
+  const unique = [...new Set(keys)];
+  for (let start = 0; start < unique.length; start += 10_000) {
+    const slice = unique.slice(start, start + 10_000);
+    const result = await engine.search<CompoundDocument>({
+      index: engine.names.compounds, size: slice.length, query: { ids: { values: slice } }, _source: { excludes: ['loadId'] }, track_total_hits: false,
+    });
+    for (const hit of result.hits.hits) found.set(hit._id!, hit._source!);
   }
   return found;
 }
@@ -33,8 +40,8 @@ export async function compoundsByUci(engine: Engine, ucis: number[], fields?: st
   const unique = [...new Set(ucis)];
   for (let start = 0; start < unique.length; start += 10_000) {
     const slice = unique.slice(start, start + 10_000);
-    const result = await engine.client.search<CompoundDocument>({
-      index: engine.names.compounds, size: slice.length, query: { terms: { uci: slice } },
+    const result = await engine.search<CompoundDocument>({
+      index: engine.names.compounds, size: slice.length, query: { terms: { uci: slice } }, track_total_hits: false,
       _source: fields ?? { excludes: ['loadId'] },
     });
     for (const hit of result.hits.hits) found.set(hit._source!.uci, hit._source!);
@@ -61,8 +68,8 @@ export function compoundsWithComponent(engine: Engine, block: string, limit: num
 
 /** How many multi-component structures contain a component with connectivity block `block`. */
 export async function countStructuresWithComponent(engine: Engine, block: string): Promise<number> {
-  const result = await engine.client.count({ index: engine.names.compounds, query: { term: { 'components.connectivityBlock': block } } });
-  return result.count;
+  const result = await engine.search({ index: engine.names.compounds, size: 0, query: { term: { 'components.connectivityBlock': block } }, track_total_hits: true });
+  return (result.hits.total as { value: number }).value;
 }
 
 /**

@@ -12,7 +12,7 @@ export async function sortedSources<T>(engine: Engine, request: SearchRequest & 
   let after: (string | number)[] | undefined;
   while (found.length < limit) {
     const size = Math.min(after ? 5_000 : 100, limit - found.length);
-    const result = await engine.client.search<T>({ ...request, size, track_total_hits: false, ...(after ? { search_after: after } : {}) });
+    const result = await engine.search<T>({ ...request, size, track_total_hits: false, ...(after ? { search_after: after } : {}) });
     const hits = result.hits.hits;
     for (const hit of hits) found.push(hit._source!);
     if (hits.length < size) break;
