@@ -19,24 +19,39 @@ export function sourceView(source: SourceDocument): Omit<SourceDocument, 'retire
 
 /**
  * Every source, read at most once per `ttlMs`: sources change only when a curator loads, and each
- * request needs their names and links.
+ * request needs their names and links. Once read, the list is served while a newer one is being
+ * read, so no request waits for that round trip (only the first ones after start-up, or after a
+ * failed read, do).
  */
 export class SourceCatalog {
-  private cached?: { at: number; sources: Promise<Map<number, SourceDocument>> };
+  private current?: Promise<Map<number, SourceDocument>>;
+  private readAt = 0;
+  private refreshing?: Promise<unknown>;
 
   constructor(private readonly engine: Engine, private readonly ttlMs = 2_000) {}
 
   async all(): Promise<Map<number, SourceDocument>> {
-    const now = Date.now();
-    if (!this.cached || now - this.cached.at > this.ttlMs) {
-      const sources = allSources(this.engine).then((list) => new Map(list.map((s) => [s.sourceID, s])));
-      this.cached = { at: now, sources };
-      sources.catch(() => { this.cached = undefined; });
+    if (!this.current) {
+      this.current = this.read();
+      this.current.catch(() => { this.current = undefined; });
+    } else if (Date.now() - this.readAt > this.ttlMs && !this.refreshing) {
+      this.refreshing = this.read()
+        .then((sources) => { this.current = Promise.resolve(sources); }, () => undefined)
+        .finally(() => { this.refreshing = undefined; });
     }
-    return this.cached.sources;
+    return this.current;
   }
 
+  /** One source; a source missing from the list served waits for the newer list being read, if any. */
   async get(sourceId: number): Promise<SourceDocument | undefined> {
+    const found = (await this.all()).get(sourceId);
+    if (found || !this.refreshing) return found;
+    await this.refreshing;
     return (await this.all()).get(sourceId);
+  }
+
+  private async read(): Promise<Map<number, SourceDocument>> {
+    this.readAt = Date.now();
+    return new Map((await allSources(this.engine)).map((s) => [s.sourceID, s]));
   }
 }
