@@ -2,6 +2,11 @@ import { expect } from 'chai';
 import { readConfig } from '../src/config';
 import { Engine, mappingOf } from '../src/engine/client';
 import { EngineUnavailable, translateEngineError } from '../src/engine/errors';
+import { ensureBaseIndices } from '../src/engine/schema';
+import { putSource } from '../src/engine/sources';
+import { SourceCatalog } from '../src/domain/sources';
+import type { SourceDocument } from '../src/domain/types';
+import { deleteIndicesByPrefix } from './support/engine';
 
 describe('the real Elasticsearch node', () => {
   const engine = new Engine(readConfig());
@@ -76,6 +81,34 @@ describe('the real Elasticsearch node', () => {
     it('refuses a URL-only search parameter instead of dropping it', async () => {
       const refused = await engine.search({ index: xrefs, filter_path: ['hits.hits._id'] }).then(() => undefined, (error: Error) => error);
       expect(refused?.message).to.match(/filter_path cannot be batched/);
+    });
+  });
+
+  describe('the source catalog the API reads names and links from', () => {
+    const catalogEngine = new Engine({ ...readConfig(), ES_INDEX_PREFIX: `${engine.names.prefix}-catalog` });
+    const source = (sourceID: number, name: string): SourceDocument => ({
+      sourceID, name, nameLabel: name.toUpperCase(), nameLong: null, description: null, srcUrl: null, baseIdUrl: null, baseIdUrlAvailable: false,
+      auxForUrl: false, srcDetails: null, srcReleaseNumber: null, srcReleaseDate: null, created: null, lastUpdated: null, updateComments: null, private: false, UCICount: 0,
+    });
+
+    before(async () => {
+      await ensureBaseIndices(catalogEngine);
+      await putSource(catalogEngine, source(1, 'chembl'));
+    });
+    after(async () => {
+      await deleteIndicesByPrefix(catalogEngine.config.ES_URL, catalogEngine.names.prefix);
+      await catalogEngine.close();
+    });
+
+    it('finds a source loaded after it was read once it is stale, and keeps serving the old list meanwhile', async () => {
+      const catalog = new SourceCatalog(catalogEngine, 0);
+      expect([...(await catalog.all()).keys()]).to.deep.equal([1]);
+      await putSource(catalogEngine, source(101, 'nci_dtp'));
+      // The list read before is served while a newer one is read ...
+      expect([...(await catalog.all()).keys()]).to.deep.equal([1]);
+      // ... and a source missing from it waits for the newer one.
+      expect((await catalog.get(101))?.name).to.equal('nci_dtp');
+      expect((await catalog.get(9))).to.equal(undefined);
     });
   });
 });
