@@ -71,6 +71,7 @@ const settings = {
   COMPONENT_FREQUENCY_CAP: { description: 'a component in more multi-component structures than this is not searched inside others', defaultValue: '200', parse: positiveInteger },
   CONNECTIVITY_MAX_ENTRIES: { description: 'most entries one connectivity search returns', defaultValue: '10000', parse: positiveInteger },
   BODY_LIMIT: { description: 'largest request body the API accepts (b, kb, mb)', defaultValue: '16kb', parse: byteSize },
+  LEGACY_MAPPING_MAX_ROWS: { description: 'most assignments the legacy mapping and mappingaux endpoints read for one answer (held in memory); larger ones are refused with a pointer to `npm run export`', defaultValue: '1000000', parse: positiveInteger },
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;

@@ -144,6 +144,21 @@ describe('legacy API (UniChem 1 REST, issue 6)', function () {
     expect(Object.keys(body[0])).to.deep.equal(['1', '101']);
   });
 
+  it('refuses a mapping larger than LEGACY_MAPPING_MAX_ROWS with a pointer to the mapping file, instead of holding it in memory', async () => {
+    const server = await startServer({ ...testConfig(await fixturePrefix()), LEGACY_MAPPING_MAX_ROWS: 50 }, { validateResponses: true }, 0);
+    stops.push(server.stop);
+    const small = client(server.url);
+    const refused = await small('/rest/mapping/1/101');
+    expect(refused.status).to.equal(400);
+    expect(refused.body.error).to.match(/mapping of source 1 to source 101 reads \d+ assignments, more than the 50 .*LEGACY_MAPPING_MAX_ROWS.*wholeSourceMapping\/src_id1\/src1src101\.txt\.gz/);
+    // A mapping within the cap is answered: CAS (102) to itself, about a hundred ids.
+    const cas = references.filter((r) => r.src_id === '102' && r.assigment === '1').length;
+    expect(cas).to.be.below(200);
+    const allowed = await startServer({ ...testConfig(await fixturePrefix()), LEGACY_MAPPING_MAX_ROWS: 2 * cas }, { validateResponses: true }, 0);
+    stops.push(allowed.stop);
+    expect((await client(allowed.url)('/rest/mapping/102/102')).status).to.equal(200);
+  });
+
   it('src_ids, sources, release and mappingaux describe the fixture', async () => {
     expect((await get('/rest/src_ids/')).body).to.deep.equal(['1', '9', '22', '101', '102', '103', '104'].map((src_id) => ({ src_id })));
     expect((await get('/rest/src_ids')).status).to.equal(200);

@@ -4,18 +4,29 @@ import type { Engine } from './client';
 
 export type SourceAssignment = Pick<XrefDocument, 'compoundId' | 'uci' | 'auxSrc'>;
 
+function currentOf(withAuxSrc: boolean): object {
+  return { bool: { filter: [{ term: { assignment: 1 } }, ...(withAuxSrc ? [{ exists: { field: 'auxSrc' } }] : [])] } };
+}
+
+/** How many current assignments one source has (`withAuxSrc`: only those carrying auxiliary data). */
+export async function countCurrentAssignments(engine: Engine, sourceId: number, withAuxSrc = false): Promise<number> {
+  const result = await engine.client.count({ index: engine.names.xrefsOf(sourceId), ignore_unavailable: true, allow_no_indices: true, query: currentOf(withAuxSrc) });
+  return result.count;
+}
+
 /**
- * Every current assignment of one source, in (compoundId, uci) order, paged with search_after over
- * the source's alias. Only the three fields a mapping needs are read back.
+ * Every current assignment of one source (`withAuxSrc`: only those carrying auxiliary data), in
+ * (compoundId, uci) order, paged with search_after over the source's alias. Only the three fields a
+ * mapping needs are read back.
  */
-export async function currentAssignmentsOfSource(engine: Engine, sourceId: number): Promise<SourceAssignment[]> {
+export async function currentAssignmentsOfSource(engine: Engine, sourceId: number, withAuxSrc = false): Promise<SourceAssignment[]> {
   const found: SourceAssignment[] = [];
   let after: (string | number)[] | undefined;
   for (;;) {
     const size = 10_000;
     const result = await engine.client.search<SourceAssignment>({
       index: engine.names.xrefsOf(sourceId), size, ignore_unavailable: true, allow_no_indices: true,
-      query: { term: { assignment: 1 } },
+      query: currentOf(withAuxSrc) as never,
       sort: [{ compoundId: 'asc' }, { uci: 'asc' }],
       _source: ['compoundId', 'uci', 'auxSrc'],
       track_total_hits: false,

@@ -3,7 +3,7 @@
  * reads: every value a string, as UniChem 1 returned them. No Express here.
  */
 import { compoundsByKey, compoundsByUci } from '../engine/compounds';
-import { currentAssignmentsOfSource, releaseOfIndex } from '../engine/legacy';
+import { countCurrentAssignments, currentAssignmentsOfSource, releaseOfIndex } from '../engine/legacy';
 import { indexFigures, xrefsByCompoundId, xrefsByKeys, xrefsByUcis, type XrefFilter } from '../engine/lookups';
 import { InvalidQuery, UnknownResource } from '../domain/errors';
 import { requireSource, xrefsOfQuery, type LookupContext } from '../domain/lookup';
@@ -121,10 +121,26 @@ export async function urlsOfId(context: LookupContext, id: string, sourceText: s
   return urls.map((url) => ({ url }));
 }
 
+/**
+ * Refuses (400) an answer that would hold more assignments in memory than LEGACY_MAPPING_MAX_ROWS:
+ * one such answer for a source of UniChem's size would take the service down for everyone. The
+ * export writes mappings as files, in constant memory.
+ */
+async function refuseLargerThanAllowed(context: LookupContext, what: string, instead: string, counts: Promise<number>[]): Promise<void> {
+  const rows = (await Promise.all(counts)).reduce((sum, n) => sum + n, 0);
+  const allowed = context.config.LEGACY_MAPPING_MAX_ROWS;
+  if (rows > allowed) throw new InvalidQuery(`${what} reads ${rows} assignments, more than the ${allowed} this service answers in one response (LEGACY_MAPPING_MAX_ROWS)${instead}`);
+}
+
 /** mapping/{src}/{to_src}: every pair of current ids of the two sources on one structure. */
 export async function mappingOf(context: LookupContext, sourceText: string, toSourceText: string): Promise<Row[]> {
   const source = await legacySource(context, sourceText);
   const toSource = await legacySource(context, toSourceText);
+  const [src, toSrc] = [source.sourceID, toSource.sourceID];
+  const file = `wholeSourceMapping/src_id${src}/src${src}src${toSrc}.txt.gz`;
+  await refuseLargerThanAllowed(context, `the mapping of source ${src} to source ${toSrc}`, `: the mapping file ${file} of \`npm run export -- mappings\` holds it`, [
+    countCurrentAssignments(context.engine, src), countCurrentAssignments(context.engine, toSrc),
+  ]);
   const [from, to] = await Promise.all([
     currentAssignmentsOfSource(context.engine, source.sourceID),
     currentAssignmentsOfSource(context.engine, toSource.sourceID),
@@ -150,9 +166,10 @@ export async function mappingOf(context: LookupContext, sourceText: string, toSo
 /** mappingaux/{src}: the current ids of a source that carry auxiliary data, with it. */
 export async function auxiliaryDataOf(context: LookupContext, sourceText: string): Promise<Row[]> {
   const source = await legacySource(context, sourceText);
+  await refuseLargerThanAllowed(context, `the auxiliary data of source ${source.sourceID}`, '', [countCurrentAssignments(context.engine, source.sourceID, true)]);
   const seen = new Set<string>();
   const out: Row[] = [];
-  for (const x of await currentAssignmentsOfSource(context.engine, source.sourceID)) {
+  for (const x of await currentAssignmentsOfSource(context.engine, source.sourceID, true)) {
     if (!x.auxSrc || seen.has(`${x.compoundId}\u0000${x.auxSrc}`)) continue;
     seen.add(`${x.compoundId}\u0000${x.auxSrc}`);
     out.push({ src_compound_id: x.compoundId, 'auxiliary data': x.auxSrc });
