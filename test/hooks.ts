@@ -24,7 +24,8 @@ export const mochaHooks = {
   async afterAll(this: Mocha.Context): Promise<void> {
     this.timeout(120_000);
     const config = readConfig();
-    await deleteIndicesByPrefix(config.ES_URL, config.ES_INDEX_PREFIX).catch(() => undefined);
+    // A failure here would leave this run's indices on the node: say so, but do not fail the run for it.
+    await deleteIndicesByPrefix(config.ES_URL, config.ES_INDEX_PREFIX).catch((error: Error) => process.stderr.write(`could not delete the ${config.ES_INDEX_PREFIX}-* test indices: ${error.message}\n`));
     if (startedHere && !process.env.KEEP_ENGINE) await stopEngine();
   },
 };
