@@ -23,6 +23,7 @@ import { Engine, mappingOf, type MappingName } from '../src/engine/client';
 import { xrefId } from '../src/engine/xrefs';
 import { Reject } from '../loaders/run';
 import { checkStructure } from '../loaders/structure-rules';
+import { deleteIndicesByPrefix } from '../test/support/engine';
 
 const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
 const sharedData = join(__dirname, '..', '..', 'shared', 'data');
@@ -291,13 +292,6 @@ async function indicesOf(engine: Engine, prefix: string): Promise<{ index: strin
   return rows.map((row) => ({ index: row.index, docs: Number(row['docs.count']), bytes: Number(row['pri.store.size']) }));
 }
 
-async function deleteIndices(engine: Engine, prefix: string): Promise<string[]> {
-  const names = (await indicesOf(engine, prefix).catch(() => [])).map((row) => row.index);
-  // By name: the engine refuses wildcard deletes.
-  for (let i = 0; i < names.length; i += 20) await engine.client.indices.delete({ index: names.slice(i, i + 20).join(',') }, { ignore: [404] });
-  return names;
-}
-
 // ---------------------------------------------------------------------------------------------
 
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -429,7 +423,9 @@ async function main(): Promise<void> {
     out(`on disk after _forcemerge?max_num_segments=1 (${fmt(Number(process.hrtime.bigint() - started) / 1e9)} s): compounds ${fmt(compoundsRow.bytes)} bytes / ${fmt(compoundsRow.docs)} = ${fmt(perCompound)} bytes per compound; xrefs ${fmt(xrefBytes)} bytes / ${fmt(xrefDocs)} in ${xrefRows.length} indices = ${fmt(perAssignment)} bytes per assignment`);
     out(`projected to UniChem's scale: 160 million structures × ${fmt(perCompound)} B = ${gb(160e6 * perCompound)}; 170 million assignments × ${fmt(perAssignment)} B = ${gb(170e6 * perAssignment)}; together ${gb(160e6 * perCompound + 170e6 * perAssignment)} (one copy, no replica)`);
   } finally {
-    const deleted = [...(await deleteIndices(engine, loaderPrefix)), ...(await deleteIndices(engine, ceilingPrefix))];
+    // Cleanup must not hide the error that brought the run here.
+    const deleteBench = (prefix: string): Promise<string[]> => deleteIndicesByPrefix(config.ES_URL, prefix).catch(() => []);
+    const deleted = [...(await deleteBench(loaderPrefix)), ...(await deleteBench(ceilingPrefix))];
     await Promise.all(ceilingEngines.map((e) => e.close()));
     out(`deleted ${deleted.length} bench indices (${loaderPrefix}-*, ${ceilingPrefix}-*) and ${folder}`);
     rmSync(folder, { recursive: true, force: true });
