@@ -125,18 +125,11 @@ async function serve(): Promise<void> {
   });
 }
 
-/** The V8 flags of `npm start` (package.json: `tsx <flags> src/server.ts`), so the bench measures the service as it is run. */
-function serviceNodeFlags(): string[] {
-  const { scripts } = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  return scripts.start.split(/\s+/).filter((word) => word.startsWith('--'));
-}
-
 async function startChild(): Promise<{ child: ChildProcess; url: string }> {
   const profile = process.env.BENCH_API_PROFILE;
   const child = fork(__filename, ['--serve'], {
     env: { ...process.env, ES_INDEX_PREFIX: prefix, LOG_LEVEL: 'silent' },
-    // The Node flags `npm start` gives the service (package.json), then the profiler's if asked.
-    execArgv: [...process.execArgv, ...serviceNodeFlags(), ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [])],
+    execArgv: [...process.execArgv, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [])],
   });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('message', (message) => resolve((message as { url: string }).url));
