@@ -3,6 +3,17 @@ import type { CompoundDocument } from '../domain/types';
 import type { Engine } from './client';
 import { sortedSources } from './paging';
 
+/** The most hits one search returns (the engine's index.max_result_window). */
+const maxHits = 10_000;
+
+/** `values` without repeats, in slices of at most `maxHits`: one search each. */
+function uniqueSlices<T>(values: T[]): T[][] {
+  const unique = [...new Set(values)];
+  const slices: T[][] = [];
+  for (let start = 0; start < unique.length; start += maxHits) slices.push(unique.slice(start, start + maxHits));
+  return slices;
+}
+
 /**
  * The structures among `keys` that are indexed, by key (`_id` = InChIKey). A search rather than an
  * mget, so that it shares its round trip with the lookup's other searches (batch.ts); API reads
@@ -10,9 +21,7 @@ import { sortedSources } from './paging';
  */
 export async function compoundsByKey(engine: Engine, keys: string[]): Promise<Map<string, CompoundDocument>> {
   const found = new Map<string, CompoundDocument>();
-  const unique = [...new Set(keys)];
-  for (let start = 0; start < unique.length; start += 10_000) {
-    const slice = unique.slice(start, start + 10_000);
+  for (const slice of uniqueSlices(keys)) {
     const result = await engine.search<CompoundDocument>({
       index: engine.names.compounds, size: slice.length, query: { ids: { values: slice } }, _source: { excludes: ['loadId'] }, track_total_hits: false,
     });
@@ -37,9 +46,7 @@ export async function ucisByKey(engine: Engine, keys: string[]): Promise<Map<str
 /** The structures with the given UCIs, by UCI; `fields` limits what is read back. */
 export async function compoundsByUci(engine: Engine, ucis: number[], fields?: string[]): Promise<Map<number, CompoundDocument>> {
   const found = new Map<number, CompoundDocument>();
-  const unique = [...new Set(ucis)];
-  for (let start = 0; start < unique.length; start += 10_000) {
-    const slice = unique.slice(start, start + 10_000);
+  for (const slice of uniqueSlices(ucis)) {
     const result = await engine.search<CompoundDocument>({
       index: engine.names.compounds, size: slice.length, query: { terms: { uci: slice } }, track_total_hits: false,
       _source: fields ?? { excludes: ['loadId'] },
@@ -104,9 +111,7 @@ export type StructureRef = { standardInchiKey: string; connectivityBlock: string
  */
 export async function structureRefsByUci(engine: Engine, ucis: number[]): Promise<Map<number, StructureRef>> {
   const found = new Map<number, StructureRef>();
-  const unique = [...new Set(ucis)];
-  for (let start = 0; start < unique.length; start += 10_000) {
-    const slice = unique.slice(start, start + 10_000);
+  for (const slice of uniqueSlices(ucis)) {
     const result = await engine.client.search({
       index: engine.names.compounds, size: slice.length, query: { terms: { uci: slice } },
       _source: false, stored_fields: ['_none_'], docvalue_fields: ['uci', 'standardInchiKey'],
