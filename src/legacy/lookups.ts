@@ -141,14 +141,11 @@ export async function mappingOf(context: LookupContext, sourceText: string, toSo
   await refuseLargerThanAllowed(context, `the mapping of source ${src} to source ${toSrc}`, `: the mapping file ${file} of \`npm run export -- mappings\` holds it`, [
     countCurrentAssignments(context.engine, src), countCurrentAssignments(context.engine, toSrc),
   ]);
-  const [from, to] = await Promise.all([
-    currentAssignmentsOfSource(context.engine, source.sourceID),
-    currentAssignmentsOfSource(context.engine, toSource.sourceID),
-  ]);
+  const [from, to] = await Promise.all([currentAssignmentsOfSource(context.engine, src), currentAssignmentsOfSource(context.engine, toSrc)]);
   const toIdsByUci = new Map<number, string[]>();
   for (const x of to) toIdsByUci.set(x.uci, [...(toIdsByUci.get(x.uci) ?? []), x.compoundId]);
-  const fromKey = String(source.sourceID);
-  const toKey = String(toSource.sourceID);
+  const fromKey = String(src);
+  const toKey = String(toSrc);
   const pairs = new Set<string>();
   const out: Row[] = [];
   // `from` is in compoundId order, and each structure's `to` ids too: the pairs come out sorted.
