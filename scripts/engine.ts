@@ -91,15 +91,37 @@ export function fetchDistribution(version = elasticVersion()): string {
   return home;
 }
 
-/** The JDK to run the engine: ES_JAVA_HOME, else an OpenJDK 17+ under /usr/lib/jvm, else JAVA_HOME. */
+/** The major version of the JDK at `home`, from its `release` file; undefined when it is not a JDK. */
+function jdkMajor(home: string): number | undefined {
+  if (!existsSync(join(home, 'bin', 'java'))) return undefined;
+  try {
+    const version = /^JAVA_VERSION="(?:1\.)?(\d+)/m.exec(readFileSync(join(home, 'release'), 'utf8'));
+    return version ? Number(version[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The JDK 17+ with the highest major version among the folders of `folder`; undefined when there is none. */
+export function newestJdk(folder: string): string | undefined {
+  if (!existsSync(folder)) return undefined;
+  const jdks = readdirSync(folder)
+    .map((name) => ({ home: join(folder, name), major: jdkMajor(join(folder, name)) ?? 0 }))
+    .filter((jdk) => jdk.major >= 17)
+    .sort((a, b) => b.major - a.major || a.home.localeCompare(b.home));
+  return jdks[0]?.home;
+}
+
+/**
+ * The JDK to run the engine: ES_JAVA_HOME, else the newest JDK 17+ under /usr/lib/jvm, else
+ * JAVA_HOME. The newest, because the integ-test distribution has no JDK of its own, while the
+ * Docker image of the same version (docker-compose.yml) runs on the current JDK Elastic bundles
+ * (25 and later for 8.19): tests and benchmarks then run the engine on the JDK users run it on.
+ */
 export function javaHome(): string {
   if (process.env.ES_JAVA_HOME) return process.env.ES_JAVA_HOME;
-  const jvm = '/usr/lib/jvm';
-  if (existsSync(jvm)) {
-    const preferred = ['java-17-openjdk-amd64', 'java-17-openjdk-arm64', 'java-21-openjdk-amd64', 'java-21-openjdk-arm64'];
-    for (const name of preferred) if (existsSync(join(jvm, name, 'bin', 'java'))) return join(jvm, name);
-    for (const name of readdirSync(jvm)) if (existsSync(join(jvm, name, 'bin', 'java'))) return join(jvm, name);
-  }
+  const newest = newestJdk('/usr/lib/jvm');
+  if (newest) return newest;
   if (process.env.JAVA_HOME) return process.env.JAVA_HOME;
   throw new Error('no JDK found: set ES_JAVA_HOME to a JDK 17+');
 }

@@ -1,7 +1,10 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { ConfigError, readConfig } from '../src/config';
-import { startEngine } from '../scripts/engine';
+import { newestJdk, startEngine } from '../scripts/engine';
 
 describe('configuration', () => {
   it('has a documented default for every setting', () => {
@@ -45,5 +48,27 @@ describe('npm run es:start', () => {
   it('reuses the node that already answers instead of starting a second one', async () => {
     const result = await startEngine(readConfig().ES_URL);
     expect(result.reused).to.equal(true);
+  });
+
+  it('runs the engine on the newest JDK 17+ it finds, read from each JDK\'s release file', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'chemxref-jvm-'));
+    try {
+      const jdk = (name: string, release: string | undefined): void => {
+        mkdirSync(join(folder, name, 'bin'), { recursive: true });
+        writeFileSync(join(folder, name, 'bin', 'java'), '');
+        if (release !== undefined) writeFileSync(join(folder, name, 'release'), release);
+      };
+      jdk('java-1.8.0-openjdk-amd64', 'JAVA_VERSION="1.8.0_412"\n');
+      jdk('java-17-openjdk-amd64', 'IMPLEMENTOR="Debian"\nJAVA_VERSION="17.0.15"\n');
+      jdk('temurin-25-jdk-amd64', 'JAVA_VERSION="25.0.3"\n');
+      jdk('broken', undefined);
+      expect(newestJdk(folder)).to.equal(join(folder, 'temurin-25-jdk-amd64'));
+      rmSync(join(folder, 'temurin-25-jdk-amd64'), { recursive: true });
+      expect(newestJdk(folder)).to.equal(join(folder, 'java-17-openjdk-amd64'));
+      rmSync(join(folder, 'java-17-openjdk-amd64'), { recursive: true });
+      expect(newestJdk(folder), 'Java 8 is too old for Elasticsearch 8').to.equal(undefined);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
