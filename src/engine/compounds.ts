@@ -105,9 +105,10 @@ export type StructureRef = { standardInchiKey: string; connectivityBlock: string
 
 /**
  * The key and connectivity block (the key's first block) of the structures with the given UCIs,
- * read from doc values. Not `compoundsByUci`: that reads `_source`, and every document fetched from
- * the best_compression compounds index costs a block decompression (about 0.6 ms each, an hour of
- * engine time for UniChem's 170 million assignments); doc values of these fields cost ~1/15th.
+ * read from doc values. Not `compoundsByUci`: that reads `_source`, and every document fetched
+ * costs a stored-fields block decompression (about 0.6 ms each when the index used
+ * best_compression, an hour of engine time for UniChem's 170 million assignments); doc values of
+ * these fields cost ~1/15th of that.
  */
 export async function structureRefsByUci(engine: Engine, ucis: number[]): Promise<Map<number, StructureRef>> {
   const found = new Map<number, StructureRef>();
