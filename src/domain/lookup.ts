@@ -123,7 +123,7 @@ export interface CompoundView {
  */
 export async function compoundViews(context: LookupContext, xrefs: XrefDocument[], known = new Map<string, CompoundDocument>()): Promise<CompoundView[]> {
   const sources = await context.sources.all();
-  // Every assignment carries its structure's key, the compounds' _id: one realtime mget, no search.
+  // Every assignment carries its structure's key, the compounds' _id: one search by _id (sent with the lookup's other searches).
   const missing = [...new Set(xrefs.map((x) => x.standardInchiKey))].filter((key) => !known.has(key));
   const byKey = new Map([...known, ...await compoundsByKey(context.engine, missing)]);
   const structures = new Map([...byKey.values()].map((structure) => [structure.uci, structure]));
