@@ -357,10 +357,9 @@ function ceilingLookups(engine: Engine) {
       const structure = found.hits.hits[0]?._source;
       if (indexed.hits.hits.length === 0 || !structure) return;
       // connectivity.ts: the skeleton's structures and, by the block they carry, their assignments, at once.
-      const block = structure.connectivityBlock;
-      const clause = { term: { connectivityBlock: block } };
+      const clause = { term: { connectivityBlock: structure.connectivityBlock } };
       const [, xrefs] = await together<XrefHit>([
-        { index: names.compounds, body: { size: 100, query: { term: { connectivityBlock: block } }, sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] }, track_total_hits: false } },
+        { index: names.compounds, body: { size: 100, query: clause, sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] }, track_total_hits: false } },
         xrefsSearch(clause, 100),
       ]);
       await restOfXrefs(xrefs, clause, unlimited);
