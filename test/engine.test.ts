@@ -60,13 +60,69 @@ describe('the real Elasticsearch node', () => {
       await engine.client.indices.delete({ index: xrefs }, { ignore: [404] });
     });
 
-    const idsOf = (key: string) => engine.search<{ compoundId: string }>({ index: xrefs, query: { term: { standardInchiKey: key } }, sort: [{ compoundId: 'asc' }], size: 10 })
+    const idsOf = (key: string) => engine.search<{ compoundId: string }>({ index: xrefs, query: { term: { standardInchiKey: key } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
       .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
 
     it('answers each of many searches sent at once with its own hits', async () => {
       const keys = Array.from({ length: 150 }, (_, i) => (i % 3 === 2 ? 'AAAAAAAAAAAAAA-UHFFFAOYSA-N' : i % 3 === 1 ? aspirin : paracetamol));
       const answers = await Promise.all(keys.map(idsOf));
       answers.forEach((ids, i) => expect(ids).to.deep.equal(keys[i] === paracetamol ? ['3991', 'CHEMBL112'] : keys[i] === aspirin ? ['CHEMBL25'] : []));
+    });
+
+    /** The searches of every `_msearch` the engine receives while `work` runs. */
+    async function searchesSent(work: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
+      const bodies: Record<string, unknown>[] = [];
+      const listener = (_error: unknown, event: { meta: { request: { params: { path: string; body?: unknown; bulkBody?: unknown } } } } | null): void => {
+        const params = event?.meta.request.params;
+        if (!params?.path.endsWith('/_msearch')) return;
+        const lines = String(params.bulkBody ?? params.body).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+        bodies.push(...lines.filter((_line, i) => i % 2 === 1));
+      };
+      engine.client.diagnostic.on('request', listener as never);
+      try {
+        await work();
+      } finally {
+        engine.client.diagnostic.removeListener('request', listener as never);
+      }
+      return bodies;
+    }
+
+    it('sends the key lookups of concurrent requests to the engine as one search', async () => {
+      const keys = [paracetamol, aspirin, 'AAAAAAAAAAAAAA-UHFFFAOYSA-N', paracetamol];
+      let answers: string[][] = [];
+      const sent = await searchesSent(async () => { answers = await Promise.all(keys.map(idsOf)); });
+      expect(answers).to.deep.equal([['3991', 'CHEMBL112'], ['CHEMBL25'], [], ['3991', 'CHEMBL112']]);
+      expect(sent).to.have.length(1);
+      expect(sent[0]).to.deep.include({ size: 40, query: { terms: { standardInchiKey: [paracetamol, aspirin, 'AAAAAAAAAAAAAA-UHFFFAOYSA-N'] } } });
+    });
+
+    it('gives each merged search only its own page, and asks again alone when the merged page was full', async () => {
+      // Size 1 each: the merged page of 2 holds paracetamol's two hits (3991 sorts first), none of aspirin's.
+      const firstOf = (key: string) => engine.search<{ compoundId: string }>({ index: xrefs, query: { bool: { filter: [{ terms: { standardInchiKey: [key] } }, { term: { assignment: 1 } }] } }, sort: [{ compoundId: 'asc' }], size: 1, track_total_hits: false })
+        .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
+      let answers: string[][] = [];
+      const sent = await searchesSent(async () => { answers = await Promise.all([firstOf(paracetamol), firstOf(aspirin)]); });
+      expect(answers).to.deep.equal([['3991'], ['CHEMBL25']]);
+      expect(sent.map((body) => body.size)).to.deep.equal([2, 1]);
+    });
+
+    it('asks again alone when a hit does not read back as any value asked', async () => {
+      // uci is a long: the term "1.0" finds uci 1, whose _source says 1.
+      const ucis = (uci: string | number) => engine.search<{ compoundId: string }>({ index: xrefs, query: { term: { uci } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
+        .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
+      let answers: string[][] = [];
+      const sent = await searchesSent(async () => { answers = await Promise.all([ucis('1.0'), ucis(2)]); });
+      expect(answers).to.deep.equal([['3991', 'CHEMBL112'], ['CHEMBL25']]);
+      expect(sent).to.have.length(3);
+    });
+
+    it('does not merge searches that count their hits', async () => {
+      const counted = (key: string) => engine.search({ index: xrefs, query: { term: { standardInchiKey: key } }, size: 10, track_total_hits: true })
+        .then((found) => (found.hits.total as { value: number }).value);
+      let totals: number[] = [];
+      const sent = await searchesSent(async () => { totals = await Promise.all([counted(paracetamol), counted(aspirin)]); });
+      expect(totals).to.deep.equal([2, 1]);
+      expect(sent).to.have.length(2);
     });
 
     it('fails only the search whose index is missing, with the error a lone search would give', async () => {

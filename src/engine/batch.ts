@@ -2,11 +2,14 @@
  * Searches issued in one turn of the event loop leave for the engine as one `_msearch`. A lookup's
  * parallel queries (a key's assignments and its structure) share one round trip, and under
  * concurrent load the queries of every request in flight do: the API's client and the engine's
- * HTTP layer handle one request where they handled a dozen. Each search gets back its own answer
- * or its own error, as if it had been sent alone.
+ * HTTP layer handle one request where they handled a dozen. Searches among them that differ only in
+ * the values of their leading term clause (the key lookups of concurrent requests) go as one
+ * search (merge.ts). Each search gets back its own answer or its own error, as if it had been
+ * sent alone.
  */
 import { errors, type Client } from '@elastic/elasticsearch';
 import type { MsearchResponseItem, SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
+import { dealHits, maxMergedHits, mergeable, type Mergeable } from './merge';
 
 /** Parameters that go in a search's `_msearch` header line; everything else is its body. */
 const headerParameters = new Set(['index', 'ignore_unavailable', 'allow_no_indices', 'expand_wildcards', 'preference', 'routing', 'request_cache', 'search_type']);
@@ -18,18 +21,29 @@ interface Pending {
   body: Record<string, unknown>;
   resolve: (response: SearchResponse<unknown>) => void;
   reject: (error: unknown) => void;
+  /** Sent as it is, never merged: a merged search could not answer it. */
+  alone?: boolean;
 }
+
+/** One search of an `_msearch`: a pending search, or several merged into one (merge.ts). */
+interface Outgoing {
+  header: Record<string, unknown>;
+  body: Record<string, unknown>;
+  settle: (outcome: { response: SearchResponse<unknown> } | { error: unknown }) => void;
+}
+
+type Member = Mergeable & { search: Pending };
 
 export class SearchBatcher {
   private pending: Pending[] = [];
 
   /**
-   * `maxSearches`: the most searches one `_msearch` carries; a longer queue leaves in several, side
-   * by side. An `_msearch` answers once its last search is done, and the engine runs a few of them
-   * at a time (four on a 2-core node), so a long one holds every request in it back: key lookups at
-   * 16 connections had p99 36 ms with up to 64 searches per `_msearch`, 31 ms with 8 and 25 ms with
-   * 2 (one lookup's pair), at the same throughput within the noise. Eight keeps most of the saving
-   * under load.
+   * `maxSearches`: the most searches one `_msearch` carries, after merging; a longer queue leaves
+   * in several, side by side. An `_msearch` answers once its last search is done, and the engine
+   * runs a few of them at a time (four on a 2-core node), so a long one holds every request in it
+   * back: key lookups at 16 connections had p99 36 ms with up to 64 searches per `_msearch`, 31 ms
+   * with 8 and 25 ms with 2 (one lookup's pair), at the same throughput within the noise. Eight
+   * keeps most of the saving under load.
    */
   constructor(private readonly client: Client, private readonly maxSearches = 8) {}
 
@@ -43,32 +57,83 @@ export class SearchBatcher {
         if (urlOnly.has(name)) throw new Error(`search parameter ${name} cannot be batched into _msearch`);
         (headerParameters.has(name) ? header : body)[name] = value;
       }
-      const queued = this.pending.push({ header, body, resolve: resolve as Pending['resolve'], reject });
-      if (queued === 1) setImmediate(() => this.flush());
+      this.queue({ header, body, resolve: resolve as Pending['resolve'], reject });
     });
   }
 
-  private flush(): void {
-    const queue = this.pending;
-    this.pending = [];
-    for (let start = 0; start < queue.length; start += this.maxSearches) void this.send(queue.slice(start, start + this.maxSearches));
+  private queue(search: Pending): void {
+    if (this.pending.push(search) === 1) setImmediate(() => this.flush());
   }
 
-  private async send(batch: Pending[]): Promise<void> {
+  private flush(): void {
+    const outgoing = this.merge(this.pending);
+    this.pending = [];
+    for (let start = 0; start < outgoing.length; start += this.maxSearches) void this.send(outgoing.slice(start, start + this.maxSearches));
+  }
+
+  /** The searches to send: those of one shape merged, up to maxMergedHits hits per merged search. */
+  private merge(queue: Pending[]): Outgoing[] {
+    const outgoing: Outgoing[] = [];
+    const groups = new Map<string, Member[][]>();
+    for (const search of queue) {
+      const shape = search.alone ? undefined : mergeable(search.header, search.body);
+      if (!shape || shape.size > maxMergedHits) {
+        outgoing.push(alone(search));
+        continue;
+      }
+      const chunks = groups.get(shape.signature) ?? [[]];
+      groups.set(shape.signature, chunks);
+      const last = chunks[chunks.length - 1];
+      const hits = last.reduce((sum, member) => sum + member.size, 0);
+      if (hits + shape.size > maxMergedHits) chunks.push([{ ...shape, search }]);
+      else last.push({ ...shape, search });
+    }
+    for (const chunk of [...groups.values()].flat()) outgoing.push(chunk.length === 1 ? alone(chunk[0].search) : this.merged(chunk));
+    return outgoing;
+  }
+
+  private merged(members: Member[]): Outgoing {
+    const values = new Map(members.flatMap((member) => member.values.map((value) => [String(value), value] as const)));
+    const size = members.reduce((sum, member) => sum + member.size, 0);
+    return {
+      header: members[0].search.header,
+      body: members[0].build([...values.values()], size),
+      settle: (outcome) => {
+        if ('error' in outcome) {
+          for (const member of members) member.search.reject(outcome.error);
+          return;
+        }
+        for (const [member, response] of dealHits(members[0].field, members, size, outcome.response)) {
+          if (response) member.search.resolve(response);
+          else this.queue({ ...member.search, alone: true });
+        }
+      },
+    };
+  }
+
+  private async send(batch: Outgoing[]): Promise<void> {
     let responses: MsearchResponseItem<unknown>[];
     try {
       ({ responses } = await this.client.msearch({ searches: batch.flatMap((search) => [search.header, search.body]) }));
     } catch (error) {
-      for (const search of batch) search.reject(error);
+      for (const search of batch) search.settle({ error });
       return;
     }
     responses.forEach((item, i) => {
       if ('error' in item) {
         // The error a lone search would have thrown, so callers translate it as before (index missing, 429, ...).
-        batch[i].reject(new errors.ResponseError({ body: item, statusCode: item.status, headers: {}, warnings: null, meta: {} as never }));
+        batch[i].settle({ error: new errors.ResponseError({ body: item, statusCode: item.status, headers: {}, warnings: null, meta: {} as never }) });
       } else {
-        batch[i].resolve(item as SearchResponse<unknown>);
+        batch[i].settle({ response: item as SearchResponse<unknown> });
       }
     });
   }
+}
+
+/** A search sent as it is. */
+function alone(search: Pending): Outgoing {
+  return {
+    header: search.header, body: search.body,
+    settle: (outcome) => ('error' in outcome ? search.reject(outcome.error) : search.resolve(outcome.response)),
+  };
 }
