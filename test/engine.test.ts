@@ -116,6 +116,16 @@ describe('the real Elasticsearch node', () => {
       expect(sent).to.have.length(3);
     });
 
+    it('keeps a merged search within the terms the engine accepts', async () => {
+      const ofUcis = (ucis: number[]) => engine.search<{ compoundId: string }>({ index: xrefs, query: { terms: { uci: ucis } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
+        .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
+      const many = (first: number) => Array.from({ length: 6_000 }, (_, i) => first + i);
+      let answers: string[][] = [];
+      const sent = await searchesSent(async () => { answers = await Promise.all([ofUcis(many(1)), ofUcis(many(2)), ofUcis([1])]); });
+      expect(answers).to.deep.equal([['3991', 'CHEMBL112', 'CHEMBL25'], ['CHEMBL25'], ['3991', 'CHEMBL112']]);
+      expect(sent.map((body) => ((body.query as { terms: { uci: number[] } }).terms.uci.length))).to.deep.equal([6_000, 6_001]);
+    });
+
     it('does not merge searches that count their hits', async () => {
       const counted = (key: string) => engine.search({ index: xrefs, query: { term: { standardInchiKey: key } }, size: 10, track_total_hits: true })
         .then((found) => (found.hits.total as { value: number }).value);

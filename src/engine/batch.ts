@@ -9,7 +9,7 @@
  */
 import { errors, type Client } from '@elastic/elasticsearch';
 import type { MsearchResponseItem, SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
-import { dealHits, maxMergedHits, mergeable, type Mergeable } from './merge';
+import { dealHits, mergeable, mergedLimits, type Mergeable } from './merge';
 
 /** Parameters that go in a search's `_msearch` header line; everything else is its body. */
 const headerParameters = new Set(['index', 'ignore_unavailable', 'allow_no_indices', 'expand_wildcards', 'preference', 'routing', 'request_cache', 'search_type']);
@@ -71,24 +71,28 @@ export class SearchBatcher {
     for (let start = 0; start < outgoing.length; start += this.maxSearches) void this.send(outgoing.slice(start, start + this.maxSearches));
   }
 
-  /** The searches to send: those of one shape merged, up to maxMergedHits hits per merged search. */
+  /** The searches to send: those of one shape merged, within mergedLimits per merged search. */
   private merge(queue: Pending[]): Outgoing[] {
     const outgoing: Outgoing[] = [];
-    const groups = new Map<string, Member[][]>();
+    const groups = new Map<string, { members: Member[]; hits: number; values: number }[]>();
     for (const search of queue) {
       const shape = search.alone ? undefined : mergeable(search.header, search.body);
-      if (!shape || shape.size > maxMergedHits) {
+      if (!shape) {
         outgoing.push(alone(search));
         continue;
       }
-      const chunks = groups.get(shape.signature) ?? [[]];
+      const chunks = groups.get(shape.signature) ?? [];
       groups.set(shape.signature, chunks);
-      const last = chunks[chunks.length - 1];
-      const hits = last.reduce((sum, member) => sum + member.size, 0);
-      if (hits + shape.size > maxMergedHits) chunks.push([{ ...shape, search }]);
-      else last.push({ ...shape, search });
+      let chunk = chunks[chunks.length - 1];
+      if (!chunk || chunk.hits + shape.size > mergedLimits.hits || chunk.values + shape.values.length > mergedLimits.values) {
+        chunk = { members: [], hits: 0, values: 0 };
+        chunks.push(chunk);
+      }
+      chunk.members.push(Object.assign(shape, { search }));
+      chunk.hits += shape.size;
+      chunk.values += shape.values.length;
     }
-    for (const chunk of [...groups.values()].flat()) outgoing.push(chunk.length === 1 ? alone(chunk[0].search) : this.merged(chunk));
+    for (const { members } of [...groups.values()].flat()) outgoing.push(members.length === 1 ? alone(members[0].search) : this.merged(members));
     return outgoing;
   }
 

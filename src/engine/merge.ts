@@ -29,8 +29,12 @@ export interface Mergeable {
   build: (values: Value[], size: number) => Body;
 }
 
-/** The most hits one search returns (the engine's index.max_result_window). */
-export const maxMergedHits = 10_000;
+/**
+ * What one merged search may hold: hits up to the engine's index.max_result_window, and values well
+ * under its index.max_terms_count (65,536). A search with more values than a merged one may hold is
+ * big enough to go on its own.
+ */
+export const mergedLimits = { hits: 10_000, values: 10_000 };
 
 /** The body keys a mergeable search may have; anything else (aggregations, search_after, from, ...) is sent as it is. */
 const mergeableKeys = new Set(['query', 'size', 'sort', '_source', 'track_total_hits']);
@@ -83,7 +87,7 @@ export function mergeable(header: Body, body: Body): Mergeable | undefined {
   // A hit total would count the other searches' hits too.
   if (body.track_total_hits !== false || typeof body.size !== 'number' || body.size < 1) return undefined;
   const lead = leadClause(body.query);
-  if (!lead || !keepsField(body._source, lead.field)) return undefined;
+  if (!lead || !keepsField(body._source, lead.field) || lead.values.length > mergedLimits.values || body.size > mergedLimits.hits) return undefined;
   const build = (values: Value[], size: number): Body => ({
     ...body, size, query: lead.place(lead.field === '_id' ? { ids: { values } } : { terms: { [lead.field]: values } }),
   });
