@@ -209,6 +209,22 @@ describe('API v1', function () {
       expect(chembl).to.include({ name: 'chembl', nameLabel: 'ChEMBL', UCICount: 367, srcReleaseNumber: 17, baseIdUrlAvailable: true });
     });
 
+    it('routes a request without compiling the path patterns again (patches/express-openapi-validator)', async () => {
+      // The validator's route lookup compiled every route's pattern on every request (46 for GET
+      // /api/v1/sources); `npm ci` applies the patch that compiles each once.
+      await api.get('/api/v1/sources');
+      const patterns = require('path-to-regexp') as { pathToRegexp: (...args: unknown[]) => unknown };
+      const original = patterns.pathToRegexp;
+      let compiled = 0;
+      patterns.pathToRegexp = (...args: unknown[]) => { compiled += 1; return original(...args); };
+      try {
+        expect((await api.get('/api/v1/sources')).status).to.equal(200);
+      } finally {
+        patterns.pathToRegexp = original;
+      }
+      expect(compiled).to.equal(0);
+    });
+
     it('GET /sources/1 is ChEMBL; an unknown source is a 404', async () => {
       expect((await api.get('/api/v1/sources/1')).body.sources[0].name).to.equal('chembl');
       const unknown = await api.get('/api/v1/sources/999');
