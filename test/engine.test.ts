@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { readConfig } from '../src/config';
 import { Engine, mappingOf } from '../src/engine/client';
+import { exactFieldsOf } from '../src/engine/merge';
 import { EngineUnavailable, translateEngineError } from '../src/engine/errors';
 import { ensureBaseIndices } from '../src/engine/schema';
 import { putSource } from '../src/engine/sources';
@@ -93,7 +94,8 @@ describe('the real Elasticsearch node', () => {
       const sent = await searchesSent(async () => { answers = await Promise.all(keys.map(idsOf)); });
       expect(answers).to.deep.equal([['3991', 'CHEMBL112'], ['CHEMBL25'], [], ['3991', 'CHEMBL112']]);
       expect(sent).to.have.length(1);
-      expect(sent[0]).to.deep.include({ size: 40, query: { terms: { standardInchiKey: [paracetamol, aspirin, 'AAAAAAAAAAAAAA-UHFFFAOYSA-N'] } } });
+      expect(sent[0].size).to.equal(40);
+      expect(sent[0].query).to.deep.equal({ bool: { filter: [{ terms: { standardInchiKey: [paracetamol, aspirin, 'AAAAAAAAAAAAAA-UHFFFAOYSA-N'] } }] } });
     });
 
     it('gives each merged search only its own page, and asks again alone when the merged page was full', async () => {
@@ -106,14 +108,29 @@ describe('the real Elasticsearch node', () => {
       expect(sent.map((body) => body.size)).to.deep.equal([2, 1]);
     });
 
-    it('asks again alone when a hit does not read back as any value asked', async () => {
-      // uci is a long: the term "1.0" finds uci 1, whose _source says 1.
-      const ucis = (uci: string | number) => engine.search<{ compoundId: string }>({ index: xrefs, query: { term: { uci } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
-        .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
+    const ofUci = (uci: string | number) => engine.search<{ compoundId: string }>({ index: xrefs, query: { term: { uci } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
+      .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
+
+    it('merges only values that read back as written: a long asked as "1.0" goes alone', async () => {
       let answers: string[][] = [];
-      const sent = await searchesSent(async () => { answers = await Promise.all([ucis('1.0'), ucis(2)]); });
-      expect(answers).to.deep.equal([['3991', 'CHEMBL112'], ['CHEMBL25']]);
-      expect(sent).to.have.length(3);
+      const sent = await searchesSent(async () => { answers = await Promise.all([ofUci('1.0'), ofUci(1), ofUci(2)]); });
+      expect(answers).to.deep.equal([['3991', 'CHEMBL112'], ['3991', 'CHEMBL112'], ['CHEMBL25']]);
+      expect(sent).to.have.length(2);
+    });
+
+    it('sends each search of a merged search the engine refuses again alone', async () => {
+      // Alone, each asks 2 terms; merged, 4: over this index's max_terms_count.
+      await engine.client.indices.putSettings({ index: xrefs, settings: { index: { max_terms_count: 2 } } });
+      try {
+        const ofUcis = (ucis: number[]) => engine.search<{ compoundId: string }>({ index: xrefs, query: { terms: { uci: ucis } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
+          .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
+        let answers: string[][] = [];
+        const sent = await searchesSent(async () => { answers = await Promise.all([ofUcis([1, 5]), ofUcis([2, 6])]); });
+        expect(answers).to.deep.equal([['3991', 'CHEMBL112'], ['CHEMBL25']]);
+        expect(sent).to.have.length(3);
+      } finally {
+        await engine.client.indices.putSettings({ index: xrefs, settings: { index: { max_terms_count: null as never } } });
+      }
     });
 
     it('keeps a merged search within the terms the engine accepts', async () => {
@@ -123,7 +140,17 @@ describe('the real Elasticsearch node', () => {
       let answers: string[][] = [];
       const sent = await searchesSent(async () => { answers = await Promise.all([ofUcis(many(1)), ofUcis(many(2)), ofUcis([1])]); });
       expect(answers).to.deep.equal([['3991', 'CHEMBL112', 'CHEMBL25'], ['CHEMBL25'], ['3991', 'CHEMBL112']]);
-      expect(sent.map((body) => ((body.query as { terms: { uci: number[] } }).terms.uci.length))).to.deep.equal([6_000, 6_001]);
+      // The first alone (6,000 terms), the other two merged (6,001).
+      expect(sent.map((body) => JSON.stringify(body.query).split(',').length)).to.deep.equal([6_000, 6_001]);
+    });
+
+    it('merges only on fields whose stored value is the term matched: plain keywords and integers', () => {
+      const exact = exactFieldsOf([mappingOf('compounds'), mappingOf('xrefs'), mappingOf('sources'), { mappings: { properties: { name: { type: 'keyword', normalizer: 'lowercase' } } } }]);
+      expect(exact.get('uci')).to.equal('integer');
+      expect(exact.get('standardInchiKey')).to.equal('keyword');
+      expect(exact.get('compoundId')).to.equal('keyword');
+      expect(exact.has('description')).to.equal(false); // text
+      expect(exact.has('name')).to.equal(false); // a normalizer in one mapping
     });
 
     it('does not merge searches that count their hits', async () => {

@@ -9,7 +9,7 @@
  */
 import { errors, type Client } from '@elastic/elasticsearch';
 import type { MsearchResponseItem, SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
-import { dealHits, mergeable, mergedLimits, type Mergeable } from './merge';
+import { dealHits, mergeable, mergedBody, mergedLimits, type ExactFields, type Mergeable } from './merge';
 
 /** Parameters that go in a search's `_msearch` header line; everything else is its body. */
 const headerParameters = new Set(['index', 'ignore_unavailable', 'allow_no_indices', 'expand_wildcards', 'preference', 'routing', 'request_cache', 'search_type']);
@@ -29,7 +29,8 @@ interface Pending {
 interface Outgoing {
   header: Record<string, unknown>;
   body: Record<string, unknown>;
-  settle: (outcome: { response: SearchResponse<unknown> } | { error: unknown }) => void;
+  /** `whole`: the `_msearch` itself failed (engine unreachable, 429 ...), not this search. */
+  settle: (outcome: { response: SearchResponse<unknown> } | { error: unknown; whole?: boolean }) => void;
 }
 
 type Member = Mergeable & { search: Pending };
@@ -45,7 +46,7 @@ export class SearchBatcher {
    * with 8 and 25 ms with 2 (one lookup's pair), at the same throughput within the noise. Eight
    * keeps most of the saving under load.
    */
-  constructor(private readonly client: Client, private readonly maxSearches = 8) {}
+  constructor(private readonly client: Client, private readonly exact: ExactFields, private readonly maxSearches = 8) {}
 
   /** One search, sent with the others queued in this turn of the event loop. */
   search<T>(request: SearchRequest): Promise<SearchResponse<T>> {
@@ -76,7 +77,7 @@ export class SearchBatcher {
     const outgoing: Outgoing[] = [];
     const groups = new Map<string, { members: Member[]; hits: number; values: number }[]>();
     for (const search of queue) {
-      const shape = search.alone ? undefined : mergeable(search.header, search.body);
+      const shape = search.alone ? undefined : mergeableOrNot(search, this.exact);
       if (!shape) {
         outgoing.push(alone(search));
         continue;
@@ -88,7 +89,7 @@ export class SearchBatcher {
         chunk = { members: [], hits: 0, values: 0 };
         chunks.push(chunk);
       }
-      chunk.members.push(Object.assign(shape, { search }));
+      chunk.members.push(shape);
       chunk.hits += shape.size;
       chunk.values += shape.values.length;
     }
@@ -97,17 +98,25 @@ export class SearchBatcher {
   }
 
   private merged(members: Member[]): Outgoing {
-    const values = new Map(members.flatMap((member) => member.values.map((value) => [String(value), value] as const)));
-    const size = members.reduce((sum, member) => sum + member.size, 0);
+    const { body, size } = mergedBody(members);
+    const again = (): void => { for (const member of members) this.queue({ ...member.search, alone: true }); };
     return {
       header: members[0].search.header,
-      body: members[0].build([...values.values()], size),
+      body,
       settle: (outcome) => {
         if ('error' in outcome) {
-          for (const member of members) member.search.reject(outcome.error);
+          if (outcome.whole) for (const member of members) member.search.reject(outcome.error);
+          // The merged search's own error may be one search's (a value its field cannot hold): each goes again alone.
+          else again();
           return;
         }
-        for (const [member, response] of dealHits(members[0].field, members, size, outcome.response)) {
+        let dealt: Map<Member, SearchResponse<unknown> | undefined>;
+        try {
+          dealt = dealHits(members, this.exact, size, outcome.response);
+        } catch {
+          return again();
+        }
+        for (const [member, response] of dealt) {
           if (response) member.search.resolve(response);
           else this.queue({ ...member.search, alone: true });
         }
@@ -120,7 +129,7 @@ export class SearchBatcher {
     try {
       ({ responses } = await this.client.msearch({ searches: batch.flatMap((search) => [search.header, search.body]) }));
     } catch (error) {
-      for (const search of batch) search.settle({ error });
+      for (const search of batch) search.settle({ error, whole: true });
       return;
     }
     responses.forEach((item, i) => {
@@ -131,6 +140,17 @@ export class SearchBatcher {
         batch[i].settle({ response: item as SearchResponse<unknown> });
       }
     });
+    for (const search of batch.slice(responses.length)) search.settle({ error: new Error(`the engine answered ${responses.length} of ${batch.length} searches`), whole: true });
+  }
+}
+
+/** The search as a mergeable one; undefined when it is not, or cannot even be serialised (it then fails alone). */
+function mergeableOrNot(search: Pending, exact: ExactFields): Member | undefined {
+  try {
+    const shape = mergeable(search.header, search.body, exact);
+    return shape && Object.assign(shape, { search });
+  } catch {
+    return undefined;
   }
 }
 

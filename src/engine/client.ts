@@ -8,6 +8,7 @@ import { Client } from '@elastic/elasticsearch';
 import type { SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
 import type { Config } from '../config';
 import { SearchBatcher } from './batch';
+import { exactFieldsOf } from './merge';
 
 export type MappingName = 'compounds' | 'xrefs' | 'sources' | 'meta';
 
@@ -47,7 +48,7 @@ export class Engine {
       : config.ES_USERNAME ? { username: config.ES_USERNAME, password: config.ES_PASSWORD ?? '' } : undefined;
     this.client = new Client({ node: config.ES_URL, auth, requestTimeout: 60_000, maxRetries: 2 });
     this.names = new IndexNames(config.ES_INDEX_PREFIX);
-    this.batcher = new SearchBatcher(this.client);
+    this.batcher = new SearchBatcher(this.client, exactFieldsOf((['compounds', 'xrefs', 'sources', 'meta'] as const).map(mappingOf)));
   }
 
   /** A search that leaves with the others of this turn of the event loop, in one `_msearch` (see batch.ts). */
