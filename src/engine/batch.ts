@@ -5,7 +5,8 @@
  * HTTP layer handle one request where they handled a dozen. Searches among them that differ only in
  * the values of their leading term clause (the key lookups of concurrent requests) go as one
  * search (merge.ts). Each search gets back its own answer or its own error, as if it had been
- * sent alone.
+ * sent alone; the exception is a body the engine cannot parse at all (a caller's bug), which fails
+ * the whole `_msearch` it travels in.
  */
 import { errors, type Client } from '@elastic/elasticsearch';
 import type { MsearchResponseItem, SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
@@ -29,7 +30,7 @@ interface Pending {
 interface Outgoing {
   header: Record<string, unknown>;
   body: Record<string, unknown>;
-  /** `whole`: the `_msearch` itself failed (engine unreachable, 429 ...), not this search. */
+  /** `whole`: the `_msearch` itself failed (engine unreachable, 429, a body it could not parse ...), not this search alone. */
   settle: (outcome: { response: SearchResponse<unknown> } | { error: unknown; whole?: boolean }) => void;
 }
 
@@ -105,9 +106,12 @@ export class SearchBatcher {
       body,
       settle: (outcome) => {
         if ('error' in outcome) {
-          if (outcome.whole) for (const member of members) member.search.reject(outcome.error);
-          // The merged search's own error may be one search's (a value its field cannot hold): each goes again alone.
-          else again();
+          // A refusal of the merged search (4xx) may be one search's own (a value its field cannot hold,
+          // a limit only the merged search reaches): each goes again alone. An overloaded or failing
+          // engine (429, 5xx, no answer) fails them all, as it would have failed each.
+          const status = (outcome.error as { statusCode?: number }).statusCode ?? 0;
+          if (!outcome.whole && status >= 400 && status < 500 && status !== 429) again();
+          else for (const member of members) member.search.reject(outcome.error);
           return;
         }
         let dealt: Map<Member, SearchResponse<unknown> | undefined>;
@@ -144,7 +148,7 @@ export class SearchBatcher {
   }
 }
 
-/** The search as a mergeable one; undefined when it is not, or cannot even be serialised (it then fails alone). */
+/** The search as a mergeable one; undefined when it is not, or cannot even be serialised (it is then sent as it is, and its `_msearch` fails). */
 function mergeableOrNot(search: Pending, exact: ExactFields): Member | undefined {
   try {
     const shape = mergeable(search.header, search.body, exact);

@@ -98,9 +98,19 @@ function leadClause(query: unknown, exact: ExactFields): Lead | undefined {
   return undefined;
 }
 
-/** Whether the hits come in an order of their own, whatever their scores. */
+/** Whether the hits come in an order of their own, whatever their scores (`sort: []` is score order). */
 function sortedWithoutScore(sort: unknown): boolean {
-  return sort !== undefined && !JSON.stringify(sort).includes('_score');
+  return sort !== undefined && !(Array.isArray(sort) && sort.length === 0) && !JSON.stringify(sort).includes('_score');
+}
+
+/** Whether `_source` brings `field` back, so that hits can be dealt by it (read conservatively). */
+function keepsField(source: unknown, field: string): boolean {
+  if (field === '_id' || source === undefined || source === true) return true;
+  const plain = (list: unknown): list is string[] => Array.isArray(list) && list.every((name) => typeof name === 'string' && !name.includes('*'));
+  if (plain(source)) return source.includes(field);
+  if (!isObject(source) || Object.keys(source).some((key) => key !== 'includes' && key !== 'excludes')) return false;
+  const { includes, excludes } = source;
+  return (includes === undefined || (plain(includes) && includes.includes(field))) && (excludes === undefined || (plain(excludes) && !excludes.includes(field)));
 }
 
 /** The search as a mergeable one, or undefined when it must go as it is. */
@@ -109,7 +119,7 @@ export function mergeable(header: Body, body: Body, exact: ExactFields): Mergeab
   // A hit total would count the other searches' hits too.
   if (body.track_total_hits !== false || typeof body.size !== 'number' || body.size < 1 || body.size > mergedLimits.hits) return undefined;
   const lead = leadClause(body.query, exact);
-  if (!lead || lead.values.length > mergedLimits.values || !(lead.constantScore || sortedWithoutScore(body.sort))) return undefined;
+  if (!lead || lead.values.length > mergedLimits.values || !(lead.constantScore || sortedWithoutScore(body.sort)) || !keepsField(body._source, lead.field)) return undefined;
   const build = (values: Value[], size: number): Body => ({
     ...body, size, query: lead.place(lead.field === '_id' ? { ids: { values } } : { terms: { [lead.field]: values } }),
   });
@@ -125,7 +135,9 @@ export function mergedBody(searches: Mergeable[]): { body: Body; size: number } 
 
 /**
  * The hits of a merged search dealt back to its searches: each search's own response, or
- * undefined for a search that must be sent again on its own.
+ * undefined for a search that must be sent again on its own. Searches asking the same value share
+ * its hit objects (no caller changes a hit), and unsorted hits score 0 in filter context where a
+ * lone `ids` or `terms` search scores 1 (no caller reads scores).
  */
 export function dealHits<S extends Mergeable>(searches: S[], exact: ExactFields, mergedSize: number, response: SearchResponse<unknown>): Map<S, SearchResponse<unknown> | undefined> {
   const field = searches[0].field;
