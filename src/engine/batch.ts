@@ -100,7 +100,7 @@ export class SearchBatcher {
 
   private merged(members: Member[]): Outgoing {
     const { body, size } = mergedBody(members);
-    const again = (): void => { for (const member of members) this.queue({ ...member.search, alone: true }); };
+    const sendAlone = (member: Member): void => this.queue({ ...member.search, alone: true });
     return {
       header: members[0].search.header,
       body,
@@ -110,19 +110,19 @@ export class SearchBatcher {
           // a limit only the merged search reaches): each goes again alone. An overloaded or failing
           // engine (429, 5xx, no answer) fails them all, as it would have failed each.
           const status = (outcome.error as { statusCode?: number }).statusCode ?? 0;
-          if (!outcome.whole && status >= 400 && status < 500 && status !== 429) again();
+          if (!outcome.whole && status >= 400 && status < 500 && status !== 429) members.forEach(sendAlone);
           else for (const member of members) member.search.reject(outcome.error);
           return;
         }
         let dealt: Map<Member, SearchResponse<unknown> | undefined>;
         try {
-          dealt = dealHits(members, this.exact, size, outcome.response);
+          dealt = dealHits(members, size, outcome.response);
         } catch {
-          return again();
+          return members.forEach(sendAlone);
         }
         for (const [member, response] of dealt) {
           if (response) member.search.resolve(response);
-          else this.queue({ ...member.search, alone: true });
+          else sendAlone(member);
         }
       },
     };

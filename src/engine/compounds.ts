@@ -1,16 +1,13 @@
 /** Reads of the compounds index: structures by InChIKey, by UCI, by connectivity block. */
 import type { CompoundDocument } from '../domain/types';
 import type { Engine } from './client';
-import { sortedSources } from './paging';
+import { maxResultWindow, sortedSources } from './paging';
 
-/** The most hits one search returns (the engine's index.max_result_window). */
-const maxHits = 10_000;
-
-/** `values` without repeats, in slices of at most `maxHits`: one search each. */
+/** `values` without repeats, in slices of at most `maxResultWindow`: one search each. */
 function uniqueSlices<T>(values: T[]): T[][] {
   const unique = [...new Set(values)];
   const slices: T[][] = [];
-  for (let start = 0; start < unique.length; start += maxHits) slices.push(unique.slice(start, start + maxHits));
+  for (let start = 0; start < unique.length; start += maxResultWindow) slices.push(unique.slice(start, start + maxResultWindow));
   return slices;
 }
 

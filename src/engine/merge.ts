@@ -19,12 +19,14 @@
  *   constant-score: filter context, `ids`, `terms`), and the merged clause sits in filter context.
  */
 import type { SearchHit, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
+import { maxResultWindow } from './paging';
 
 type Value = string | number;
 type Body = Record<string, unknown>;
 
 /** Fields whose stored value is the very term a term query matches: by name, keyword or integer. */
-export type ExactFields = Map<string, 'keyword' | 'integer'>;
+export type ExactFields = Map<string, Kind>;
+type Kind = 'keyword' | 'integer';
 
 const integerTypes = new Set(['long', 'integer', 'short', 'byte']);
 
@@ -37,7 +39,7 @@ export function exactFieldsOf(mappings: { mappings: Record<string, unknown> }[])
       kinds.set(field, kinds.has(field) && kinds.get(field) !== kind ? undefined : kind);
     }
   }
-  return new Map([...kinds].filter((entry): entry is [string, 'keyword' | 'integer'] => entry[1] !== undefined));
+  return new Map([...kinds].filter((entry): entry is [string, Kind] => entry[1] !== undefined));
 }
 
 /** A search that can be merged: the values of its leading clause, and how to rebuild the body with others. */
@@ -45,6 +47,8 @@ export interface Mergeable {
   /** Searches with the same signature differ only in `values` and `size`. */
   signature: string;
   field: string;
+  /** What the field's values are: `_id` is a keyword. */
+  kind: Kind;
   values: Value[];
   size: number;
   build: (values: Value[], size: number) => Body;
@@ -55,7 +59,7 @@ export interface Mergeable {
  * under its index.max_terms_count (65,536). A search with more values than a merged one may hold is
  * big enough to go on its own.
  */
-export const mergedLimits = { hits: 10_000, values: 10_000 };
+export const mergedLimits = { hits: maxResultWindow, values: 10_000 };
 
 /** The body keys a mergeable search may have; anything else (aggregations, search_after, from, ...) is sent as it is. */
 const mergeableKeys = new Set(['query', 'size', 'sort', '_source', 'track_total_hits']);
@@ -67,11 +71,11 @@ const only = (object: Record<string, unknown>): [string, unknown] | undefined =>
 };
 
 /** Whether `value` is of the field's kind: a string for keywords and `_id`, a safe integer for integers. */
-function ofKind(kind: 'keyword' | 'integer', value: unknown): value is Value {
+function ofKind(kind: Kind, value: unknown): value is Value {
   return kind === 'keyword' ? typeof value === 'string' : Number.isSafeInteger(value);
 }
 
-interface Lead { field: string; values: Value[]; constantScore: boolean; place: (clause: object) => object }
+interface Lead { field: string; kind: Kind; values: Value[]; constantScore: boolean; place: (clause: object) => object }
 
 /** `{ids}`, `{term}` or `{terms}` on one exact field, alone or first in a `bool` of filters only. */
 function leadClause(query: unknown, exact: ExactFields): Lead | undefined {
@@ -88,13 +92,13 @@ function leadClause(query: unknown, exact: ExactFields): Lead | undefined {
   if (kind === 'ids') {
     const [key, values] = only(spec) ?? [];
     if (key !== 'values' || !Array.isArray(values) || !values.every((value) => ofKind('keyword', value))) return undefined;
-    return { field: '_id', values, constantScore: true, place };
+    return { field: '_id', kind: 'keyword', values, constantScore: true, place };
   }
   const [field, value] = only(spec) ?? [];
   const fieldKind = field === undefined ? undefined : exact.get(field);
   if (!fieldKind) return undefined;
-  if (kind === 'term' && ofKind(fieldKind, value)) return { field: field!, values: [value], constantScore: false, place };
-  if (kind === 'terms' && Array.isArray(value) && value.every((v) => ofKind(fieldKind, v))) return { field: field!, values: value, constantScore: true, place };
+  if (kind === 'term' && ofKind(fieldKind, value)) return { field: field!, kind: fieldKind, values: [value], constantScore: false, place };
+  if (kind === 'terms' && Array.isArray(value) && value.every((v) => ofKind(fieldKind, v))) return { field: field!, kind: fieldKind, values: value, constantScore: true, place };
   return undefined;
 }
 
@@ -123,7 +127,7 @@ export function mergeable(header: Body, body: Body, exact: ExactFields): Mergeab
   const build = (values: Value[], size: number): Body => ({
     ...body, size, query: lead.place(lead.field === '_id' ? { ids: { values } } : { terms: { [lead.field]: values } }),
   });
-  return { signature: JSON.stringify([header, build([], 0), lead.field]), field: lead.field, values: lead.values, size: body.size, build };
+  return { signature: JSON.stringify([header, build([], 0), lead.field]), field: lead.field, kind: lead.kind, values: lead.values, size: body.size, build };
 }
 
 /** One search for `searches` (of one signature): their values together, their pages end to end. */
@@ -139,9 +143,8 @@ export function mergedBody(searches: Mergeable[]): { body: Body; size: number } 
  * its hit objects (no caller changes a hit), and unsorted hits score 0 in filter context where a
  * lone `ids` or `terms` search scores 1 (no caller reads scores).
  */
-export function dealHits<S extends Mergeable>(searches: S[], exact: ExactFields, mergedSize: number, response: SearchResponse<unknown>): Map<S, SearchResponse<unknown> | undefined> {
-  const field = searches[0].field;
-  const kind = field === '_id' ? 'keyword' : exact.get(field)!;
+export function dealHits<S extends Mergeable>(searches: S[], mergedSize: number, response: SearchResponse<unknown>): Map<S, SearchResponse<unknown> | undefined> {
+  const { field, kind } = searches[0];
   const askedBy = new Map<Value, number[]>();
   searches.forEach((search, i) => {
     for (const value of new Set(search.values)) askedBy.set(value, [...askedBy.get(value) ?? [], i]);

@@ -2,6 +2,9 @@
 import type { SearchRequest } from '@elastic/elasticsearch/lib/api/types';
 import type { Engine } from './client';
 
+/** The most hits one search returns (the engine's index.max_result_window). */
+export const maxResultWindow = 10_000;
+
 /**
  * The `_source` of every hit of a sorted search, up to `limit`, paged with search_after. The first
  * page holds 100: most lookups find a handful, and the sort buffers the engine allocates for a query
