@@ -10,7 +10,7 @@ import { createReleaseIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
 import { xrefId } from '../src/engine/xrefs';
 import { publishSourceReleases } from './publish';
-import { ByteCounter, FileFormatError, batches, fileSize, readColumns, readRows, type Row, type RowRef } from './read';
+import { ByteCounter, FileFormatError, fileSize, readColumns, readRowBatches, type Row, type RowRef } from './read';
 import { Reject, writeBatches, type LoadRun } from './run';
 import { parseUci } from './structure-rules';
 import type { DryRunMemory } from './uci-bitset';
@@ -57,7 +57,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   }
 
   async function* itemBatches(): AsyncGenerator<BulkItem<RowRef>[]> {
-    for await (const batch of batches(readRows(file, 'tsv', counter), batchSize)) {
+    for await (const batch of readRowBatches(file, 'tsv', batchSize, counter)) {
       const writes: BulkItem<RowRef>[] = [];
       const parsed: { row: Row; uci: number; sourceId: number; compoundId: string; assignment: 0 | 1 }[] = [];
       for (const row of batch) {

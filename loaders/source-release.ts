@@ -17,7 +17,7 @@ import { sourceById } from '../src/engine/sources';
 import { allocateUcis } from '../src/engine/sequence';
 import { existingIds, scanXrefs, xrefId } from '../src/engine/xrefs';
 import { publishSourceRelease } from './publish';
-import { ByteCounter, FileFormatError, batches, detectFormat, fileSize, readColumns, readRows, type Format, type Row, type RowRef } from './read';
+import { ByteCounter, FileFormatError, detectFormat, fileSize, readColumns, readRowBatches, type Format, type Row, type RowRef } from './read';
 import { Reject, type LoadRun } from './run';
 import { checkStructure } from './structure-rules';
 import { StructureToolkit } from './toolkit';
@@ -127,7 +127,7 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
   run.track(counter);
 
   async function* items(): AsyncGenerator<BulkItem<RowRef>> {
-    for await (const rows of batches(readRows(file, format, counter), batchSize)) {
+    for await (const rows of readRowBatches(file, format, batchSize, counter)) {
       const entries = await checkBatch(run, rows, format, toolkit, options);
       const ucis = await resolveUcis(run, entries);
       for (const entry of entries) {

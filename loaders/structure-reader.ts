@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { compoundDocument } from '../src/domain/compound';
-import { ByteCounter, FileFormatError, batches, readRows } from './read';
+import { ByteCounter, FileFormatError, readRowBatches } from './read';
 import { Reject } from './reject';
 import { checkStructure, parseUci } from './structure-rules';
 
@@ -105,7 +105,7 @@ export function readInWorker(): void {
   const post = (message: Message): void => port.postMessage(message);
   void (async () => {
     const counter = new ByteCounter(0);
-    for await (const rows of batches(readRows(options.file, 'tsv', counter), options.batchSize)) {
+    for await (const rows of readRowBatches(options.file, 'tsv', options.batchSize, counter)) {
       while (credits === 0) await new Promise<void>((resolve) => { wake = resolve; });
       credits -= 1;
       post({ batch: checkBatch(rows, options, counter.bytesRead) });

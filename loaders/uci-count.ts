@@ -9,6 +9,8 @@ export class StreamingUciCount {
   private readonly group = new Map<string, 0 | 1>();
   private readonly totals = new Map<number, number>();
   private ordered = true;
+  /** The sources with a current assignment of the UCI being flushed (one set, reused). */
+  private readonly current = new Set<number>();
 
   /** A row that is written to the index. */
   add(sourceId: number, uci: number, compoundId: string, assignment: 0 | 1): void {
@@ -30,11 +32,12 @@ export class StreamingUciCount {
   }
 
   private flush(next: number): void {
-    const current = new Set<number>();
+    const current = this.current;
     for (const [key, assignment] of this.group) {
       if (assignment === 1) current.add(Number(key.slice(0, key.indexOf('\t'))));
     }
     for (const sourceId of current) this.totals.set(sourceId, (this.totals.get(sourceId) ?? 0) + 1);
+    current.clear();
     this.group.clear();
     this.uci = next;
   }

@@ -99,7 +99,9 @@ export async function bulkWrite<C>(
       // Serialised here (the helper sends a string as it is) to count the bytes the contexts cover.
       const document = typeof item.document === 'string' ? item.document : JSON.stringify(item.document);
       inFlight.add(item.index, item.id, item.context, document.length + item.index.length + item.id.length + actionOverhead);
-      return [{ [item.op]: { _index: item.index, _id: item.id } } as never, document as never];
+      // Literal keys: an object built with a computed key is a slow dictionary-mode object.
+      const action = { _index: item.index, _id: item.id };
+      return [(item.op === 'create' ? { create: action } : { index: action }) as never, document as never];
     },
     onDrop: (dropped) => {
       const action = Object.values(dropped.operation as object)[0] as { _index: string; _id: string };
