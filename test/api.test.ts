@@ -225,6 +225,14 @@ describe('API v1', function () {
       expect(compiled).to.equal(0);
     });
 
+    it('answers each request with its own path parameters while the route of each path is remembered (patches/)', async () => {
+      const names: string[] = [];
+      for (const id of [1, 9, 1, 22, 9]) names.push((await api.get(`/api/v1/sources/${id}`)).body.sources[0].name);
+      expect(names).to.deep.equal(['chembl', 'zinc', 'chembl', 'pubchem', 'zinc']);
+      expect((await api.get('/api/v1/sources/x1')).status).to.equal(400);
+      expect((await api.get('/api/v1/sources/x1')).status).to.equal(400);
+    });
+
     it('GET /sources/1 is ChEMBL; an unknown source is a 404', async () => {
       expect((await api.get('/api/v1/sources/1')).body.sources[0].name).to.equal('chembl');
       const unknown = await api.get('/api/v1/sources/999');
