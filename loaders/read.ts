@@ -103,7 +103,13 @@ async function* lineChunks(file: string, counter?: ByteCounter): AsyncGenerator<
   let pending = '';
   try {
     for await (const chunk of text) {
-      let joined = pending + decoder.write(chunk as Buffer);
+      const decoded = decoder.write(chunk as Buffer);
+      // A line longer than a chunk is joined up, not split again with every chunk it spans.
+      if (!anyBreak.test(decoded)) {
+        pending += decoded;
+        continue;
+      }
+      let joined = pending + decoded;
       // A last '\r' may be the first half of a '\r\n' split between chunks: it waits for the next one.
       const heldBack = joined.endsWith('\r');
       if (heldBack) joined = joined.slice(0, -1);
@@ -122,6 +128,7 @@ async function* lineChunks(file: string, counter?: ByteCounter): AsyncGenerator<
 }
 
 const lineBreak = /\r\n|\n|\r/;
+const anyBreak = /[\r\n]/;
 
 /** The lines of a file, one at a time. */
 async function* lines(file: string, counter?: ByteCounter): AsyncGenerator<string> {

@@ -77,6 +77,15 @@ describe('reading table files', () => {
     expect(await readColumns(file, 'tsv')).to.deep.equal(['uci', 'standardinchi', 'standardinchikey']);
   });
 
+  it('reads a line far longer than a chunk (a 20 MB SMILES) whole', async () => {
+    const file = join(folder, 'long-line.tsv.gz');
+    const molfile = 'C'.repeat(20 * 1024 * 1024);
+    writeFileSync(file, gzipSync(Buffer.from(`UCI\tSMILES\n1\t${molfile}\r\n2\tO`)));
+    const read: string[] = [];
+    for await (const row of readRows(file, 'tsv')) read.push(row.fields.smiles);
+    expect(read).to.deep.equal([molfile, 'O']);
+  });
+
   it('hands out the items of batches read ahead in order, and closes the source when the reader stops early', async () => {
     let closed = false;
     async function* source(): AsyncGenerator<number[]> {
