@@ -284,27 +284,16 @@ export async function readColumns(file: string, format: Format): Promise<string[
   return [];
 }
 
-/** Groups an async sequence into arrays of at most `size`. */
-export async function* batches<T>(items: AsyncIterable<T>, size: number): AsyncGenerator<T[]> {
-  let batch: T[] = [];
-  for await (const item of items) {
-    batch.push(item);
-    if (batch.length >= size) {
-      yield batch;
-      batch = [];
-    }
-  }
-  if (batch.length > 0) yield batch;
+/** The rows of `file` a chunk at a time: TSV a decoded chunk's worth, the other formats a row each. */
+async function* rowChunks(file: string, format: Format, counter?: ByteCounter): AsyncGenerator<Row[]> {
+  if (format === 'tsv') yield* tsvRowChunks(file, counter);
+  else for await (const row of readRows(file, format, counter)) yield [row];
 }
 
-/** The rows of `file` in batches of `size` (the last one shorter); TSV is read a chunk at a time. */
+/** The rows of `file` in batches of `size` (the last one shorter). */
 export async function* readRowBatches(file: string, format: Format, size: number, counter?: ByteCounter): AsyncGenerator<Row[]> {
-  if (format !== 'tsv') {
-    yield* batches(readRows(file, format, counter), size);
-    return;
-  }
   let batch: Row[] = [];
-  for await (const rows of tsvRowChunks(file, counter)) {
+  for await (const rows of rowChunks(file, format, counter)) {
     for (const row of rows) {
       batch.push(row);
       if (batch.length >= size) {
@@ -322,8 +311,8 @@ export async function* mapBatches<T, U>(source: AsyncIterable<T[]>, map: (batch:
 }
 
 /**
- * The items of `batches`, with up to `depth` batches prepared ahead of the consumer: the next
- * batch's lookups run while the bulk helper writes this one, instead of between its requests.
+ * The items of the batches of `source`, with up to `depth` batches prepared ahead of the consumer:
+ * the next batch's lookups run while the bulk helper writes this one, instead of between its requests.
  */
 export function readAhead<T>(source: AsyncIterable<T[]>, depth: number): AsyncIterableIterator<T> {
   return new ReadAhead(source[Symbol.asyncIterator](), depth);
@@ -336,7 +325,8 @@ export function readAhead<T>(source: AsyncIterable<T[]>, depth: number): AsyncIt
  */
 class ReadAhead<T> implements AsyncIterableIterator<T> {
   private batch: T[] = [];
-  private next_ = 0;
+  /** How many items of `batch` have been handed over. */
+  private taken = 0;
   // An async generator queues concurrent next() calls and runs them one after the other.
   private pending: Promise<IteratorResult<T[]>>[] = [];
   private finished = false;
@@ -348,7 +338,7 @@ class ReadAhead<T> implements AsyncIterableIterator<T> {
   }
 
   next(): Promise<IteratorResult<T>> {
-    if (this.next_ < this.batch.length) return Promise.resolve({ value: this.batch[this.next_++], done: false });
+    if (this.taken < this.batch.length) return Promise.resolve({ value: this.batch[this.taken++], done: false });
     return this.nextBatch();
   }
 
@@ -364,8 +354,8 @@ class ReadAhead<T> implements AsyncIterableIterator<T> {
       }
       if (result.done) break;
       this.batch = result.value;
-      this.next_ = 0;
-      if (this.batch.length > 0) return { value: this.batch[this.next_++], done: false };
+      this.taken = 0;
+      if (this.batch.length > 0) return { value: this.batch[this.taken++], done: false };
     }
     await this.close();
     return { value: undefined, done: true };
