@@ -9,6 +9,7 @@
 //
 //   npm run bench:api                 # loads bench-api-* if needed, then measures
 //   npm run bench:api -- --clean      # deletes the bench-api-* indices and the cached dump
+//   npm run bench:api -- --split-cores  # the engine on a core of its own (bench/cores.ts)
 //
 // BENCH_API_CONNECTIONS (16), BENCH_API_SECONDS (15), BENCH_API_ONLY (run only the lookups whose
 // name contains it, e.g. "sourceID") and BENCH_API_PROFILE (a folder: the API child then writes a V8
@@ -26,6 +27,7 @@ import { currentReleaseIndices } from '../src/engine/schema';
 import { startServer } from '../src/server';
 import { parseArguments, runCommand } from '../loaders/cli';
 import { deleteIndicesByPrefix } from '../test/support/engine';
+import { splitCores, splitCoresRequested } from './cores';
 import { readStructures, sourceTable, writeDump } from './load';
 
 const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
@@ -403,7 +405,9 @@ async function main(): Promise<void> {
     ];
     const cases = allCases.filter((c) => c.name.includes(process.env.BENCH_API_ONLY ?? ''));
 
-    const { child, url } = await startChild();
+    const cores = splitCoresRequested() ? await splitCores(engine) : undefined;
+    out(cores ? `--split-cores: ${cores.describe}` : 'the engine, the API and the load generator share every core (`-- --split-cores` gives the engine a core of its own)');
+    const { child, url } = await startChild().catch((error) => { cores?.restore(); throw error; });
     const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure; halfCeiling?: Measure }[] = [];
     const cpu = (m: Measure): string => (m.cpuMs ? `; CPU ms per request: engine ${fmt(m.cpuMs.engine, 1)}, API ${fmt(m.cpuMs.api, 1)}, load generator ${fmt(m.cpuMs.client, 1)}` : '');
     const line = (m: Measure): string => `${fmt(m.rps)} req/s (p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms${cpu(m)})`;
@@ -432,6 +436,7 @@ async function main(): Promise<void> {
       }
     } finally {
       await stopChild(child);
+      cores?.restore();
     }
 
     out('');

@@ -6,7 +6,8 @@
 // loader, ceiling, ceiling, loader into indices of their own. Prints rows/s of each phase (means),
 // the ratio loader/ceiling, peak RSS, and on-disk bytes per compound and per
 // assignment after a force merge, projected to UniChem's scale. Every bench index is deleted at the
-// end. Run with `npm run bench:load` (BENCH_500K names the molecule file).
+// end. Run with `npm run bench:load` (BENCH_500K names the molecule file; `-- --split-cores` gives the
+// engine a core of its own, bench/cores.ts).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +25,7 @@ import { xrefId } from '../src/engine/xrefs';
 import { Reject } from '../loaders/run';
 import { checkStructure } from '../loaders/structure-rules';
 import { deleteIndicesByPrefix } from '../test/support/engine';
+import { splitCores, splitCoresRequested } from './cores';
 
 const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
 const sharedData = join(__dirname, '..', '..', 'shared', 'data');
@@ -355,6 +357,8 @@ async function main(): Promise<void> {
     const each = (seconds: number[]): string => seconds.map((s) => fmt(rows / s)).join(', ');
     out(`${phase}: loader ${each([first.value, last.value].map((r) => Number(r.summary.seconds)))} rows/s (first and last run), ceiling ${each(ceilings.map((c) => c.value))} rows/s`);
   };
+  const cores = splitCoresRequested() ? await splitCores(engine) : undefined;
+  out(cores ? `--split-cores: ${cores.describe}` : 'the engine, the loader and the ceiling share every core (`-- --split-cores` gives the engine a core of its own)');
   try {
     for (const prefix of loaderPrefixes) await runLoader(prefix, ['sources', join(folder, 'source.tsv'), ...rejects('sources')]);
 
@@ -423,6 +427,7 @@ async function main(): Promise<void> {
     out(`on disk after _forcemerge?max_num_segments=1 (${fmt(Number(process.hrtime.bigint() - started) / 1e9)} s): compounds ${fmt(compoundsRow.bytes)} bytes / ${fmt(compoundsRow.docs)} = ${fmt(perCompound)} bytes per compound; xrefs ${fmt(xrefBytes)} bytes / ${fmt(xrefDocs)} in ${xrefRows.length} indices = ${fmt(perAssignment)} bytes per assignment`);
     out(`projected to UniChem's scale: 160 million structures × ${fmt(perCompound)} B = ${gb(160e6 * perCompound)}; 170 million assignments × ${fmt(perAssignment)} B = ${gb(170e6 * perAssignment)}; together ${gb(160e6 * perCompound + 170e6 * perAssignment)} (one copy, no replica)`);
   } finally {
+    cores?.restore();
     // Cleanup must not hide the error that brought the run here.
     const deleteBench = (prefix: string): Promise<string[]> => deleteIndicesByPrefix(config.ES_URL, prefix).catch(() => []);
     const deleted = [...(await deleteBench(loaderPrefix)), ...(await deleteBench(ceilingPrefix))];

@@ -1,0 +1,31 @@
+// `--split-cores` for the benchmarks: the engine's threads on the first core, this process (and the
+// children it starts: the loader, the API) on the others, as in a deployment where Elasticsearch
+// has a host of its own. Without it, everything shares every core. Needs a local engine, taskset
+// (util-linux) and the right to change the engine's affinity (root, or the engine's own user).
+import { execFileSync } from 'node:child_process';
+import { cpus } from 'node:os';
+import type { Engine } from '../src/engine/client';
+
+export const splitCoresRequested = (): boolean => process.argv.includes('--split-cores');
+
+/** Pins the engine to core 0 and this process to the rest; returns what undoes it. */
+export async function splitCores(engine: Engine): Promise<{ describe: string; restore: () => void }> {
+  const count = cpus().length;
+  if (count < 2) throw new Error('--split-cores needs at least two cores');
+  const stats = await engine.client.nodes.stats({ metric: ['process'] }) as unknown as { nodes: Record<string, { process: { id: number } }> };
+  const ids = Object.values(stats.nodes).map((node) => node.process.id);
+  if (ids.length !== 1) throw new Error(`--split-cores needs a single local engine node (found ${ids.length})`);
+  const [enginePid] = ids;
+  const all = `0-${count - 1}`;
+  const rest = count === 2 ? '1' : `1-${count - 1}`;
+  const taskset = (...args: string[]): void => { execFileSync('taskset', args, { stdio: ['ignore', 'ignore', 'inherit'] }); };
+  taskset('-a', '-pc', '0', String(enginePid));
+  taskset('-pc', rest, String(process.pid));
+  return {
+    describe: `engine (pid ${enginePid}) on core 0, this benchmark and its children on core${count === 2 ? '' : 's'} ${rest}`,
+    restore: () => {
+      taskset('-a', '-pc', all, String(enginePid));
+      taskset('-pc', all, String(process.pid));
+    },
+  };
+}
