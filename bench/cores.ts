@@ -12,8 +12,8 @@ export const splitCoresRequested = (): boolean => process.argv.includes('--split
 export async function splitCores(engine: Engine): Promise<{ describe: string; restore: () => void }> {
   const count = cpus().length;
   if (count < 2) throw new Error('--split-cores needs at least two cores');
-  const stats = await engine.client.nodes.stats({ metric: ['process'] }) as unknown as { nodes: Record<string, { process: { id: number } }> };
-  const ids = Object.values(stats.nodes).map((node) => node.process.id);
+  const info = await engine.client.nodes.info({ metric: ['process'] }) as unknown as { nodes: Record<string, { process: { id: number } }> };
+  const ids = Object.values(info.nodes).map((node) => node.process.id);
   if (ids.length !== 1) throw new Error(`--split-cores needs a single local engine node (found ${ids.length})`);
   const [enginePid] = ids;
   const all = `0-${count - 1}`;
