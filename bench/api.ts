@@ -392,7 +392,7 @@ async function main(): Promise<void> {
       out(`deleted the ${prefix}-* indices and ${dumpFolder}`);
       return;
     }
-    out(`API benchmark (issue 5): node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores, shared by the load generator, the API and Elasticsearch at ${config.ES_URL})`);
+    out(`API benchmark (issue 5): node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), Elasticsearch at ${config.ES_URL}`);
     await ensureLoaded(engine, config);
     const { keys, ids } = await samples(engine);
     out(`${fmt(keys.length)} InChIKeys and ${fmt(ids.length)} source ids drawn from the set; ${connections} connections, ${seconds} s per run, ${warmUpSeconds} s warm-up`);
