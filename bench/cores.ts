@@ -3,6 +3,7 @@
 // has a host of its own. Without it, everything shares every core. Needs a local engine, taskset
 // (util-linux) and the right to change the engine's affinity (root, or the engine's own user).
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import type { Engine } from '../src/engine/client';
 
@@ -16,16 +17,22 @@ export async function splitCores(engine: Engine): Promise<{ describe: string; re
   const ids = Object.values(info.nodes).map((node) => node.process.id);
   if (ids.length !== 1) throw new Error(`--split-cores needs a single local engine node (found ${ids.length})`);
   const [enginePid] = ids;
+  // The pid is the engine's own: on another host it would name an unrelated local process.
+  const command = (() => { try { return readFileSync(`/proc/${enginePid}/cmdline`, 'utf8'); } catch { return ''; } })();
+  if (!command.includes('org.elasticsearch')) throw new Error(`--split-cores needs the engine on this machine: pid ${enginePid} is not a local Elasticsearch`);
   const all = `0-${count - 1}`;
   const rest = count === 2 ? '1' : `1-${count - 1}`;
   const taskset = (...args: string[]): void => { execFileSync('taskset', args, { stdio: ['ignore', 'ignore', 'inherit'] }); };
   taskset('-a', '-pc', '0', String(enginePid));
-  taskset('-pc', rest, String(process.pid));
+  // -a: every thread (the engine's, and this process's own helper threads), not only the main one.
+  taskset('-a', '-pc', rest, String(process.pid));
   return {
     describe: `engine (pid ${enginePid}) on core 0, this benchmark and its children on core${count === 2 ? '' : 's'} ${rest}`,
+    // Best effort: an engine restarted meanwhile has a new pid, and cleanup must not hide a run's error.
     restore: () => {
-      taskset('-a', '-pc', all, String(enginePid));
-      taskset('-pc', all, String(process.pid));
+      for (const pid of [enginePid, process.pid]) {
+        try { taskset('-a', '-pc', all, String(pid)); } catch { process.stderr.write(`could not restore the affinity of pid ${pid}\n`); }
+      }
     },
   };
 }
