@@ -32,7 +32,9 @@ export async function startServer(config: Config, options: AppOptions = {}, port
  * connections: API CPU per request 0.53-0.56 ms -> 0.35-0.38 ms, throughput 1,505-1,610 ->
  * 2,053-2,189 requests/s (three interleaved pairs, BENCHMARKS.md).
  */
-function bornAsExpress(app: Express): { IncomingMessage: typeof IncomingMessage; ServerResponse: typeof ServerResponse } {
+function bornAsExpress(app: Express): { IncomingMessage?: typeof IncomingMessage; ServerResponse?: typeof ServerResponse } {
+  // A node:http whose classes cannot be called as functions gets node:http's own; Express then sets the prototypes as usual.
+  if ([IncomingMessage, ServerResponse].some((type) => /^class\b/.test(Function.prototype.toString.call(type)))) return {};
   function Request(this: IncomingMessage, ...args: ConstructorParameters<typeof IncomingMessage>): void {
     IncomingMessage.apply(this, args);
   }
