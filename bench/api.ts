@@ -353,14 +353,15 @@ function ceilingLookups(engine: Engine) {
       const [xrefs] = await together<XrefHit>([xrefsSearch(clause, 100), structures([...new Set(hits.map((x) => x.standardInchiKey))])]);
       await restOfXrefs(xrefs, clause, unlimited);
     },
-    /** POST /connectivity {type: inchikey}: one current assignment of the key and its structure at once, then the skeleton's structures and their assignments at once. */
+    /**
+     * POST /connectivity {type: inchikey}: one current assignment of the key, its structure, and the
+     * skeleton its first block names (the skeleton's structures and, by the block they carry, their
+     * assignments), all at once (v1.ts searchConnectivity, connectivity.ts readSkeleton).
+     */
     connectivityByKey: async (key: string): Promise<void> => {
-      const [indexed, found] = await together<XrefHit & { connectivityBlock: string }>([xrefsSearch({ terms: { standardInchiKey: [key] } }, 1), structures([key])]);
-      const structure = found.hits.hits[0]?._source;
-      if (indexed.hits.hits.length === 0 || !structure) return;
-      // connectivity.ts: the skeleton's structures and, by the block they carry, their assignments, at once.
-      const clause = { term: { connectivityBlock: structure.connectivityBlock } };
-      const [, xrefs] = await together<XrefHit>([
+      const clause = { term: { connectivityBlock: key.slice(0, 14) } };
+      const [, , , xrefs] = await together<XrefHit>([
+        xrefsSearch({ terms: { standardInchiKey: [key] } }, 1), structures([key]),
         { index: names.compounds, body: { size: 100, query: clause, sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] }, track_total_hits: false } },
         xrefsSearch(clause, 100),
       ]);

@@ -5,6 +5,10 @@ import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { compareLayers, parseStandardInchi } from '../src/chemistry';
 import { readConfig } from '../src/config';
+import type { LookupContext } from '../src/domain/lookup';
+import { SourceCatalog } from '../src/domain/sources';
+import { searchConnectivity } from '../src/domain/v1';
+import { Engine } from '../src/engine/client';
 import { startApi, type RunningApi } from './support/api';
 import { fixtureDump, fixturesDir, fixturePrefix, testConfig } from './support/fixture';
 
@@ -150,6 +154,25 @@ describe('API v1', function () {
       const salt = body.sources.find((s: { compoundId: string }) => s.compoundId === 'CHEMBL1511957');
       expect(salt.typeOfSearch).to.equal('queryIsComponent');
       expect(salt.comparison.protonation).to.equal(null);
+    });
+
+    it('a search by InChIKey asks the engine once: the key and the skeleton its first block names travel in one _msearch', async () => {
+      const engine = new Engine(testConfig(prefix));
+      const context: LookupContext = { engine, config: testConfig(prefix), sources: new SourceCatalog(engine, 60_000) };
+      try {
+        await context.sources.all();
+        const msearches: string[] = [];
+        engine.client.diagnostic.on('request', (_error, event) => {
+          const params = event?.meta.request.params as { path: string; body?: unknown; bulkBody?: unknown } | undefined;
+          if (params?.path.endsWith('/_msearch')) msearches.push(String(params.bulkBody ?? params.body));
+        });
+        const answer = await searchConnectivity(context, { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' });
+        expect(msearches).to.have.length(1);
+        expect(msearches[0]).to.include('"connectivityBlock":"AGPKZVBTJJNPAG"').and.to.include('AGPKZVBTJJNPAG-WHFBIAKZSA-N');
+        expect(answer).to.deep.equal((await api.post('/api/v1/connectivity', { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' })).body);
+      } finally {
+        await engine.close();
+      }
     });
 
     it('an InChIKey that is not indexed matches on its first block, with no InChI for the query', async () => {

@@ -5,7 +5,7 @@
  */
 import { compareLayers, differenceCount, parseStandardInchi, type Comparison, type FullInchiLayers, type InchiComponent, type ParsedInchi } from '../chemistry';
 import { compoundsByConnectivityBlock, compoundsWithComponent, countStructuresWithComponent } from '../engine/compounds';
-import { xrefsByConnectivityBlock, xrefsByUcis } from '../engine/lookups';
+import { xrefsByConnectivityBlock, xrefsByUcis, type XrefFilter } from '../engine/lookups';
 import type { LookupContext } from './lookup';
 import type { CompoundDocument, SourceDocument, XrefDocument } from './types';
 
@@ -102,8 +102,37 @@ function compareComponents(query: { layers: FullInchiLayers; inchi: string }, hi
   return { comparison: compareLayers(query.layers, hit.layers, true), queryInchi: query.inchi, hitInchi: hit.inchi };
 }
 
+/** The first reads of a search for whole-structure matches: the skeleton's structures and assignments. */
+export interface SkeletonReads {
+  connectivityBlock: string;
+  structures: Promise<CompoundDocument[]>;
+  xrefs: Promise<XrefDocument[]>;
+}
+
+function xrefFilter(options: ConnectivityOptions): XrefFilter {
+  return { includeObsolete: options.includeObsolete, sourceId: options.sourceId };
+}
+
+/**
+ * Starts the reads of one skeleton. An InChIKey names its skeleton (its first block) before it is
+ * resolved, so a caller may start them in the same round trip as the key's own lookup and hand them
+ * to connectivitySearch. Undefined when the search looks for no whole-structure matches.
+ */
+export function readSkeleton(context: LookupContext, connectivityBlock: string, options: ConnectivityOptions): SkeletonReads | undefined {
+  if (!options.relations.has('match')) return undefined;
+  const reads = {
+    connectivityBlock,
+    structures: compoundsByConnectivityBlock(context.engine, connectivityBlock, structuresPerBlock),
+    xrefs: xrefsByConnectivityBlock(context.engine, connectivityBlock, xrefFilter(options)),
+  };
+  // Read ahead of need, perhaps never awaited: a failure surfaces where they are awaited, never as an unhandled rejection.
+  reads.structures.catch(() => undefined);
+  reads.xrefs.catch(() => undefined);
+  return reads;
+}
+
 /** Finds the structures related to `searched`, with the relation and the layer comparison of each. */
-async function candidates(context: LookupContext, searched: SearchedStructure, options: ConnectivityOptions): Promise<{ found: Map<number, Candidate>; skipped: SkippedComponent[] }> {
+async function candidates(context: LookupContext, searched: SearchedStructure, options: ConnectivityOptions, skeleton: SkeletonReads | undefined): Promise<{ found: Map<number, Candidate>; skipped: SkippedComponent[] }> {
   const { engine } = context;
   const found = new Map<number, Candidate>();
   const skipped: SkippedComponent[] = [];
@@ -112,8 +141,8 @@ async function candidates(context: LookupContext, searched: SearchedStructure, o
   };
   const query = searched.parsed;
 
-  if (options.relations.has('match')) {
-    for (const structure of await compoundsByConnectivityBlock(engine, searched.connectivityBlock, structuresPerBlock)) {
+  if (skeleton) {
+    for (const structure of await skeleton.structures) {
       if (options.sameStereoAndIsotopes && searched.standardInchiKey && structure.standardInchiKey.slice(0, 25) !== searched.standardInchiKey.slice(0, 25)) continue;
       add(query
         ? { structure, typeOfSearch: 'match', comparison: compareLayers(query.layers, structure.layers, false), queryInchi: query.inchi, hitInchi: structure.standardInchi }
@@ -179,16 +208,13 @@ function compareText(a: string, b: string): number {
  * Runs a connectivity search. Entries are ordered by relation, then the number of differing
  * layers, then UCI, source id and compound id; at most `maxEntries` are returned.
  */
-export async function connectivitySearch(context: LookupContext, searched: SearchedStructure, options: ConnectivityOptions): Promise<ConnectivityResult> {
-  const filter = { includeObsolete: options.includeObsolete, sourceId: options.sourceId };
+export async function connectivitySearch(context: LookupContext, searched: SearchedStructure, options: ConnectivityOptions, started?: SkeletonReads): Promise<ConnectivityResult> {
+  const filter = xrefFilter(options);
   // Assignments carry their structure's block: those of the skeleton are searched while its
   // structures are read; only structures found through a component need a search by UCI after.
-  const matches = options.relations.has('match');
-  const [{ found, skipped }, ofBlock] = await Promise.all([
-    candidates(context, searched, options),
-    matches ? xrefsByConnectivityBlock(context.engine, searched.connectivityBlock, filter) : [],
-  ]);
-  const others = [...found.values()].filter((c) => !matches || c.structure.connectivityBlock !== searched.connectivityBlock).map((c) => c.structure.uci);
+  const skeleton = started?.connectivityBlock === searched.connectivityBlock ? started : readSkeleton(context, searched.connectivityBlock, options);
+  const [{ found, skipped }, ofBlock] = await Promise.all([candidates(context, searched, options, skeleton), skeleton?.xrefs ?? []]);
+  const others = [...found.values()].filter((c) => !skeleton || c.structure.connectivityBlock !== searched.connectivityBlock).map((c) => c.structure.uci);
   const [sources, ofOthers] = await Promise.all([context.sources.all(), xrefsByUcis(context.engine, others, filter)]);
   const xrefs = [...ofBlock, ...ofOthers];
   const entries: ConnectivityEntry[] = [];

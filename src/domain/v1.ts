@@ -2,7 +2,7 @@
 import { inchiKeyOf } from '../chemistry';
 import { compoundsByKey, compoundsByUci } from '../engine/compounds';
 import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../engine/lookups';
-import { connectivitySearch, relations, searchedStructureOf, type SearchedStructure, type TypeOfSearch } from './connectivity';
+import { connectivitySearch, readSkeleton, relations, searchedStructureOf, type SearchedStructure, type TypeOfSearch } from './connectivity';
 import { InvalidQuery, UnknownResource } from './errors';
 import {
   checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, queryKey, requireSource, sourceEntry, sourceIdXrefs, xrefsOfQuery,
@@ -97,13 +97,16 @@ export async function resolveSearched(context: LookupContext, query: CompoundQue
 
 /** POST /connectivity. */
 export async function searchConnectivity(context: LookupContext, query: CompoundQuery & { searchComponents?: boolean }): Promise<object> {
-  const searched = await resolveSearched(context, query);
-  if (!searched) return notFound(query.compound.trim(), describe(query));
-  const result = await connectivitySearch(context, searched, {
+  const options = {
     relations: new Set<TypeOfSearch>(query.searchComponents ? relations : ['match']),
     frequencyCap: context.config.COMPONENT_FREQUENCY_CAP,
     maxEntries: context.config.CONNECTIVITY_MAX_ENTRIES,
-  });
+  };
+  // A key's first block is its skeleton: the skeleton is read in the same round trip as the key.
+  const skeleton = query.type === 'inchikey' ? readSkeleton(context, checkInchiKey(query.compound.trim()).slice(0, 14), options) : undefined;
+  const searched = await resolveSearched(context, query);
+  if (!searched) return notFound(query.compound.trim(), describe(query));
+  const result = await connectivitySearch(context, searched, options, skeleton);
   if (result.totalSources === 0) return notFound(query.compound.trim(), `no indexed structure shares the skeleton (first InChIKey block ${searched.connectivityBlock}) of the query`);
   return {
     response: 'Success',
