@@ -10,6 +10,7 @@ import { SourceCatalog } from '../src/domain/sources';
 import { searchConnectivity } from '../src/domain/v1';
 import { Engine } from '../src/engine/client';
 import { startApi, type RunningApi } from './support/api';
+import { msearchesSent } from './support/engine';
 import { fixtureDump, fixturesDir, fixturePrefix, testConfig } from './support/fixture';
 
 interface FixtureRow { source: string; id: string; inchi: string; key: string; tags: string[] }
@@ -157,18 +158,15 @@ describe('API v1', function () {
     });
 
     it('a search by InChIKey asks the engine once: the key and the skeleton its first block names travel in one _msearch', async () => {
-      const engine = new Engine(testConfig(prefix));
-      const context: LookupContext = { engine, config: testConfig(prefix), sources: new SourceCatalog(engine, 60_000) };
+      const config = testConfig(prefix);
+      const engine = new Engine(config);
+      const context: LookupContext = { engine, config, sources: new SourceCatalog(engine, 60_000) };
       try {
         await context.sources.all();
-        const msearches: string[] = [];
-        engine.client.diagnostic.on('request', (_error, event) => {
-          const params = event?.meta.request.params as { path: string; body?: unknown; bulkBody?: unknown } | undefined;
-          if (params?.path.endsWith('/_msearch')) msearches.push(String(params.bulkBody ?? params.body));
-        });
-        const answer = await searchConnectivity(context, { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' });
+        let answer: object = {};
+        const msearches = await msearchesSent(engine, async () => { answer = await searchConnectivity(context, { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' }); });
         expect(msearches).to.have.length(1);
-        expect(msearches[0]).to.include('"connectivityBlock":"AGPKZVBTJJNPAG"').and.to.include('AGPKZVBTJJNPAG-WHFBIAKZSA-N');
+        expect(JSON.stringify(msearches[0])).to.include('"connectivityBlock":"AGPKZVBTJJNPAG"').and.to.include('AGPKZVBTJJNPAG-WHFBIAKZSA-N');
         expect(answer).to.deep.equal((await api.post('/api/v1/connectivity', { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' })).body);
       } finally {
         await engine.close();

@@ -7,7 +7,7 @@ import { ensureBaseIndices } from '../src/engine/schema';
 import { putSource } from '../src/engine/sources';
 import { SourceCatalog } from '../src/domain/sources';
 import type { SourceDocument } from '../src/domain/types';
-import { deleteIndicesByPrefix } from './support/engine';
+import { deleteIndicesByPrefix, msearchesSent } from './support/engine';
 
 describe('the real Elasticsearch node', () => {
   const engine = new Engine(readConfig());
@@ -71,22 +71,7 @@ describe('the real Elasticsearch node', () => {
     });
 
     /** The searches of every `_msearch` the engine receives while `work` runs. */
-    async function searchesSent(work: () => Promise<unknown>): Promise<Record<string, unknown>[]> {
-      const bodies: Record<string, unknown>[] = [];
-      const listener = (_error: unknown, event: { meta: { request: { params: { path: string; body?: unknown; bulkBody?: unknown } } } } | null): void => {
-        const params = event?.meta.request.params;
-        if (!params?.path.endsWith('/_msearch')) return;
-        const lines = String(params.bulkBody ?? params.body).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
-        bodies.push(...lines.filter((_line, i) => i % 2 === 1));
-      };
-      engine.client.diagnostic.on('request', listener as never);
-      try {
-        await work();
-      } finally {
-        engine.client.diagnostic.removeListener('request', listener as never);
-      }
-      return bodies;
-    }
+    const searchesSent = async (work: () => Promise<unknown>): Promise<Record<string, unknown>[]> => (await msearchesSent(engine, work)).flat();
 
     it('sends the key lookups of concurrent requests to the engine as one search', async () => {
       const keys = [paracetamol, aspirin, 'AAAAAAAAAAAAAA-UHFFFAOYSA-N', paracetamol];

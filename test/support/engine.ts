@@ -1,5 +1,6 @@
 /** Test helpers around the real engine. */
 import { Client } from '@elastic/elasticsearch';
+import type { Engine } from '../../src/engine/client';
 
 /**
  * Deletes every index whose name starts with `prefix-` (by name: the node has no wildcard deletes in
@@ -18,4 +19,22 @@ export async function deleteIndicesByPrefix(esUrl: string, prefix: string): Prom
   } finally {
     await client.close();
   }
+}
+
+/** The search bodies of every `_msearch` `engine` sends while `work` runs, one list per `_msearch`. */
+export async function msearchesSent(engine: Engine, work: () => Promise<unknown>): Promise<Record<string, unknown>[][]> {
+  const sent: Record<string, unknown>[][] = [];
+  const listener = (_error: unknown, event: { meta: { request: { params: { path: string; body?: unknown; bulkBody?: unknown } } } } | null): void => {
+    const params = event?.meta.request.params;
+    if (!params?.path.endsWith('/_msearch')) return;
+    const lines = String(params.bulkBody ?? params.body).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    sent.push(lines.filter((_line, i) => i % 2 === 1));
+  };
+  engine.client.diagnostic.on('request', listener as never);
+  try {
+    await work();
+  } finally {
+    engine.client.diagnostic.removeListener('request', listener as never);
+  }
+  return sent;
 }
