@@ -55,6 +55,22 @@ function byteSize(raw: string, name: string): number {
   return Number(match[1]) * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
 }
 
+/** A share such as `50%` or `0.5`, as a fraction from 0 to 1. */
+function fraction(raw: string, name: string): number {
+  const match = /^([0-9]+(?:\.[0-9]+)?)\s*(%?)$/.exec(raw);
+  const value = match ? Number(match[1]) / (match[2] ? 100 : 1) : NaN;
+  if (!(value >= 0 && value <= 1)) throw new ConfigError(`${name} must be a share such as 50% or 0.5 (0 to 1), got "${raw}"`);
+  return value;
+}
+
+/** A duration such as `500ms`, `30s`, `10m`, `24h` (a bare number is milliseconds), in milliseconds. */
+function duration(raw: string, name: string): number {
+  const match = /^([0-9]+)\s*(ms|s|m|h|d)?$/i.exec(raw);
+  if (!match) throw new ConfigError(`${name} must be a duration such as 3000ms, 30s, 10m or 24h, got "${raw}"`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(match[2] ?? 'ms').toLowerCase() as 'ms'];
+  return Number(match[1]) * unit;
+}
+
 function optional(raw: string): string | undefined {
   return raw === '' ? undefined : raw;
 }
@@ -71,6 +87,10 @@ const settings = {
   COMPONENT_FREQUENCY_CAP: { description: 'a component in more multi-component structures than this is not searched inside others', defaultValue: '200', parse: positiveInteger },
   CONNECTIVITY_MAX_ENTRIES: { description: 'most entries one connectivity search returns', defaultValue: '10000', parse: positiveInteger },
   BODY_LIMIT: { description: 'largest request body the API accepts (b, kb, mb)', defaultValue: '16kb', parse: byteSize },
+  ENGINE_TIMEOUT_MS: { description: 'deadline of each engine request the API makes (loads keep their long timeouts); a frozen engine gives a 503 after this', defaultValue: '3000ms', parse: duration },
+  MAX_RELEASE_DROP: { description: 'a load that would drop more than this share of a source\'s current ids is refused (unless --allow-shrink)', defaultValue: '50%', parse: fraction },
+  MAX_REJECT_RATIO: { description: 'a load that rejects more than this share of its rows is refused (unless --allow-shrink)', defaultValue: '20%', parse: fraction },
+  RELEASE_GRACE: { description: 'how long a replaced release is kept (searches already routed to it finish; "what changed" reads it) before a load or `npm run load -- doctor` deletes it', defaultValue: '24h', parse: duration },
   LEGACY_MAPPING_MAX_ROWS: { description: 'most assignments the legacy mapping and mappingaux endpoints read for one answer (held in memory); larger ones are refused with a pointer to `npm run export`', defaultValue: '1000000', parse: positiveInteger },
 } satisfies Record<string, Setting<unknown>>;
 
