@@ -11,4 +11,6 @@ COPY mappings ./mappings
 ENV PORT=8080
 EXPOSE 8080
 USER node
-CMD ["npm", "start"]
+# node itself is PID 1's command (not npm, not a shell), so the SIGTERM of `docker stop` reaches the
+# server, which drains its requests and exits.
+CMD ["node", "--import", "tsx", "src/server.ts"]

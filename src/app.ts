@@ -11,7 +11,7 @@ import { SourceCatalog } from './domain/sources';
 import type { LookupContext } from './domain/lookup';
 import { Engine } from './engine/client';
 import { openApiDocument, operations } from './api/document';
-import { errorHandler, isLegacyPath } from './api/errors';
+import { errorHandler, errorSender, isLegacyPath, type ErrorSender } from './api/errors';
 import { v1Handlers } from './api/v1';
 import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './legacy';
 import { Depictor } from './isolated/depiction';
@@ -25,6 +25,8 @@ export interface AppOptions {
 export interface App {
   app: express.Express;
   context: LookupContext;
+  /** Answers a request with an error in its API family's shape, as the error middleware would. */
+  sendError: ErrorSender;
   close: () => Promise<void>;
 }
 
@@ -82,10 +84,11 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   }
   app.use(unmatchedLegacyPath());
   app.use((_req, _res, next) => { next(Object.assign(new Error('not found'), { status: 404 })); });
-  app.use(errorHandler(renderLegacyError));
+  const sendError = errorSender(renderLegacyError);
+  app.use(errorHandler(sendError));
 
   return {
-    app, context,
+    app, context, sendError,
     close: async () => {
       await depictor.close();
       await engine.close();

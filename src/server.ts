@@ -1,24 +1,92 @@
-/** `npm start`: serves the API on PORT, against ES_URL / ES_INDEX_PREFIX. Graceful shutdown on SIGTERM. */
+/**
+ * `npm start`: serves the API on PORT, against ES_URL / ES_INDEX_PREFIX. On SIGTERM or SIGINT it
+ * stops taking connections, lets the requests in flight finish, and answers those still running at
+ * the drain deadline with a 503 of their API family instead of cutting them off.
+ */
 import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
-import type { Express } from 'express';
+import type { Express, Request, Response } from 'express';
 import { readConfig, type Config } from './config';
 import { createApp, type AppOptions } from './app';
+import { HttpError } from './api/errors';
 import { log } from './log';
 
+/** How long a stop lets the requests in flight run before answering them 503. */
+export const drainDeadlineMs = 10_000;
+/** The Retry-After of the 503 a request still running at the drain deadline gets: about a restart. */
+const restartSeconds = 5;
+
+export interface RunningServer {
+  server: Server;
+  url: string;
+  /**
+   * Stops taking connections, waits up to `deadlineMs` for the requests in flight, answers those
+   * still running 503 (Retry-After), then closes every connection and the app's engine client.
+   */
+  stop: (deadlineMs?: number) => Promise<void>;
+}
+
 /** Starts the service; resolves once it listens. `port` 0 picks a free port (tests). */
-export async function startServer(config: Config, options: AppOptions = {}, port = config.PORT): Promise<{ server: Server; url: string; stop: () => Promise<void> }> {
-  const { app, close } = createApp(config, options);
-  const server = await new Promise<Server>((resolve) => {
-    const listening = createServer(bornAsExpress(app), app).listen(port, '0.0.0.0', () => resolve(listening));
+export async function startServer(config: Config, options: AppOptions = {}, port = config.PORT): Promise<RunningServer> {
+  const { app, close, sendError } = createApp(config, options);
+  // The responses not yet finished: at the drain deadline each one still open gets its 503.
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  let drained: (() => void) | undefined;
+  function untrack(this: ServerResponse): void {
+    inFlight.delete(this);
+    if (draining && inFlight.size === 0) drained?.();
+  }
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    inFlight.add(res);
+    res.on('close', untrack);
+    // A keep-alive client is told to reconnect (elsewhere) once the server drains.
+    if (draining) res.setHeader('Connection', 'close');
+    app(req as Request, res as Response);
+  };
+  const server = await new Promise<Server>((resolve, reject) => {
+    const listening = createServer(bornAsExpress(app), handle);
+    listening.once('error', reject);
+    listening.listen(port, '0.0.0.0', () => {
+      listening.off('error', reject);
+      resolve(listening);
+    });
   });
   const address = server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`;
-  const stop = async (): Promise<void> => {
+  /** Resolves once no request is in flight, or after `ms`. */
+  const untilDrained = async (ms: number): Promise<void> => {
+    if (inFlight.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
     await new Promise<void>((done) => {
-      server.close(() => done());
-      server.closeIdleConnections();
+      drained = done;
+      timer = setTimeout(done, ms);
     });
-    await close();
+    clearTimeout(timer);
+  };
+  let stopping: Promise<void> | undefined;
+  const stop = (deadlineMs = drainDeadlineMs): Promise<void> => {
+    stopping ??= (async () => {
+      draining = true;
+      const closed = new Promise<void>((done) => server.close(() => done()));
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      server.closeIdleConnections();
+      await untilDrained(deadlineMs);
+      if (inFlight.size > 0) {
+        log.warn('answering 503 to the requests still running at the drain deadline', { requests: inFlight.size, deadlineMs });
+        const unavailable = new HttpError(503, 'the service is shutting down; try again shortly', [], restartSeconds);
+        for (const res of inFlight) {
+          if (res.headersSent) continue;
+          res.setHeader('Connection', 'close');
+          sendError(unavailable, res.req as Request, res as Response);
+        }
+        // Each 503 is a few hundred bytes: a moment for them to leave before the sockets are cut.
+        await untilDrained(1_000);
+      }
+      server.closeAllConnections();
+      await closed;
+      await close();
+    })();
+    return stopping;
   };
   return { server, url, stop };
 }
@@ -51,10 +119,16 @@ async function main(): Promise<void> {
   const { url, stop } = await startServer(config);
   log.info('chemxref is listening', { url, docs: `${url}/api/docs`, esUrl: config.ES_URL, indexPrefix: config.ES_INDEX_PREFIX });
   const shutdown = (signal: string): void => {
-    log.info('shutting down', { signal });
-    const force = setTimeout(() => process.exit(1), 10_000);
-    force.unref();
-    stop().then(() => process.exit(0), () => process.exit(1));
+    log.info('shutting down', { signal, drainDeadlineMs });
+    // Should closing hang past the deadline and the 503s, the process still goes.
+    setTimeout(() => process.exit(1), drainDeadlineMs + 5_000).unref();
+    stop().then(() => {
+      log.info('stopped');
+      process.exit(0);
+    }, (error: Error) => {
+      log.error('stopping failed', { error: error.message });
+      process.exit(1);
+    });
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));

@@ -2,14 +2,14 @@
  * The one error handler: anything thrown by a route becomes the JSON error of its API family
  * (v1: `{response: "Error", error, errors}`; legacy: `{error}` or its XML form), never HTML or a stack.
  */
-import type { ErrorRequestHandler, Request } from 'express';
+import type { ErrorRequestHandler, Request, Response } from 'express';
 import { InvalidQuery, UnknownResource } from '../domain/errors';
 import { EngineUnavailable, translateEngineError } from '../engine/errors';
 import { log } from '../log';
 
-/** An HTTP error with a status and a message for the caller. */
+/** An HTTP error with a status and a message for the caller; `retryAfter` (seconds) becomes the Retry-After header of a 429 or 503. */
 export class HttpError extends Error {
-  constructor(readonly status: number, message: string, readonly details: { path: string; message: string }[] = []) {
+  constructor(readonly status: number, message: string, readonly details: { path: string; message: string }[] = [], readonly retryAfter?: number) {
     super(message);
   }
 }
@@ -31,13 +31,22 @@ function validatorMessage(error: ValidatorError): string {
   return `"${field}" ${message}`;
 }
 
-/** Status, message and details for anything thrown. */
-export function describeError(error: unknown): { status: number; message: string; details: { path: string; message: string }[] } {
+/** Whole seconds from a thrown error's `retryAfter` (on it or on the error it translates), when it carries a usable one. */
+function retryAfterOf(...errors: unknown[]): number | undefined {
+  for (const error of errors) {
+    const seconds = (error as { retryAfter?: unknown } | null)?.retryAfter;
+    if (typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0) return Math.ceil(seconds);
+  }
+  return undefined;
+}
+
+/** Status, message, details and, for a 429 or 503, the seconds to wait, for anything thrown. */
+export function describeError(error: unknown): { status: number; message: string; details: { path: string; message: string }[]; retryAfter?: number } {
   const translated = translateEngineError(error);
-  if (translated instanceof HttpError) return { status: translated.status, message: translated.message, details: translated.details };
+  if (translated instanceof HttpError) return { status: translated.status, message: translated.message, details: translated.details, retryAfter: retryAfterOf(translated) };
   if (translated instanceof InvalidQuery) return { status: 400, message: translated.message, details: translated.details };
   if (translated instanceof UnknownResource) return { status: 404, message: translated.message, details: [] };
-  if (translated instanceof EngineUnavailable) return { status: 503, message: translated.message, details: [] };
+  if (translated instanceof EngineUnavailable) return { status: 503, message: translated.message, details: [], retryAfter: retryAfterOf(translated, error) };
   const e = translated as ValidatorError & Error;
   const status = e.status ?? e.statusCode;
   if (e.type === 'entity.parse.failed') return { status: 400, message: 'the body is not valid JSON', details: [] };
@@ -58,18 +67,30 @@ export function isLegacyPath(path: string): boolean {
   return /^\/(legacy\/)?rest(\/|$)/.test(path);
 }
 
-/** The error middleware. `legacy` renders legacy errors (JSON `{error}`, XML or JSONP as asked). */
-export function errorHandler(legacy: LegacyErrorRenderer): ErrorRequestHandler {
-  return (error, req, res, _next) => {
-    void _next;
-    const { status, message, details } = describeError(error);
+/** Sends `error` as the error of `req`'s API family; what the error middleware does, also usable outside a route (the server's drain deadline). */
+export type ErrorSender = (error: unknown, req: Request, res: Response) => void;
+
+/** The error sender. `legacy` renders legacy errors (JSON `{error}`, XML or JSONP as asked). */
+export function errorSender(legacy: LegacyErrorRenderer): ErrorSender {
+  return (error, req, res) => {
+    const { status, message, details, retryAfter } = describeError(error);
     if (status >= 500 && status !== 503) log.error('request failed', { method: req.method, path: req.path, error: (error as Error)?.stack ?? String(error) });
     if (res.headersSent) return;
+    // Every 503 says when to try again (1 s unless the error knows better), and so does a 429.
+    if (status === 503 || (status === 429 && retryAfter !== undefined)) res.set('Retry-After', String(retryAfter ?? 1));
     if (isLegacyPath(req.path)) {
       const rendered = legacy(req, status, message);
       res.status(status).type(rendered.type).send(rendered.body);
       return;
     }
     res.status(status).json({ response: 'Error', error: message, errors: details });
+  };
+}
+
+/** The error middleware, around `send`. */
+export function errorHandler(send: ErrorSender): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    void _next;
+    send(error, req, res);
   };
 }
