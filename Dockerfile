@@ -8,7 +8,8 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY loaders ./loaders
 COPY mappings ./mappings
-ENV PORT=8080
+# In a container the API must be reachable from outside it; docker-compose.yml publishes the port on 127.0.0.1 only.
+ENV PORT=8080 HOST=0.0.0.0
 EXPOSE 8080
 USER node
 # node itself is PID 1's command (not npm, not a shell), so the SIGTERM of `docker stop` reaches the

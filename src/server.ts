@@ -4,6 +4,7 @@
  * the drain deadline with a 503 of their API family instead of cutting them off.
  */
 import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Express, Request, Response } from 'express';
 import { readConfig, type Config } from './config';
 import { createApp, type AppOptions } from './app';
@@ -15,8 +16,34 @@ export const drainDeadlineMs = 10_000;
 /** The Retry-After of the 503 a request still running at the drain deadline gets: about a restart. */
 const restartSeconds = 5;
 
+export interface ServerOptions extends AppOptions {
+  /** Address to bind; config.HOST by default. */
+  host?: string;
+  /** A client must have sent its request's headers within this (slow-header clients, "slowloris"). */
+  headersTimeoutMs?: number;
+  /** ... and its whole request within this. */
+  requestTimeoutMs?: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs?: number;
+  /** How often node checks connections against the two deadlines above (node's default, 30 s, would let a slow client run 40 s). */
+  timeoutCheckIntervalMs?: number;
+}
+
+/** Defaults of the server's deadlines: long enough for any honest client of a lookup API, short enough that slow ones cannot hold sockets for minutes. */
+export const serverTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, timeoutCheckIntervalMs: 1_000 };
+
+/** The URL a bound address is reached at: the loopback of its family when it is every interface (0.0.0.0, ::). */
+export function urlOf(address: AddressInfo): string {
+  const ipv6 = address.family === 'IPv6';
+  const host = address.address === '0.0.0.0' || address.address === '::' ? (ipv6 ? '[::1]' : '127.0.0.1') : ipv6 ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}
+
 export interface RunningServer {
   server: Server;
+  /** Where the server listens, as bound (address, family, port). */
+  address: AddressInfo;
+  /** A URL that reaches it from this machine. */
   url: string;
   /**
    * Stops taking connections, waits up to `deadlineMs` for the requests in flight, answers those
@@ -25,8 +52,9 @@ export interface RunningServer {
   stop: (deadlineMs?: number) => Promise<void>;
 }
 
-/** Starts the service; resolves once it listens. `port` 0 picks a free port (tests). */
-export async function startServer(config: Config, options: AppOptions = {}, port = config.PORT): Promise<RunningServer> {
+/** Starts the service; resolves once it listens on `options.host` (config.HOST). `port` 0 picks a free port (tests). */
+export async function startServer(config: Config, options: ServerOptions = {}, port = config.PORT): Promise<RunningServer> {
+  const timeouts = { ...serverTimeouts, ...options };
   const { app, close, sendError } = createApp(config, options);
   // The responses not yet finished: at the drain deadline each one still open gets its 503.
   const inFlight = new Set<ServerResponse>();
@@ -44,15 +72,21 @@ export async function startServer(config: Config, options: AppOptions = {}, port
     app(req as Request, res as Response);
   };
   const server = await new Promise<Server>((resolve, reject) => {
-    const listening = createServer(bornAsExpress(app), handle);
+    const listening = createServer({
+      ...bornAsExpress(app),
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      connectionsCheckingInterval: timeouts.timeoutCheckIntervalMs,
+    }, handle);
+    listening.keepAliveTimeout = timeouts.keepAliveTimeoutMs;
     listening.once('error', reject);
-    listening.listen(port, '0.0.0.0', () => {
+    listening.listen(port, options.host ?? config.HOST, () => {
       listening.off('error', reject);
       resolve(listening);
     });
   });
-  const address = server.address();
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`;
+  const address = server.address() as AddressInfo;
+  const url = urlOf(address);
   /** Resolves once no request is in flight, or after `ms`. */
   const untilDrained = async (ms: number): Promise<void> => {
     if (inFlight.size === 0) return;
@@ -88,7 +122,7 @@ export async function startServer(config: Config, options: AppOptions = {}, port
     })();
     return stopping;
   };
-  return { server, url, stop };
+  return { server, address, url, stop };
 }
 
 /**
@@ -116,8 +150,11 @@ function bornAsExpress(app: Express): { IncomingMessage?: typeof IncomingMessage
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const { url, stop } = await startServer(config);
-  log.info('chemxref is listening', { url, docs: `${url}/api/docs`, esUrl: config.ES_URL, indexPrefix: config.ES_INDEX_PREFIX });
+  const { address, url, stop } = await startServer(config);
+  log.info('chemxref is listening', {
+    address: address.address, port: address.port, url, docs: `${url}/api/docs`, esUrl: config.ES_URL, indexPrefix: config.ES_INDEX_PREFIX,
+    ...(address.address === '0.0.0.0' || address.address === '::' ? { note: 'bound to every interface (HOST)' } : {}),
+  });
   const shutdown = (signal: string): void => {
     log.info('shutting down', { signal, drainDeadlineMs });
     // Should closing hang past the deadline and the 503s, the process still goes.

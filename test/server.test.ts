@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
+import { connect, createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
@@ -18,10 +18,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Whether anything accepts a TCP connection on 127.0.0.1:`port`. */
-async function answers(port: number): Promise<boolean> {
+/** Whether anything answers HTTP on `host`:`port`. */
+async function answers(port: number, host = '127.0.0.1'): Promise<boolean> {
   try {
-    const response = await fetch(`http://127.0.0.1:${port}/health`, { signal: AbortSignal.timeout(2_000) });
+    const response = await fetch(`http://${host}:${port}/health`, { signal: AbortSignal.timeout(2_000) });
     await response.text();
     return true;
   } catch {
@@ -52,15 +52,39 @@ async function frozenEngine(): Promise<{ url: string; reached: Promise<void>; cl
   };
 }
 
+/** A process started here in its own process group, with everything it printed so far. */
+interface Started { child: ChildProcess; output: () => string; exited: Promise<unknown[]> }
+
+function startProcess(command: string, args: string[], env: Record<string, string>): Started {
+  const child = spawn(command, args, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info', ...env } });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  return { child, output: () => output, exited: once(child, 'exit') };
+}
+
+async function untilAnswering(started: Started, port: number, host = '127.0.0.1'): Promise<void> {
+  const since = Date.now();
+  while (!(await answers(port, host))) {
+    if (Date.now() - since > 30_000 || started.child.exitCode !== null) throw new Error(`no answer on ${host}:${port}:\n${started.output()}`);
+    await sleep(100);
+  }
+}
+
+/** The JSON log line with `message`. */
+function logLine(output: string, message: string): Record<string, unknown> | undefined {
+  return output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.message === message);
+}
+
 describe('the server process', function () {
   this.timeout(60_000);
-  let child: ChildProcess | undefined;
+  let started: Started | undefined;
 
   afterEach(() => {
-    // Whatever a failed test left, npm gone or not: the process group npm led (started here, by its id).
-    if (child?.pid === undefined) return;
+    // Whatever a failed test left, its leader gone or not: the process group started here, by its id.
+    if (started?.child.pid === undefined) return;
     try {
-      process.kill(-child.pid, 'SIGKILL');
+      process.kill(-started.child.pid, 'SIGKILL');
     } catch {
       // nothing left
     }
@@ -68,26 +92,92 @@ describe('the server process', function () {
 
   it('SIGTERM to `npm start` stops the server: its port stops answering and nothing is left serving on it', async () => {
     const port = await freePort();
-    child = spawn('npm', ['start'], {
-      cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PORT: String(port), LOG_LEVEL: 'info' },
-    });
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    const exited = once(child, 'exit');
-    const started = Date.now();
-    while (!(await answers(port))) {
-      if (Date.now() - started > 30_000 || child.exitCode !== null) throw new Error(`npm start did not answer /health on port ${port}:\n${output}`);
-      await sleep(100);
-    }
-    process.kill(child.pid!, 'SIGTERM');
-    const [code, signal] = await Promise.race([exited, sleep(15_000).then(() => { throw new Error(`npm start still runs 15 s after SIGTERM:\n${output}`); })]);
-    expect({ code, signal }, output).to.satisfy((x: { code: number | null; signal: string | null }) => x.code === 0 || x.signal === 'SIGTERM');
+    started = startProcess('npm', ['start'], { PORT: String(port) });
+    await untilAnswering(started, port);
+    process.kill(started.child.pid!, 'SIGTERM');
+    const [code, signal] = await Promise.race([started.exited, sleep(15_000).then(() => { throw new Error(`npm start still runs 15 s after SIGTERM:\n${started!.output()}`); })]);
+    expect({ code, signal }, started.output()).to.satisfy((x: { code: number | null; signal: string | null }) => x.code === 0 || x.signal === 'SIGTERM');
     // npm gone is not enough: the server it started must be gone too, and nothing else serve the port.
     await sleep(500);
-    expect(await answers(port), output).to.equal(false);
-    expect(output).to.contain('"message":"stopped"');
+    expect(await answers(port), started.output()).to.equal(false);
+    expect(logLine(started.output(), 'stopped'), started.output()).to.not.equal(undefined);
+  });
+
+  it('HOST chooses the address the server binds to, and the start log names it', async () => {
+    const port = await freePort();
+    started = startProcess(process.execPath, ['--import', 'tsx', 'src/server.ts'], { PORT: String(port), HOST: '127.0.0.2' });
+    await untilAnswering(started, port, '127.0.0.2');
+    expect(await answers(port, '127.0.0.1'), 'the default address, 127.0.0.1, is not bound').to.equal(false);
+    expect(logLine(started.output(), 'chemxref is listening')).to.deep.include({ address: '127.0.0.2', port, url: `http://127.0.0.2:${port}` });
+    process.kill(started.child.pid!, 'SIGTERM');
+    await started.exited;
+  });
+
+  it('binds 127.0.0.1 unless HOST says otherwise', async () => {
+    const running = await startServer(testConfig('chemxref-test-host', { HOST: '' }), {}, 0);
+    try {
+      expect(running.address.address).to.equal('127.0.0.1');
+      expect(running.url).to.equal(`http://127.0.0.1:${running.address.port}`);
+    } finally {
+      await running.stop();
+    }
+  });
+});
+
+describe('slow clients', function () {
+  this.timeout(30_000);
+
+  it('the server has a 10 s header deadline, a 30 s request deadline and a 5 s keep-alive', async () => {
+    const running = await startServer(testConfig('chemxref-test-timeouts'), {}, 0);
+    try {
+      expect(running.server).to.deep.include({ headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 });
+    } finally {
+      await running.stop();
+    }
+  });
+
+  /** Opens a raw connection and writes `text`; resolves with what came back once the server closes it. */
+  async function stall(url: string, text: string): Promise<{ reply: string; closedAfterMs: number }> {
+    const { hostname, port } = new URL(url);
+    const socket = connect(Number(port), hostname);
+    await once(socket, 'connect');
+    const since = Date.now();
+    let reply = '';
+    socket.on('data', (chunk: Buffer) => { reply += chunk.toString(); });
+    socket.on('error', () => {});
+    socket.write(text);
+    await Promise.race([once(socket, 'close'), sleep(10_000).then(() => { socket.destroy(); throw new Error('the server kept the stalled connection open for 10 s'); })]);
+    return { reply, closedAfterMs: Date.now() - since };
+  }
+
+  it('a client that sends half its headers and stalls gets a 408 and its connection closed', async () => {
+    const running = await startServer(testConfig('chemxref-test-slow'), { headersTimeoutMs: 300, requestTimeoutMs: 600, timeoutCheckIntervalMs: 50 }, 0);
+    try {
+      const { reply } = await stall(running.url, 'GET /health HTTP/1.1\r\nHost: chemxref\r\nAccept: appl');
+      expect(reply).to.match(/^HTTP\/1\.1 408 /);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('a client that sends its body too slowly gets a 408 and its connection closed', async () => {
+    const running = await startServer(testConfig('chemxref-test-slow'), { headersTimeoutMs: 300, requestTimeoutMs: 600, timeoutCheckIntervalMs: 50 }, 0);
+    try {
+      const { reply } = await stall(running.url, 'POST /api/v1/compounds HTTP/1.1\r\nHost: chemxref\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{"type": "inchikey", ');
+      expect(reply).to.match(/^HTTP\/1\.1 408 /);
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('an idle keep-alive connection is closed after the keep-alive timeout', async () => {
+    const running = await startServer(testConfig('chemxref-test-slow'), { keepAliveTimeoutMs: 200 }, 0);
+    try {
+      const { reply } = await stall(running.url, 'GET /health HTTP/1.1\r\nHost: chemxref\r\n\r\n');
+      expect(reply).to.match(/^HTTP\/1\.1 200 /);
+    } finally {
+      await running.stop();
+    }
   });
 });
 
