@@ -12,6 +12,7 @@ import type { LookupContext } from './domain/lookup';
 import { Engine } from './engine/client';
 import { openApiDocument, operations } from './api/document';
 import { errorHandler, errorSender, isLegacyPath, type ErrorSender } from './api/errors';
+import { securityHeaders } from './api/security';
 import { v1Handlers } from './api/v1';
 import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './legacy';
 import { Depictor } from './isolated/depiction';
@@ -41,6 +42,16 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // The page fetches the document by URL: swagger-ui-express would otherwise inline it into a script
+  // through String.replace, where a `$` followed by a backtick in a description breaks the page.
+  // The base layout has no top bar, whose logo would need an inline style of its own under the
+  // Content-Security-Policy; no validator badge: it would send the document's URL to validator.swagger.io.
+  const docsOptions = {
+    customSiteTitle: 'chemxref API',
+    customCss: '',
+    swaggerOptions: { url: '/api/v1/openapi.json', tryItOutEnabled: true, validatorUrl: null, layout: 'BaseLayout' },
+  };
+  app.use(securityHeaders(swaggerUi.generateHTML(undefined, docsOptions)));
   app.use(cors({ methods: ['GET', 'POST', 'OPTIONS'] }));
   if (log.enabled) app.use((req, res, next) => {
     const started = process.hrtime.bigint();
@@ -50,13 +61,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
 
   const documentJson: RequestHandler = (_req, res) => { res.json(document); };
   app.get(['/beta/api/v1/swagger.json', '/api/v1/openapi.json', '/api/v1/swagger.json', '/beta/api/v1/openapi.json'], documentJson);
-  // The page fetches the document by URL: swagger-ui-express would otherwise inline it into a script
-  // through String.replace, where a `$` followed by a backtick in a description breaks the page.
-  app.use('/api/docs', swaggerUi.serve, swaggerUi.setup(undefined, {
-    customSiteTitle: 'chemxref API',
-    customCss: '.swagger-ui .topbar { display: none }',
-    swaggerOptions: { url: '/api/v1/openapi.json', tryItOutEnabled: true },
-  }));
+  app.use('/api/docs', swaggerUi.serve, swaggerUi.setup(undefined, docsOptions));
   app.get('/', (_req, res) => { res.type('html').send(`<h1>chemxref</h1><p>Interactive API documentation: <a href="/api/docs">/api/docs</a>.</p>${docsNote}`); });
 
   app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));

@@ -4,8 +4,11 @@ import { connect, createServer as createTcpServer, type Server as TcpServer, typ
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { chromium } from 'playwright-core';
 import { startServer } from '../src/server';
-import { testConfig } from './support/fixture';
+import { startApi, type RunningApi } from './support/api';
+import { fixturePrefix, testConfig } from './support/fixture';
 
 const repoRoot = join(__dirname, '..');
 
@@ -211,6 +214,68 @@ describe('stopping the server with requests in flight', function () {
     } finally {
       await engine.close();
       await running.stop(0);
+    }
+  });
+});
+
+describe('security headers', function () {
+  this.timeout(180_000);
+  let api: RunningApi;
+
+  before(async () => {
+    api = await startApi(testConfig(await fixturePrefix()));
+  });
+  after(async () => { await api?.stop(); });
+
+  it('every answer (v1, legacy, error, docs) carries the security headers, a public resource policy and no HSTS', async () => {
+    const answers = [
+      await api.post('/api/v1/compounds', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
+      await api.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N'),
+      await api.get('/api/v1/nowhere'),
+      await api.get('/api/docs/'),
+    ];
+    for (const { status, headers } of answers) {
+      expect(headers.get('content-security-policy'), String(status)).to.contain("default-src 'self'").and.to.contain("script-src 'self'").and.to.contain("object-src 'none'");
+      expect(headers.get('x-content-type-options')).to.equal('nosniff');
+      expect(headers.get('x-frame-options')).to.equal('SAMEORIGIN');
+      expect(headers.get('referrer-policy')).to.equal('no-referrer');
+      // Other sites embed depictions and load legacy JSONP: the resource policy must let them.
+      expect(headers.get('cross-origin-resource-policy')).to.equal('cross-origin');
+      expect(headers.get('strict-transport-security')).to.equal(null);
+      expect(headers.get('x-powered-by')).to.equal(null);
+    }
+  });
+
+  it('the docs page runs in a real browser under its Content-Security-Policy without a single violation, "Try it out" included', async () => {
+    const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+    if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: install Debian's chromium or set CHROMIUM_PATH`);
+    const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    try {
+      const page = await browser.newPage();
+      const violations: string[] = [];
+      page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()); });
+      await page.exposeFunction('reportViolation', (text: string) => { violations.push(text); });
+      await page.addInitScript(() => {
+        document.addEventListener('securitypolicyviolation', (event) => {
+          (window as unknown as { reportViolation: (text: string) => void }).reportViolation(`${event.violatedDirective}: ${event.blockedURI} ${event.sample}`);
+        });
+      });
+      await page.goto(`${api.url}/api/docs/`);
+      const operation = page.locator('#operations-compounds-postCompounds');
+      await operation.locator('.opblock-summary').click();
+      const tryItOut = operation.locator('button.try-out__btn', { hasText: 'Try it out' });
+      if (await tryItOut.count()) await tryItOut.click();
+      const [response] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/api/v1/compounds') && r.request().method() === 'POST'),
+        operation.locator('button.execute').click(),
+      ]);
+      expect(response.status()).to.equal(200);
+      await operation.locator('.live-responses-table .response-col_status').first().waitFor();
+      // The sprite sheet the page hides with an inline style is hidden: its style attribute was allowed.
+      expect(await page.locator('body > svg').first().evaluate((svg) => getComputedStyle(svg).position)).to.equal('absolute');
+      expect(violations).to.deep.equal([]);
+    } finally {
+      await browser.close();
     }
   });
 });
