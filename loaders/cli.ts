@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { ConfigError, readConfig, type Config } from '../src/config';
 import { Engine } from '../src/engine/client';
 import { EngineUnavailable, translateEngineError } from '../src/engine/errors';
-import { indicesOfRunningLoads, loadHistory } from '../src/engine/loads';
-import { ensureBaseIndices, pauseRefresh, removeAllLeftoverReleases, resumeRefresh } from '../src/engine/schema';
+import { LoadBusy, loadHistory, releaseLoadLock, takeLoadLock } from '../src/engine/loads';
+import { ensureBaseIndices, pauseRefresh, resumeRefresh } from '../src/engine/schema';
+import { ReleaseRefused } from './guard';
 import { FileFormatError } from './read';
 import { loadReferences } from './references';
 import { removeSource } from './retire';
@@ -16,9 +17,10 @@ import { LoadRun, type LoadOptions } from './run';
 import { loadSourceRelease } from './source-release';
 import { loadSources } from './sources';
 import { loadStructures } from './structures';
+import { sweepInterruptedLoads, sweepOwnLeftovers } from './sweep';
 import { UciBitset } from './uci-bitset';
 
-export const usage = `usage: npm run load -- <command> [--dry-run] [--rejects <file>] [--no-progress]
+export const usage = `usage: npm run load -- <command> [--dry-run] [--allow-shrink] [--wait] [--rejects <file>] [--no-progress]
   sources <file>                     source metadata: source.tsv(.gz), UniChem's source CSV, or a JSON array
   structures <structure.tsv(.gz)>    UCI, STANDARDINCHI, STANDARDINCHIKEY
   references <reference.tsv(.gz)>    UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGMENT (replaces every source in the file)
@@ -27,17 +29,25 @@ export const usage = `usage: npm run load -- <command> [--dry-run] [--rejects <f
                                      one source's own release: TSV, CSV, JSON, JSON Lines (InChI and/or key,
                                      or SMILES), or SDF (id from the title line or the data item NAME)
   remove-source <sourceId>           retire a source: its ids become obsolete, its metadata stays
-  history [--limit N]                past loads, most recent first`;
+  history [--limit N]                past loads, most recent first
+  doctor                             find loads that were killed and sweep what they left (release indices,
+                                     locks, structures only they created, paused refresh, expired previous releases)
+options:
+  --dry-run                          validate and count, write nothing; says whether the release would be refused
+  --allow-shrink                     publish a release even if it loads 0 rows, drops more than MAX_RELEASE_DROP of
+                                     a source's current ids or rejects more than MAX_REJECT_RATIO of its rows
+  --wait                             wait for another load of the same source to end instead of failing at once`;
 
 export class UsageError extends Error {}
 
-interface Parsed { command: string; args: string[]; options: LoadOptions; idProperty?: string; limit: number }
+interface Parsed { command: string; args: string[]; options: LoadOptions; idProperty?: string; limit: number; wait?: boolean }
 
 export function parseArguments(argv: string[]): Parsed {
   const args: string[] = [];
   const options: LoadOptions = { dryRun: false };
   let idProperty: string | undefined;
   let limit = 20;
+  let wait = false;
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     const value = (): string => {
@@ -47,6 +57,8 @@ export function parseArguments(argv: string[]): Parsed {
     };
     if (arg === '--dry-run') options.dryRun = true;
     else if (arg === '--no-progress') options.progress = false;
+    else if (arg === '--allow-shrink') options.allowShrink = true;
+    else if (arg === '--wait') wait = true;
     else if (arg === '--progress') options.progress = true;
     else if (arg === '--rejects') options.rejectsFile = value();
     else if (arg === '--id-property') idProperty = value();
@@ -57,7 +69,7 @@ export function parseArguments(argv: string[]): Parsed {
   }
   const [command, ...rest] = args;
   if (!command) throw new UsageError('no command given');
-  return { command, args: rest, options, idProperty, limit };
+  return { command, args: rest, options, idProperty, limit, wait };
 }
 
 function sourceIdArgument(value: string | undefined): number {
@@ -82,18 +94,34 @@ export function dumpFiles(folder: string): { sources: string; structures: string
   return { sources: find('source'), structures: find('structure'), references: find('reference') };
 }
 
-/** Runs one load step with its own record; returns its summary. */
-async function step(engine: Engine, config: Config, command: string, file: string | null, options: LoadOptions, work: (run: LoadRun) => Promise<void>, extra: object = {}): Promise<Record<string, unknown>> {
+/**
+ * Runs one load step with its own record, holding the load lock `lockKey` (`source-<id>`, `all`)
+ * when it replaces sources; returns its summary. A step that fails or is refused sweeps what it
+ * wrote (its release index, structures only it created) before it reports.
+ */
+async function step(
+  engine: Engine, config: Config, command: string, file: string | null, options: LoadOptions & { lockKey?: string; wait?: boolean },
+  work: (run: LoadRun) => Promise<void>, extra: object = {},
+): Promise<Record<string, unknown>> {
   const run = new LoadRun(engine, config, command, file, options);
+  const locked = options.lockKey && !options.dryRun ? options.lockKey : undefined;
+  // The record first: another load judges a lock by its holder's record and heartbeat.
   await run.begin(extra);
   try {
+    if (locked) await takeLoadLock(engine, locked, run, options.wait, (message) => process.stderr.write(`${message}\n`));
     await work(run);
     return await run.finish('done');
   } catch (error) {
     const translated = translateEngineError(error);
     const message = (translated as Error).message;
-    const summary = await run.finish('failed', message).catch(() => ({ command, status: 'failed', error: message }));
+    if (!options.dryRun && !(translated instanceof EngineUnavailable) && !(translated instanceof LoadBusy)) {
+      run.details.structuresRemoved = await sweepOwnLeftovers(engine, run.loadId).catch(() => undefined);
+    }
+    const status = translated instanceof ReleaseRefused ? 'refused' : 'failed';
+    const summary = await run.finish(status, message).catch(() => ({ command, status, error: message }));
     throw Object.assign(translated as Error, { summary });
+  } finally {
+    if (locked) await releaseLoadLock(engine, locked, run.loadId).catch(() => undefined);
   }
 }
 
@@ -107,11 +135,19 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
       return { command, loads };
     }
     const writes = !options.dryRun;
+    if (command === 'doctor') {
+      await ensureBaseIndices(engine);
+      return { command, status: 'done', ...await sweepInterruptedLoads(engine, config) };
+    }
     if (writes) {
       await ensureBaseIndices(engine);
-      const removed = await removeAllLeftoverReleases(engine, await indicesOfRunningLoads(engine));
-      if (removed.length > 0) process.stderr.write(`removed ${removed.length} release index(es) left by an interrupted load: ${removed.join(', ')}\n`);
+      const swept = await sweepInterruptedLoads(engine, config);
+      for (const load of swept.interruptedLoads) process.stderr.write(`load ${load.loadId} (${load.command}) was interrupted (${load.why}): marked failed and swept\n`);
+      if (swept.releaseIndicesRemoved.length > 0) process.stderr.write(`removed ${swept.releaseIndicesRemoved.length} release index(es) left by an interrupted load: ${swept.releaseIndicesRemoved.join(', ')}\n`);
+      if (swept.structuresRemoved > 0) process.stderr.write(`removed ${swept.structuresRemoved} structure(s) that only interrupted loads had created\n`);
+      if (swept.note) process.stderr.write(`${swept.note}\n`);
     }
+    const locking = (lockKey: string): LoadOptions & { lockKey: string; wait?: boolean } => ({ ...options, lockKey, wait: parsed.wait });
     const compounds = engine.names.compounds;
     const withPausedRefresh = async <T>(work: () => Promise<T>): Promise<T> => {
       if (!writes) return work();
@@ -133,7 +169,7 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
       }
       case 'references': {
         const file = fileArgument(args[0], 'reference table');
-        return await step(engine, config, command, file, options, (run) => loadReferences(run, file));
+        return await step(engine, config, command, file, locking('all'), (run) => loadReferences(run, file));
       }
       case 'dump': {
         const files = dumpFiles(fileArgument(args[0], 'dump folder'));
@@ -141,8 +177,14 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
         const parts = [
           await step(engine, config, 'sources', files.sources, options, (run) => loadSources(run, files.sources, dryRun)),
           await withPausedRefresh(() => step(engine, config, 'structures', files.structures, options, (run) => loadStructures(run, files.structures, dryRun))),
-          await step(engine, config, 'references', files.references, options, (run) => loadReferences(run, files.references, dryRun)),
         ];
+        try {
+          parts.push(await step(engine, config, 'references', files.references, locking('all'), (run) => loadReferences(run, files.references, dryRun)));
+        } catch (error) {
+          // A refused or failed reference table leaves no new structure of the dump behind either.
+          if (writes) await sweepOwnLeftovers(engine, String(parts[1].loadId)).catch(() => undefined);
+          throw error;
+        }
         const total = (key: string): number => parts.reduce((sum, part) => sum + Number(part[key] ?? 0), 0);
         const rejectedByReason: Record<string, number> = {};
         for (const part of parts) for (const [reason, n] of Object.entries(part.rejectedByReason as Record<string, number>)) rejectedByReason[reason] = (rejectedByReason[reason] ?? 0) + n;
@@ -155,12 +197,12 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
       case 'source': {
         const sourceId = sourceIdArgument(args[0]);
         const file = fileArgument(args[1], 'release');
-        return await withPausedRefresh(() => step(engine, config, command, file, options,
+        return await withPausedRefresh(() => step(engine, config, command, file, locking(`source-${sourceId}`),
           (run) => loadSourceRelease(run, sourceId, file, { idProperty: parsed.idProperty }), { sourceId }));
       }
       case 'remove-source': {
         const sourceId = sourceIdArgument(args[0]);
-        return await step(engine, config, command, null, options, (run) => removeSource(run, sourceId), { sourceId });
+        return await step(engine, config, command, null, locking(`source-${sourceId}`), (run) => removeSource(run, sourceId), { sourceId });
       }
       default:
         throw new UsageError(`unknown command "${command}"`);
@@ -188,7 +230,11 @@ async function main(): Promise<void> {
       process.exit(2);
     }
     if (translated.summary) process.stdout.write(`${JSON.stringify(translated.summary)}\n`);
-    const known = translated instanceof FileFormatError || translated instanceof ConfigError || translated instanceof EngineUnavailable;
+    if (translated instanceof ReleaseRefused) {
+      process.stderr.write(`load refused: ${translated.message}\n`);
+      process.exit(3);
+    }
+    const known = translated instanceof FileFormatError || translated instanceof ConfigError || translated instanceof EngineUnavailable || translated instanceof LoadBusy;
     process.stderr.write(`load failed: ${known ? translated.message : translated.stack ?? translated.message}\n`);
     process.exit(1);
   }

@@ -6,9 +6,9 @@
 import type { SourceDocument, XrefDocument } from '../src/domain/types';
 import type { BulkItem } from '../src/engine/bulk';
 import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
-import { createReleaseIndex } from '../src/engine/schema';
+import { createReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
-import { xrefId } from '../src/engine/xrefs';
+import { countCurrentOfSource, countXrefs, xrefId } from '../src/engine/xrefs';
 import { publishSourceReleases } from './publish';
 import { ByteCounter, FileFormatError, fileSize, readColumns, readRowBatches, type Row, type RowRef } from './read';
 import { Reject, writeBatches, type LoadRun } from './run';
@@ -42,6 +42,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   })).map((s) => [s.sourceID, s]));
   let release: string | undefined;
   const rowsPerSource = new Map<number, number>();
+  const currentPerSource = new Map<number, number>();
   const counter = new ByteCounter(fileSize(file));
   run.track(counter);
   const uciCount = new StreamingUciCount();
@@ -89,6 +90,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           continue;
         }
         rowsPerSource.set(item.sourceId, (rowsPerSource.get(item.sourceId) ?? 0) + 1);
+        if (item.assignment === 1) currentPerSource.set(item.sourceId, (currentPerSource.get(item.sourceId) ?? 0) + 1);
         if (run.dryRun) {
           run.rowsLoaded += 1;
           continue;
@@ -111,13 +113,27 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
     refused = true;
     run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', `the engine refused the assignment: ${failure.reason}`));
   });
-  if (!run.dryRun) {
+  run.details.sourcesReplaced = Object.fromEntries([...rowsPerSource].sort((a, b) => a[0] - b[0]));
+  const replacedIds = [...rowsPerSource.keys()].sort((a, b) => a - b);
+  if (!run.dryRun && release) {
+    await refreshIndex(run.engine, release);
+    // Distinct assignments: a row repeated in the file is one document.
+    run.rowsLoaded += await countXrefs(run.engine, release, false);
+  } else {
     run.rowsLoaded += written;
-    const replaced = [...rowsPerSource.keys()].sort((a, b) => a - b).map((sourceId) => sources.get(sourceId)!);
+  }
+  // A reference table replaces each of its sources whole: a source whose current assignments shrink
+  // by more than MAX_RELEASE_DROP (a table cut short) refuses the whole table.
+  const figures = await Promise.all(replacedIds.map(async (sourceId) => {
+    const currentBefore = await countCurrentOfSource(run.engine, run.engine.names.xrefsOf(sourceId), sourceId).catch(() => 0);
+    return { sourceId, currentBefore, dropped: Math.max(0, currentBefore - (currentPerSource.get(sourceId) ?? 0)) };
+  }));
+  run.guard(figures);
+  if (!run.dryRun) {
+    const replaced = replacedIds.map((sourceId) => sources.get(sourceId)!);
     // Counted on the way when the rows came in UCI order and the engine took them all; else by the engine.
     const uciCounts = refused ? undefined : uciCount.counts();
     run.details.uciCountedBy = uciCounts ? 'loader' : 'engine';
     if (release && replaced.length > 0) await publishSourceReleases(run.engine, replaced, release, { touch: false, uciCounts });
   }
-  run.details.sourcesReplaced = Object.fromEntries([...rowsPerSource].sort((a, b) => a[0] - b[0]));
 }

@@ -3,13 +3,15 @@
  * record in the meta index (with a heartbeat, so a killed load can be told from a running one).
  */
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Config } from '../src/config';
 import type { LoadRecord } from '../src/domain/types';
 import type { Engine } from '../src/engine/client';
 import { bulkWrite, packDocuments, type BulkFailure, type BulkItem } from '../src/engine/bulk';
-import { saveLoadRecord } from '../src/engine/loads';
+import { heartbeatEveryMs, saveLoadRecord } from '../src/engine/loads';
+import { refusalReasons, ReleaseRefused, type ReleaseFigures } from './guard';
 import { mapBatches, readAhead, type ByteCounter, type Row, type RowRef } from './read';
 import { Reject } from './reject';
 
@@ -22,6 +24,8 @@ export interface LoadOptions {
   rejectsFile?: string;
   /** Progress on stderr; on by default when stderr is a terminal. */
   progress?: boolean;
+  /** Publish a release even when the guard would refuse it (guard.ts). */
+  allowShrink?: boolean;
 }
 
 function formatDuration(seconds: number): string {
@@ -44,7 +48,8 @@ export class LoadRun {
   readonly rejectsPath: string;
   private counter?: ByteCounter;
   private lastDraw = 0;
-  private lastHeartbeat = Date.now();
+  private heartbeat?: NodeJS.Timeout;
+  private beating?: Promise<void>;
   private record: LoadRecord;
   private readonly showProgress: boolean;
 
@@ -55,6 +60,7 @@ export class LoadRun {
       kind: 'load', loadId: this.loadId, command, file, status: 'running', dryRun: options.dryRun,
       rowsRead: 0, rowsLoaded: 0, rowsRejected: 0, rejectsByReason: {},
       started: this.started.toISOString(), heartbeat: this.started.toISOString(), ended: null, seconds: null,
+      host: hostname(), pid: process.pid,
     };
   }
 
@@ -68,8 +74,17 @@ export class LoadRun {
   /** Records the release index this load writes, so a concurrent cleanup spares it. */
   async begin(extra: Partial<LoadRecord> = {}): Promise<void> {
     Object.assign(this.record, extra);
-    if (!this.dryRun) await saveLoadRecord(this.engine, this.record);
+    if (this.dryRun) return;
+    await saveLoadRecord(this.engine, this.record);
+    // On a timer, not per batch: a batch held up by a slow engine must not make the load look killed.
+    this.heartbeat = setInterval(() => {
+      this.beating ??= saveLoadRecord(this.engine, { ...this.snapshot(), heartbeat: new Date().toISOString() })
+        .catch(() => undefined).finally(() => { this.beating = undefined; });
+    }, heartbeatEveryMs);
+    this.heartbeat.unref();
   }
+
+  get recordedIndex(): string | null | undefined { return this.record.index; }
 
   async setIndex(index: string): Promise<void> {
     this.record.index = index;
@@ -104,18 +119,31 @@ export class LoadRun {
       }
       process.stderr.write(`\r${this.command} ${bar}${this.rowsRead} rows ${Math.round(rate)} rows/s ${this.rowsRejected} rejected  `);
     }
-    if (!this.dryRun && now - this.lastHeartbeat > 30_000) {
-      this.lastHeartbeat = now;
-      await saveLoadRecord(this.engine, { ...this.snapshot(), heartbeat: new Date(now).toISOString() });
-    }
   }
 
   private snapshot(): LoadRecord {
     return { ...this.record, rowsRead: this.rowsRead, rowsLoaded: this.rowsLoaded, rowsRejected: this.rowsRejected, rejectsByReason: { ...this.rejectsByReason } };
   }
 
+  /**
+   * Weighs the release before it is published: throws ReleaseRefused when the guard refuses it
+   * (a dry run too, so that it says whether the real load would be refused), unless --allow-shrink.
+   */
+  guard(sources: ReleaseFigures[]): void {
+    const reasons = refusalReasons(this, sources, this.config);
+    if (reasons.length === 0) return;
+    if (this.options.allowShrink) {
+      this.details.allowedShrink = reasons;
+      return;
+    }
+    this.details.refused = reasons;
+    throw new ReleaseRefused(reasons);
+  }
+
   /** Closes the rejects file, saves the final record and returns the summary line's object. */
-  async finish(status: 'done' | 'failed', message?: string): Promise<Record<string, unknown>> {
+  async finish(status: LoadRecord['status'], message?: string): Promise<Record<string, unknown>> {
+    clearInterval(this.heartbeat);
+    await this.beating; // a heartbeat landing after the final record would mark the load running again
     if (this.showProgress) process.stderr.write('\n');
     if (this.rejects) await new Promise<void>((done) => this.rejects!.end(done));
     const ended = new Date();

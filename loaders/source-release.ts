@@ -15,7 +15,7 @@ import { createCompounds, ucisByKey } from '../src/engine/compounds';
 import { createReleaseIndex, currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { sourceById } from '../src/engine/sources';
 import { allocateUcis } from '../src/engine/sequence';
-import { existingIds, scanXrefs, xrefId } from '../src/engine/xrefs';
+import { countCurrentOfSource, currentCompoundIds, existingIds, scanXrefs, xrefId } from '../src/engine/xrefs';
 import { publishSourceRelease } from './publish';
 import { ByteCounter, FileFormatError, detectFormat, fileSize, readColumns, readRowBatches, type Format, type Row, type RowRef } from './read';
 import { Reject, type LoadRun } from './run';
@@ -89,13 +89,20 @@ async function resolveUcis(run: LoadRun, entries: Entry[]): Promise<Map<string, 
   return ucis;
 }
 
-/** Copies the previous release's assignments that the new release no longer has, as obsolete. */
+/**
+ * Copies the previous release's assignments that the new release no longer has, as obsolete, and
+ * counts the ids it drops: previous current ids that are not current in the new release (an id
+ * that moved to another structure is obsoleted there but not dropped).
+ */
 async function* obsoleteAssignments(
-  engine: Engine, sourceId: number, previous: string, next: string, counter: { obsoleted: number },
+  engine: Engine, sourceId: number, previous: string, next: string, counter: { obsoleted: number; dropped: number },
 ): AsyncGenerator<BulkItem<RowRef>> {
   for await (const page of scanXrefs(engine, previous, sourceId)) {
     const ids = page.map((xref) => xrefId(sourceId, xref.uci, xref.compoundId));
     const present = await existingIds(engine, next, ids);
+    const gone = page.filter((xref, i) => !present.has(ids[i]) && xref.assignment === 1).map((xref) => xref.compoundId);
+    const stillCurrent = await currentCompoundIds(engine, next, sourceId, gone);
+    counter.dropped += gone.filter((compoundId) => !stillCurrent.has(compoundId)).length;
     for (let i = 0; i < page.length; i += 1) {
       if (present.has(ids[i])) continue;
       counter.obsoleted += page[i].assignment === 1 ? 1 : 0;
@@ -103,6 +110,19 @@ async function* obsoleteAssignments(
       yield { index: next, id: ids[i], op: 'create', document, context: { line: 0, raw: `${page[i].compoundId} (previous release)` } };
     }
   }
+}
+
+/** A dry run keeps the ids it reads, up to this many, to say how many current ids the release would drop. */
+const dryRunIdLimit = 10_000_000;
+
+/** Previous current ids of the source that a dry run's release does not hold (undefined past dryRunIdLimit). */
+async function droppedInDryRun(engine: Engine, sourceId: number, previous: string, ids: Set<string> | undefined): Promise<number | undefined> {
+  if (!ids) return undefined;
+  let dropped = 0;
+  for await (const page of scanXrefs(engine, previous, sourceId)) {
+    for (const xref of page) if (xref.assignment === 1 && !ids.has(xref.compoundId)) dropped += 1;
+  }
+  return dropped;
 }
 
 /** Loads one source's release. */
@@ -119,7 +139,9 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
   }
   const source = await sourceById(run.engine, sourceId).catch(() => undefined);
   if (!source) throw new FileFormatError(`source ${sourceId} is not known: load its metadata with \`npm run load -- sources\` first`);
-  const previous = run.dryRun ? undefined : await currentReleaseIndex(run.engine, sourceId);
+  const previous = await currentReleaseIndex(run.engine, sourceId);
+  const currentBefore = previous ? await countCurrentOfSource(run.engine, previous, sourceId) : 0;
+  let dryRunIds: Set<string> | undefined = run.dryRun ? new Set() : undefined;
   const next = run.dryRun ? '' : await createReleaseIndex(run.engine, sourceId);
   if (!run.dryRun) await run.setIndex(next);
   const toolkit = new StructureToolkit();
@@ -138,6 +160,8 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
         }
         if (run.dryRun) {
           run.rowsLoaded += 1;
+          dryRunIds?.add(entry.compoundId);
+          if ((dryRunIds?.size ?? 0) > dryRunIdLimit) dryRunIds = undefined;
           continue;
         }
         const document: XrefDocument = {
@@ -153,17 +177,25 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
   try {
     if (run.dryRun) {
       for await (const item of items()) void item;
+      const dropped = previous ? await droppedInDryRun(run.engine, sourceId, previous, dryRunIds) : 0;
+      if (dropped === undefined) run.details.dropNotChecked = `a dry run checks the drop for releases of up to ${dryRunIdLimit} ids`;
+      run.details.currentBefore = currentBefore;
+      run.details.dropped = dropped ?? null;
+      run.guard([{ sourceId, currentBefore, dropped: dropped ?? 0 }]);
       return;
     }
     const refused = (failure: { reason: string; id: string; context: RowRef | undefined }): void =>
       run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', `the engine refused the assignment: ${failure.reason}`));
-    run.rowsLoaded += (await bulkWrite(run.engine, items(), refused)).written;
-    const counted = { obsoleted: 0 };
-    if (previous) {
-      await refreshIndex(run.engine, next);
-      await bulkWrite(run.engine, obsoleteAssignments(run.engine, sourceId, previous, next, counted), refused);
-    }
+    await bulkWrite(run.engine, items(), refused);
+    await refreshIndex(run.engine, next);
+    // Distinct assignments: a row repeated in the file is one document.
+    run.rowsLoaded = await countCurrentOfSource(run.engine, next, sourceId);
+    const counted = { obsoleted: 0, dropped: 0 };
+    if (previous) await bulkWrite(run.engine, obsoleteAssignments(run.engine, sourceId, previous, next, counted), refused);
     run.details.obsoleted = counted.obsoleted;
+    run.details.currentBefore = currentBefore;
+    run.details.dropped = counted.dropped;
+    run.guard([{ sourceId, currentBefore, dropped: counted.dropped }]);
     run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true });
   } finally {
     await toolkit.close();

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { Engine } from '../src/engine/client';
 import { currentReleaseIndex, currentReleaseIndices } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
+import { loadHistory } from '../src/engine/loads';
 import type { XrefDocument } from '../src/domain/types';
 import { fixtureDump, fixturesDir, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
 
@@ -170,7 +171,8 @@ describe('npm run load', function () {
 
     it('rejects each reference row that breaks a rule and publishes the rest', async () => {
       await load(prefix, ['structures', join(fixturesDir, 'rules', 'structure.tsv')]);
-      const summary = await load(prefix, ['references', join(fixturesDir, 'rules', 'reference.tsv')]);
+      // Four rules broken in five rows: far past MAX_REJECT_RATIO, so the curator forces it.
+      const summary = await load(prefix, ['references', join(fixturesDir, 'rules', 'reference.tsv'), '--allow-shrink']);
       expect(summary.rejectedByReason).to.deep.equal({ 'unknown-uci': 1, 'unknown-source': 1, 'no-compound-id': 1, 'bad-assignment': 1 });
       const chembl = await xrefsOf(engine, 1);
       expect(chembl.map((x) => `${x.compoundId}:${x.uci}`)).to.deep.equal(['CHEMBL545:9001']);
@@ -265,14 +267,15 @@ describe('npm run load', function () {
     const paracetamol = await uciOfKey(engine, 'RZVAJINKPMORJF-UHFFFAOYSA-N');
     const file = join(mkdtempSync(join(tmpdir(), 'chemxref-same-id-')), 'reference.tsv');
     writeFileSync(file, `UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n${paracetamol}\t22\t1983\t1\n${paracetamol}\t101\t1983\t1\n`);
-    const summary = await load(prefix, ['references', file]);
+    // Two rows replace sources 22 and 101 whole: a shrink the guard would refuse without --allow-shrink.
+    const summary = await load(prefix, ['references', file, '--allow-shrink']);
     expect(summary.rowsLoaded).to.equal(2);
     for (const sourceId of [22, 101]) {
       expect((await xrefsOf(engine, sourceId)).map((x) => `${x.compoundId}:${x.uci}`), `source ${sourceId}`).to.deep.equal([`1983:${paracetamol}`]);
     }
   });
 
-  it('a second dump replaces the first: every source moves at once, nothing is served twice, the old index goes', async () => {
+  it('a second dump replaces the first: every source moves at once, nothing is served twice, the old index stays as the previous release until the next dump', async () => {
     const prefix = await loadFixture(freshPrefix('redump'));
     const engine = engineFor(prefix);
     const [first] = new Set((await currentReleaseIndices(engine)).values());
@@ -288,7 +291,12 @@ describe('npm run load', function () {
     const releases = new Set((await currentReleaseIndices(engine)).values());
     expect(releases.size).to.equal(1);
     expect(releases.has(first)).to.equal(false);
-    expect(await engine.client.indices.exists({ index: first })).to.equal(false);
+    expect(await engine.client.indices.exists({ index: first }), 'kept for searches already routed to it').to.equal(true);
+    expect(Object.keys(await engine.client.indices.getAlias({ index: first }).then((a) => a[first].aliases)).sort()).to.deep.equal(
+      (await allSources(engine)).map((s) => engine.names.previousXrefsOf(s.sourceID)).sort());
+    expect((await engine.client.count({ index: engine.names.xrefs })).count).to.equal(references.length);
+    await load(prefix, ['references', file]);
+    expect(await engine.client.indices.exists({ index: first }), 'gone once a newer release is the previous one').to.equal(false);
     expect((await engine.client.count({ index: engine.names.xrefs })).count).to.equal(references.length);
   });
 
@@ -340,6 +348,7 @@ describe('npm run load', function () {
     const engine = engineFor(prefix);
     const served = await currentReleaseIndex(engine, 101);
     const before = await xrefsOf(engine, 101);
+    const structuresBefore = (await engine.client.count({ index: engine.names.compounds })).count;
     // A big release of NCI/DTP: every demo structure under a made-up NSC-like id, so the load takes a while.
     const demo = table(join(fixturesDir, 'demo', 'structure.tsv.gz'));
     const folder = mkdtempSync(join(tmpdir(), 'chemxref-killed-'));
@@ -369,14 +378,17 @@ describe('npm run load', function () {
     expect(await xrefsOf(engine, 101)).to.deep.equal(before);
     const leftovers = Object.keys(await engine.client.indices.get({ index: `${prefix}-xrefs-101-*` })).filter((i) => i !== served);
     expect(leftovers, 'the killed load left its half-built index').to.have.length(1);
-    // The killed load's heartbeat is recent, so only a stale one is swept: age it, then run any load.
-    const records = await engine.client.search<{ loadId: string }>({ index: engine.names.meta, query: { term: { status: 'running' } } });
-    for (const hit of records.hits.hits) {
-      await engine.client.index({ index: engine.names.meta, id: hit._id!, document: { ...hit._source, heartbeat: '2000-01-01T00:00:00Z' }, refresh: true });
-    }
+    // Its heartbeat is seconds old, but its process is gone: the next load sweeps at once.
     await load(prefix, ['sources', join(fixtureDump, 'source.tsv.gz')]);
     expect(await engine.client.indices.exists({ index: leftovers[0] })).to.equal(false);
     expect(await currentReleaseIndex(engine, 101)).to.equal(served);
+    const killed = (await loadHistory(engine, 10)).find((record) => record.command === 'source');
+    expect(killed?.status).to.equal('failed');
+    expect(killed?.message).to.match(/^interrupted: its process [0-9]+ on .* is gone$/);
+    await engine.client.indices.refresh({ index: engine.names.compounds });
+    expect((await engine.client.count({ index: engine.names.compounds })).count, 'structures only the killed load created are gone').to.equal(structuresBefore);
+    const settings = await engine.client.indices.getSettings({ index: engine.names.compounds, name: 'index.refresh_interval' });
+    expect(JSON.stringify(settings), 'the refresh the killed load paused is on again').not.to.include('"-1"');
   });
 
   it('two loads at once never give one InChIKey two UCIs, nor one UCI two keys', async () => {
@@ -384,7 +396,8 @@ describe('npm run load', function () {
     const engine = engineFor(prefix);
     const release = join(fixturesDir, 'releases', 'bzr-release-2.tsv');
     // The same new structures arrive through two sources at the same moment.
-    await Promise.all([load(prefix, ['source', '104', release]), load(prefix, ['source', '103', release])]);
+    // Source 103's fixture ids are all replaced by BZR's: a shrink, forced.
+    await Promise.all([load(prefix, ['source', '104', release]), load(prefix, ['source', '103', release, '--allow-shrink'])]);
     const result = await engine.client.search<{ uci: number; standardInchiKey: string }>({ index: engine.names.compounds, size: 10_000 });
     const ucis = result.hits.hits.map((hit) => hit._source!.uci);
     expect(new Set(ucis).size).to.equal(ucis.length);

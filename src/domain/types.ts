@@ -56,7 +56,7 @@ export interface LoadRecord {
   file: string | null;
   sourceId?: number | null;
   index?: string | null;
-  status: 'running' | 'done' | 'failed';
+  status: 'running' | 'done' | 'failed' | 'refused';
   dryRun: boolean;
   rowsRead: number;
   rowsLoaded: number;
@@ -68,4 +68,7 @@ export interface LoadRecord {
   ended: string | null;
   seconds: number | null;
   message?: string | null;
+  /** Machine and process of the load: on that machine a dead process marks the load interrupted at once. */
+  host?: string;
+  pid?: number;
 }

@@ -10,6 +10,7 @@
  */
 import { errors, type Client } from '@elastic/elasticsearch';
 import type { MsearchResponseItem, SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
+import { EngineUnavailable } from './errors';
 import { dealHits, mergeable, mergedBody, mergedLimits, type ExactFields, type Mergeable } from './merge';
 
 /** Parameters that go in a search's `_msearch` header line; everything else is its body. */
@@ -24,6 +25,8 @@ interface Pending {
   reject: (error: unknown) => void;
   /** Sent as it is, never merged: a merged search could not answer it. */
   alone?: boolean;
+  /** Sent again once already after a partial answer or a shard failure. */
+  retried?: boolean;
 }
 
 /** One search of an `_msearch`: a pending search, or several merged into one (merge.ts). */
@@ -52,7 +55,9 @@ export class SearchBatcher {
   /** One search, sent with the others queued in this turn of the event loop. */
   search<T>(request: SearchRequest): Promise<SearchResponse<T>> {
     return new Promise((resolve, reject) => {
-      const header: Record<string, unknown> = {};
+      // A search that misses shards (a release index deleted under it, a node gone) must fail, not
+      // answer "Not found" from the shards it reached.
+      const header: Record<string, unknown> = { allow_partial_search_results: false };
       const body: Record<string, unknown> = {};
       for (const [name, value] of Object.entries(request)) {
         if (value === undefined) continue;
@@ -80,7 +85,7 @@ export class SearchBatcher {
     for (const search of queue) {
       const shape = search.alone ? undefined : mergeableOrNot(search, this.exact);
       if (!shape) {
-        outgoing.push(alone(search));
+        outgoing.push(this.alone(search));
         continue;
       }
       const chunks = groups.get(shape.signature) ?? [];
@@ -94,8 +99,24 @@ export class SearchBatcher {
       chunk.hits += shape.size;
       chunk.values += shape.values.length;
     }
-    for (const { members } of [...groups.values()].flat()) outgoing.push(members.length === 1 ? alone(members[0].search) : this.merged(members));
+    for (const { members } of [...groups.values()].flat()) outgoing.push(members.length === 1 ? this.alone(members[0].search) : this.merged(members));
     return outgoing;
+  }
+
+  /** A search sent as it is: a partial answer or a failure of its shards goes again once, then fails with EngineUnavailable. */
+  private alone(search: Pending): Outgoing {
+    return {
+      header: search.header, body: search.body,
+      settle: (outcome) => {
+        const failure = 'error' in outcome ? (outcome.whole ? undefined : shardFailure(outcome.error)) : partial(outcome.response);
+        if (failure) {
+          if (!search.retried) return this.queue({ ...search, alone: true, retried: true });
+          return search.reject(new EngineUnavailable(`the search engine answered only part of a search (${failure}); try again shortly`));
+        }
+        if ('error' in outcome) search.reject(outcome.error);
+        else search.resolve(outcome.response);
+      },
+    };
   }
 
   private merged(members: Member[]): Outgoing {
@@ -110,10 +131,11 @@ export class SearchBatcher {
           // a limit only the merged search reaches): each goes again alone. An overloaded or failing
           // engine (429, 5xx, no answer) fails them all, as it would have failed each.
           const status = (outcome.error as { statusCode?: number }).statusCode ?? 0;
-          if (!outcome.whole && status >= 400 && status < 500 && status !== 429) members.forEach(sendAlone);
+          if (!outcome.whole && ((status >= 400 && status < 500 && status !== 429) || shardFailure(outcome.error))) members.forEach(sendAlone);
           else for (const member of members) member.search.reject(outcome.error);
           return;
         }
+        if (partial(outcome.response)) return members.forEach(sendAlone);
         let dealt: Map<Member, SearchResponse<unknown> | undefined>;
         try {
           dealt = dealHits(members, size, outcome.response);
@@ -158,10 +180,20 @@ function mergeableOrNot(search: Pending, exact: ExactFields): Member | undefined
   }
 }
 
-/** A search sent as it is. */
-function alone(search: Pending): Outgoing {
-  return {
-    header: search.header, body: search.body,
-    settle: (outcome) => ('error' in outcome ? search.reject(outcome.error) : search.resolve(outcome.response)),
-  };
+/** What is missing from an answer: failed shards, or a timeout (undefined when it is whole). */
+function partial(response: SearchResponse<unknown>): string | undefined {
+  if (response.timed_out) return 'timed out';
+  const failed = response._shards?.failed ?? 0;
+  return failed > 0 ? `${failed} of ${response._shards.total} shards failed` : undefined;
+}
+
+/**
+ * A search's own error that means its shards could not all be searched (an index deleted or moved
+ * under it, a node gone): worth one more try, which the alias then routes to the current release.
+ */
+function shardFailure(error: unknown): string | undefined {
+  const status = (error as { statusCode?: number }).statusCode ?? 0;
+  const type = ((error as { body?: { error?: { type?: string } } }).body?.error?.type) ?? '';
+  if (status >= 500 || type === 'search_phase_execution_exception' || type === 'no_shard_available_action_exception') return type || `HTTP ${status}`;
+  return undefined;
 }

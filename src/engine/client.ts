@@ -29,6 +29,10 @@ export class IndexNames {
   get meta(): string { return `${this.prefix}-meta`; }
   /** Alias of one source's current release. */
   xrefsOf(sourceId: number): string { return `${this.prefix}-xrefs-${sourceId}`; }
+  /** Alias of the release a source served before its current one, kept for RELEASE_GRACE. */
+  previousXrefsOf(sourceId: number): string { return `${this.prefix}-previous-xrefs-${sourceId}`; }
+  /** Every previous-release alias. */
+  get previousXrefs(): string { return `${this.prefix}-previous-xrefs-*`; }
   /**
    * A fresh physical index for one release: of one source (`source`, `remove-source`) or of every
    * source of a reference table (`dump`), which then serves them all from one shard.

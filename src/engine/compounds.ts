@@ -1,6 +1,7 @@
 /** Reads of the compounds index: structures by InChIKey, by UCI, by connectivity block. */
 import type { CompoundDocument } from '../domain/types';
 import type { Engine } from './client';
+import { deleteWhere } from './loads';
 import { maxResultWindow, sortedSources } from './paging';
 
 /** `values` without repeats, in slices of at most `maxResultWindow`: one search each. */
@@ -123,4 +124,32 @@ export async function structureRefsByUci(engine: Engine, ucis: number[]): Promis
     }
   }
   return found;
+}
+
+/**
+ * Deletes the structures that load `loadId` created and that no assignment of any release index
+ * refers to (a failed or refused load's new structures, invisible to lookups but counted by
+ * `/rest/release`). Returns how many were deleted.
+ */
+export async function removeOrphanStructuresOf(engine: Engine, loadId: string): Promise<number> {
+  let removed = 0;
+  let after: Record<string, unknown> | undefined;
+  for (;;) {
+    const result = await engine.client.search({
+      index: engine.names.compounds, size: 0, query: { term: { loadId } },
+      aggs: { ucis: { composite: { size: 5_000, sources: [{ uci: { terms: { field: 'uci' } } }], ...(after ? { after } : {}) } } },
+    }, { ignore: [404] });
+    const agg = result.aggregations?.ucis as { buckets: { key: { uci: number } }[]; after_key?: Record<string, unknown> } | undefined;
+    const ucis = (agg?.buckets ?? []).map((bucket) => bucket.key.uci);
+    if (ucis.length === 0) return removed;
+    const used = await engine.client.search({
+      index: `${engine.names.xrefs}-*`, size: 0, ignore_unavailable: true, allow_no_indices: true,
+      query: { terms: { uci: ucis } }, aggs: { ucis: { terms: { field: 'uci', size: ucis.length } } },
+    });
+    const referenced = new Set(((used.aggregations?.ucis as { buckets: { key: number }[] } | undefined)?.buckets ?? []).map((bucket) => bucket.key));
+    const orphans = ucis.filter((uci) => !referenced.has(uci));
+    if (orphans.length > 0) removed += await deleteWhere(engine, engine.names.compounds, { bool: { filter: [{ term: { loadId } }, { terms: { uci: orphans } }] } });
+    after = agg?.after_key;
+    if (!after) return removed;
+  }
 }

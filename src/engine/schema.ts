@@ -12,7 +12,11 @@ const baseIndices: MappingName[] = ['compounds', 'sources', 'meta'];
 export async function ensureBaseIndices(engine: Engine): Promise<void> {
   for (const name of baseIndices) {
     const index = engine.names[name];
-    if (await engine.client.indices.exists({ index })) continue;
+    if (await engine.client.indices.exists({ index })) {
+      // The meta index's strict mapping gains fields as chemxref grows (load host and pid, load locks).
+      if (name === 'meta') await engine.client.indices.putMapping({ index, ...mappingOf(name).mappings });
+      continue;
+    }
     await engine.client.indices.create({ index, ...mappingOf(name) }, { ignore: [400] }).catch((error) => {
       if (!/resource_already_exists_exception/.test(String(error))) throw error;
     });
@@ -84,34 +88,91 @@ export async function currentReleaseIndices(engine: Engine): Promise<Map<number,
  * see the old releases until this call and the new ones after, never a mix.
  *
  * A source's alias filters on its id when the index holds several sources. The all-sources alias
- * shows a previous index only for the sources it still serves, and an index that serves none is
- * deleted in the same call. Publishes take turns (a lock in the meta index): each one rewrites the
- * all-sources filter from what the aliases say at that moment.
+ * shows a previous index only for the sources it still serves. The release a source served until
+ * now becomes its previous release (`{prefix}-previous-xrefs-{sourceId}`), and is not deleted in the
+ * swap: searches already routed to it finish on it. The release that was previous before goes, once
+ * nothing points at it (`deleteUnaliasedReplaced`); a previous release also goes after RELEASE_GRACE
+ * (`removeExpiredPreviousReleases`). Publishes take turns (a lock in the meta index): each one
+ * rewrites the all-sources filter from what the aliases say at that moment.
  */
 export async function publishReleases(engine: Engine, index: string, sourceIds: number[]): Promise<void> {
   await withPublishLock(engine, async () => {
     const served = await servedSources(engine);
+    const previousAliases = await aliasHolders(engine, sourceIds.map((sourceId) => engine.names.previousXrefsOf(sourceId)));
     const published = new Set(sourceIds);
     const shared = sourceIds.length > 1;
     const actions: object[] = [];
+    const retired: string[] = [];
     for (const sourceId of sourceIds) {
       actions.push({ add: { index, alias: engine.names.xrefsOf(sourceId), ...(shared ? { filter: { term: { sourceId } } } : {}) } });
     }
     actions.push({ add: { index, alias: engine.names.xrefs } });
+    for (const [alias, holders] of previousAliases) {
+      for (const holder of holders) actions.push({ remove: { index: holder, alias } });
+    }
     for (const [previous, sources] of served) {
       if (previous === index) continue;
       const replaced = [...sources].filter((sourceId) => published.has(sourceId));
       if (replaced.length === 0) continue;
       const remaining = [...sources].filter((sourceId) => !published.has(sourceId)).sort((a, b) => a - b);
-      if (remaining.length === 0) {
-        actions.unshift({ remove_index: { index: previous } });
-        continue;
+      for (const sourceId of replaced) {
+        actions.push({ remove: { index: previous, alias: engine.names.xrefsOf(sourceId) } });
+        actions.push({ add: { index: previous, alias: engine.names.previousXrefsOf(sourceId), filter: { term: { sourceId } } } });
       }
-      for (const sourceId of replaced) actions.unshift({ remove: { index: previous, alias: engine.names.xrefsOf(sourceId) } });
-      actions.push({ add: { index: previous, alias: engine.names.xrefs, filter: { terms: { sourceId: remaining } } } });
+      if (remaining.length === 0) {
+        actions.push({ remove: { index: previous, alias: engine.names.xrefs } });
+        retired.push(previous);
+      } else {
+        actions.push({ add: { index: previous, alias: engine.names.xrefs, filter: { terms: { sourceId: remaining } } } });
+      }
     }
     await engine.client.indices.updateAliases({ actions } as never);
+    // When each release stopped serving, for RELEASE_GRACE.
+    for (const previous of retired) await engine.client.indices.putMapping({ index: previous, _meta: { retiredAt: new Date().toISOString() } });
+    await deleteUnaliasedReplaced(engine, [...previousAliases.values()].flat());
   });
+}
+
+/** The indices each alias of `aliases` points at. */
+async function aliasHolders(engine: Engine, aliases: string[]): Promise<Map<string, string[]>> {
+  const found = await engine.client.indices.getAlias({ name: aliases.join(',') }, { ignore: [404] });
+  const holders = new Map<string, string[]>();
+  for (const [index, state] of Object.entries(found ?? {})) {
+    for (const alias of Object.keys((state as { aliases?: object }).aliases ?? {})) {
+      if (!aliases.includes(alias)) continue;
+      holders.set(alias, [...holders.get(alias) ?? [], index]);
+    }
+  }
+  return holders;
+}
+
+/** Deletes those of `indices` that no alias points at any more (they served no source since the publish before). */
+async function deleteUnaliasedReplaced(engine: Engine, indices: string[]): Promise<void> {
+  if (indices.length === 0) return;
+  const state = await engine.client.indices.get({ index: [...new Set(indices)].join(','), features: ['aliases'] }, { ignore: [404] });
+  const unaliased = Object.entries(state ?? {})
+    .filter(([name, value]) => indices.includes(name) && Object.keys((value as { aliases?: object }).aliases ?? {}).length === 0)
+    .map(([name]) => name);
+  if (unaliased.length > 0) await engine.client.indices.delete({ index: unaliased.join(',') }, { ignore: [404] });
+}
+
+/**
+ * Deletes previous releases that serve no source and stopped serving more than `graceMs` ago (the
+ * previous-release aliases of sources not reloaded since). Returns what it deleted.
+ */
+export async function removeExpiredPreviousReleases(engine: Engine, graceMs: number): Promise<string[]> {
+  const all = await engine.client.indices.get({ index: `${engine.names.xrefs}-*`, features: ['aliases', 'mappings'] }, { ignore: [404] });
+  const prefix = `${engine.names.prefix}-previous-xrefs-`;
+  const expired: string[] = [];
+  for (const [index, state] of Object.entries(all ?? {})) {
+    const value = state as { aliases?: object; mappings?: { _meta?: { retiredAt?: string } } };
+    const aliases = Object.keys(value.aliases ?? {});
+    if (aliases.length === 0 || !aliases.every((alias) => alias.startsWith(prefix))) continue;
+    const retiredAt = Date.parse(value.mappings?._meta?.retiredAt ?? '');
+    if (Number.isFinite(retiredAt) && Date.now() - retiredAt > graceMs) expired.push(index);
+  }
+  if (expired.length > 0) await engine.client.indices.delete({ index: expired.join(',') }, { ignore: [404] });
+  return expired;
 }
 
 const lockId = 'publish-lock';
@@ -170,4 +231,11 @@ export async function resumeRefresh(engine: Engine, index: string, name: Mapping
 /** Makes what was written to `index` searchable now. */
 export async function refreshIndex(engine: Engine, index: string): Promise<void> {
   await engine.client.indices.refresh({ index });
+}
+
+/** Whether periodic refresh of `index` is off (a bulk load paused it). */
+export async function refreshPaused(engine: Engine, index: string): Promise<boolean> {
+  const settings = await engine.client.indices.getSettings({ index, name: 'index.refresh_interval' }, { ignore: [404] });
+  const value = (Object.values(settings ?? {})[0] as { settings?: { index?: { refresh_interval?: string } } } | undefined)?.settings?.index?.refresh_interval;
+  return value === '-1';
 }

@@ -46,3 +46,28 @@ export async function countXrefs(engine: Engine, index: string, currentOnly: boo
   const result = await engine.client.count({ index, query: currentOnly ? { term: { assignment: 1 } } : { match_all: {} } });
   return result.count;
 }
+
+/** Current assignments of one source in an index or alias (0 when it does not exist). */
+export async function countCurrentOfSource(engine: Engine, index: string, sourceId: number): Promise<number> {
+  const result = await engine.client.count({
+    index, ignore_unavailable: true, allow_no_indices: true,
+    query: { bool: { filter: [{ term: { sourceId } }, { term: { assignment: 1 } }] } },
+  });
+  return result.count;
+}
+
+/** Which of `compoundIds` are current ids of the source in `index`. */
+export async function currentCompoundIds(engine: Engine, index: string, sourceId: number, compoundIds: string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  const unique = [...new Set(compoundIds)];
+  for (let start = 0; start < unique.length; start += 5_000) {
+    const chunk = unique.slice(start, start + 5_000);
+    const result = await engine.client.search<{ compoundId: string }>({
+      index, size: 0, track_total_hits: false,
+      query: { bool: { filter: [{ term: { sourceId } }, { term: { assignment: 1 } }, { terms: { compoundId: chunk } }] } },
+      aggs: { ids: { terms: { field: 'compoundId', size: chunk.length } } },
+    });
+    for (const bucket of (result.aggregations?.ids as { buckets: { key: string }[] }).buckets) found.add(bucket.key);
+  }
+  return found;
+}
