@@ -135,6 +135,17 @@ async function* lines(file: string, counter?: ByteCounter): AsyncGenerator<strin
   for await (const found of lineChunks(file, counter)) yield* found;
 }
 
+/**
+ * Marks a row whose column count is not the header's (a line cut short, a stray tab): the loaders
+ * reject it with reason `wrong-column-count` (see reject.ts). Empty columns past the header's last
+ * are tolerated (a trailing tab).
+ */
+function markColumnCount(fields: Record<string, string>, values: string[], columns: number): void {
+  if (values.length === columns) return;
+  if (values.length > columns && values.slice(columns).every((value) => value.trim() === '')) return;
+  fields.__columns = `the row has ${values.length} column${values.length === 1 ? '' : 's'}, the header ${columns}`;
+}
+
 function normaliseHeader(header: string[]): string[] {
   return header.map((name) => name.replace(/^\uFEFF/, '').trim().toLowerCase());
 }
@@ -155,6 +166,7 @@ async function* tsvRowChunks(file: string, counter?: ByteCounter): AsyncGenerato
       const values = text.split('\t');
       const fields: Record<string, string> = {};
       for (let i = 0; i < header.length; i += 1) fields[header[i]] = (values[i] ?? '').trim();
+      markColumnCount(fields, values, header.length);
       rows.push({ line, raw: text, fields });
     }
     if (rows.length > 0) yield rows;
@@ -172,6 +184,7 @@ async function* csvRows(file: string, counter?: ByteCounter): AsyncGenerator<Row
     }
     const fields: Record<string, string> = {};
     for (let i = 0; i < header.length; i += 1) fields[header[i]] = (record[i] ?? '').trim();
+    markColumnCount(fields, record, header.length);
     yield { line: info.lines, raw: raw.replace(/\r?\n$/, ''), fields };
   }
   if (!header) throw new FileFormatError(`${file} is empty: expected a header row`);
@@ -279,7 +292,7 @@ export async function readColumns(file: string, format: Format): Promise<string[
     const records = (await openText(file)).pipe(parseCsv({ bom: true, relax_column_count: true, to_line: 1 }));
     for await (const record of records as AsyncIterable<string[]>) return normaliseHeader(record);
   } else {
-    for await (const row of readRows(file, format)) return Object.keys(row.fields).filter((key) => key !== '__error');
+    for await (const row of readRows(file, format)) return Object.keys(row.fields).filter((key) => !key.startsWith('__'));
   }
   return [];
 }

@@ -11,6 +11,7 @@ import { allSources } from '../src/engine/sources';
 import { countCurrentOfSource, countXrefs, xrefId } from '../src/engine/xrefs';
 import { publishSourceReleases } from './publish';
 import { ByteCounter, FileFormatError, fileSize, readColumns, readRowBatches, type Row, type RowRef } from './read';
+import { rejectMalformed } from './reject';
 import { Reject, writeBatches, type LoadRun } from './run';
 import { parseUci } from './structure-rules';
 import type { DryRunMemory } from './uci-bitset';
@@ -64,6 +65,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
       for (const row of batch) {
         run.rowsRead += 1;
         try {
+          rejectMalformed(row.fields);
           const uci = parseUci(row.fields.uci);
           const sourceText = row.fields.src_id;
           if (!/^[0-9]+$/.test(sourceText ?? '')) throw new Reject('bad-source-id', `SRC_ID "${sourceText ?? ''}" is not a source id`);

@@ -18,6 +18,7 @@ import { allocateUcis } from '../src/engine/sequence';
 import { countCurrentOfSource, currentCompoundIds, existingIds, scanXrefs, xrefId } from '../src/engine/xrefs';
 import { publishSourceRelease } from './publish';
 import { ByteCounter, FileFormatError, detectFormat, fileSize, readColumns, readRowBatches, type Format, type Row, type RowRef } from './read';
+import { rejectMalformed } from './reject';
 import { Reject, type LoadRun } from './run';
 import { checkStructure } from './structure-rules';
 import { StructureToolkit } from './toolkit';
@@ -49,7 +50,7 @@ async function checkBatch(run: LoadRun, rows: Row[], format: Format, toolkit: St
   rows.forEach((row, i) => {
     run.rowsRead += 1;
     try {
-      if (row.fields.__error) throw new Reject('bad-row', row.fields.__error);
+      rejectMalformed(row.fields);
       const compoundId = format === 'sdf'
         ? (options.idProperty ? row.fields[options.idProperty.toLowerCase()] : row.fields.title) ?? ''
         : first(row.fields, idColumns) ?? '';

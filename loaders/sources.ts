@@ -5,6 +5,7 @@
 import type { SourceDocument } from '../src/domain/types';
 import { allSources, putSource } from '../src/engine/sources';
 import { ByteCounter, FileFormatError, detectFormat, fileSize, readColumns, readRows, type Row } from './read';
+import { rejectMalformed } from './reject';
 import { Reject, type LoadRun } from './run';
 import type { DryRunMemory } from './uci-bitset';
 
@@ -80,6 +81,7 @@ export async function loadSources(run: LoadRun, file: string, dryRun?: DryRunMem
   for await (const row of readRows(file, format, counter) as AsyncIterable<Row>) {
     run.rowsRead += 1;
     try {
+      rejectMalformed(row.fields);
       const source = sourceFromRow(row.fields);
       if (seen.has(source.sourceID)) throw new Reject('duplicate-source', `src_id ${source.sourceID} already given on line ${seen.get(source.sourceID)}`);
       const owner = names.get(source.name);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { compoundDocument } from '../src/domain/compound';
 import { ByteCounter, FileFormatError, readRowBatches } from './read';
-import { Reject } from './reject';
+import { Reject, rejectMalformed } from './reject';
 import { checkStructure, parseUci } from './structure-rules';
 
 /** A Standard InChIKey's length (14 + 10 + 1 letters, two hyphens): keys are joined without separators. */
@@ -64,6 +64,7 @@ function checkBatch(rows: { line: number; raw: string; fields: Record<string, st
   let documentEnd = 0;
   for (const row of rows) {
     try {
+      rejectMalformed(row.fields);
       const uci = parseUci(row.fields.uci);
       batch.highest = Math.max(batch.highest, uci);
       const checked = checkStructure(row.fields.standardinchi, row.fields.standardinchikey, options.maxInchiLength);

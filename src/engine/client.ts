@@ -4,10 +4,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, HttpConnection } from '@elastic/elasticsearch';
+import { Client, HttpConnection, SniffingTransport } from '@elastic/elasticsearch';
 import type { SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
 import type { Config } from '../config';
 import { SearchBatcher } from './batch';
+import { Breaker } from './breaker';
 import { exactFieldsOf } from './merge';
 
 export type MappingName = 'compounds' | 'xrefs' | 'sources' | 'meta';
@@ -40,20 +41,67 @@ export class IndexNames {
   xrefsRelease(tag: number | 'dump', stamp = Date.now()): string { return `${this.prefix}-xrefs-${tag}-${stamp}`; }
 }
 
+/** A connection that goes through `breaker`: refused at once while it is open, and tells it how each request went. */
+function guardedConnection(breaker: Breaker): typeof HttpConnection {
+  return class GuardedConnection extends HttpConnection {
+    async request(...args: Parameters<HttpConnection['request']>): Promise<never> {
+      breaker.check();
+      try {
+        const result = await super.request(...args);
+        breaker.succeeded();
+        return result as never;
+      } catch (error) {
+        const name = (error as Error).name;
+        if (name === 'ConnectionError' || name === 'TimeoutError') breaker.failed();
+        throw error;
+      }
+    }
+  } as typeof HttpConnection;
+}
+
+/** The client's transport with its one retry after a connection error 50 ms later, not after a backoff of seconds. */
+class QuickRetryTransport extends SniffingTransport {
+  constructor(options: ConstructorParameters<typeof SniffingTransport>[0]) {
+    super({ ...options, retryBackoff: () => 0.05 });
+  }
+}
+
+export interface EngineOptions {
+  /**
+   * For the API: every request gets ENGINE_TIMEOUT_MS and at most one quick retry after a
+   * connection error, and a circuit breaker fails requests at once while the engine is unreachable.
+   * Loads and exports keep a long timeout and retries with backoff.
+   */
+  serving?: boolean;
+}
+
 /** The Elasticsearch client of `config`, plus the index names. */
 export class Engine {
   readonly client: Client;
   readonly names: IndexNames;
+  readonly breaker?: Breaker;
   private readonly batcher: SearchBatcher;
+  private readonly probeClient?: Client;
 
-  constructor(readonly config: Config) {
+  constructor(readonly config: Config, options: EngineOptions = {}) {
     const auth = config.ES_API_KEY
       ? { apiKey: config.ES_API_KEY }
       : config.ES_USERNAME ? { username: config.ES_USERNAME, password: config.ES_PASSWORD ?? '' } : undefined;
     // node:http rather than the client's default undici pool: at half the peak rate, six interleaved
     // pairs of sourceID lookups had p99 15.8-31.7 ms against 30.7-42.8 ms, at the same API CPU
     // (BENCHMARKS.md, API, seventh session).
-    this.client = new Client({ node: config.ES_URL, auth, requestTimeout: 60_000, maxRetries: 2, Connection: HttpConnection });
+    if (options.serving) {
+      const deadline = config.ENGINE_TIMEOUT_MS;
+      this.probeClient = new Client({ node: config.ES_URL, auth, requestTimeout: deadline, maxRetries: 0, Connection: HttpConnection });
+      const probe = this.probeClient;
+      this.breaker = new Breaker(() => probe.ping());
+      this.client = new Client({
+        node: config.ES_URL, auth, requestTimeout: deadline, maxRetries: 1, Transport: QuickRetryTransport,
+        Connection: guardedConnection(this.breaker),
+      });
+    } else {
+      this.client = new Client({ node: config.ES_URL, auth, requestTimeout: 60_000, maxRetries: 2, Connection: HttpConnection });
+    }
     this.names = new IndexNames(config.ES_INDEX_PREFIX);
     this.batcher = new SearchBatcher(this.client, exactFieldsOf((['compounds', 'xrefs', 'sources', 'meta'] as const).map(mappingOf)));
   }
@@ -64,6 +112,8 @@ export class Engine {
   }
 
   async close(): Promise<void> {
+    this.breaker?.close();
     await this.client.close();
+    await this.probeClient?.close();
   }
 }
