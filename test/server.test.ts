@@ -276,3 +276,62 @@ describe('security headers', function () {
     }
   });
 });
+
+describe('bad numbers and blank compounds', function () {
+  this.timeout(180_000);
+  let api: RunningApi;
+
+  before(async () => {
+    api = await startApi(testConfig(await fixturePrefix()));
+  });
+  after(async () => { await api?.stop(); });
+
+  it('sourceID 99999999999, past the 32-bit source ids, is a 400 naming 99999999999 in v1 lookups, connectivity and /sources', async () => {
+    const answers = [
+      await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 99999999999 }),
+      await api.post('/api/v1/connectivity', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 99999999999 }),
+      await api.get('/api/v1/sources/99999999999'),
+    ];
+    for (const { status, body } of answers) {
+      expect(status).to.equal(400);
+      expect(body.response).to.equal('Error');
+      expect(body.error).to.equal('"sourceID" is 99999999999: it must be <= 2147483647');
+    }
+  });
+
+  it('source 99999999999 in a legacy path is a 400 naming it, while the largest 32-bit id, 2147483647, is an unknown source (404)', async () => {
+    for (const path of ['/rest/src_compound_id/CHEMBL112/99999999999', '/rest/src_compound_id/CHEMBL112/1/99999999999', '/rest/structure/CHEMBL112/99999999999',
+      '/rest/mapping/1/99999999999', '/rest/sources/99999999999', '/legacy/rest/orphanIdMap/CHEMBL112/99999999999']) {
+      const { status, body } = await api.get(path);
+      expect(status, path).to.equal(400);
+      expect(body.error, path).to.equal('"99999999999" is not a source id: a source id is an integer from 1 to 2147483647');
+    }
+    const criterion = await api.get('/rest/cpd_search/CHEMBL112/1/99999999999/0/0');
+    expect(criterion.status).to.equal(400);
+    expect(criterion.body.error).to.contain('"99999999999"');
+    const largest = await api.get('/rest/src_compound_id/CHEMBL112/2147483647');
+    expect(largest.status).to.equal(404);
+    expect(largest.body.error).to.equal('source 2147483647 does not exist');
+  });
+
+  it('a compound of only whitespace is the same 400 in v1 lookups and connectivity (every type) and in every legacy path with a compound', async () => {
+    const v1 = [];
+    for (const type of ['uci', 'inchi', 'inchikey', 'sourceID']) {
+      for (const path of ['/api/v1/compounds', '/api/v1/connectivity']) v1.push(await api.post(path, { type, compound: '   ', sourceID: 1 }));
+    }
+    v1.push(await api.post('/api/v1/compounds', { type: 'inchikey', compound: '' }));
+    for (const { status, body } of v1) {
+      expect(status).to.equal(400);
+      expect(body.error).to.equal('the compound is empty or only whitespace');
+    }
+    for (const path of ['/rest/inchikey/%20%20%20', '/rest/inchikey_all/%20', '/rest/verbose_inchikey/%20', '/rest/inchi/%09%20', '/rest/key_search/%20%20%20/0/0',
+      '/rest/src_compound_id/%20%20/1', '/rest/src_compound_id_all/%20/1/101', '/rest/src_compound_id_url/%20/1/1', '/rest/structure/%20/1', '/rest/structure_all/%20/1',
+      '/rest/cpd_search/%20/1', '/rest/orphanIdSource/%20%20', '/legacy/rest/orphanIdMap/%20']) {
+      const { status, body } = await api.get(path);
+      expect(status, path).to.equal(400);
+      expect(body.error, path).to.equal('the compound is empty or only whitespace');
+    }
+    const xml = await api.get('/rest/inchikey/%20%20%20', { accept: 'text/xml' });
+    expect(xml.text).to.contain('<opt><error>the compound is empty or only whitespace</error></opt>');
+  });
+});

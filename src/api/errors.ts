@@ -14,14 +14,33 @@ export class HttpError extends Error {
   }
 }
 
-interface ValidatorError { status?: number; statusCode?: number; type?: string; errors?: { path?: string; message?: string }[]; message?: string }
+/** The one answer to a compound that is empty or only whitespace, in every endpoint of both API families. */
+export const blankCompound = 'the compound is empty or only whitespace';
+
+interface ValidatorError { status?: number; statusCode?: number; type?: string; errors?: { path?: string; message?: string; errorCode?: string }[]; message?: string }
+
+/** The value a validator finding is about, as the request sent it (a path segment as typed, a body value as JSON), shortened. */
+function valueAt(req: Request | undefined, path: string): string | undefined {
+  const [, where, ...keys] = path.split('/');
+  // The validator runs before Express matches a route: path parameters are the ones it parsed itself.
+  const params = (req as { openapi?: { pathParams?: Record<string, string> } } | undefined)?.openapi?.pathParams ?? req?.params;
+  let value: unknown = where === 'body' ? req?.body : where === 'params' ? params : where === 'query' ? req?.query : undefined;
+  for (const key of keys) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  if (value === undefined) return undefined;
+  const shown = where === 'params' && typeof value === 'string' ? value : JSON.stringify(value);
+  return shown.length > 60 ? `${shown.slice(0, 60)}...` : shown;
+}
 
 /** Words for a request-validator finding: "body must have required property 'type'" → "the field \"type\" is missing". */
-function validatorMessage(error: ValidatorError): string {
+function validatorMessage(error: ValidatorError, req?: Request): string {
   const first = error.errors?.[0];
   if (!first) return error.message ?? 'the request is not valid';
   const field = (first.path ?? '').replace(/^\/?(body|query|params|path)\/?/, '').replace(/^\./, '') || 'body';
   const message = first.message ?? 'is not valid';
+  if (field === 'compound' && message === 'must match pattern "\\S"') return blankCompound;
+  // A number out of range is named as sent: `"sourceID" is 99999999999: it must be <= 2147483647`.
+  const value = /^(maximum|minimum|exclusiveMaximum|exclusiveMinimum)\./.test(first.errorCode ?? '') ? valueAt(req, first.path ?? '') : undefined;
+  if (value !== undefined) return `"${field}" is ${value}: it ${message}`;
   const missing = /must have required property '([^']+)'/.exec(message);
   if (missing) return `the field "${missing[1]}" is missing`;
   const unknown = /must NOT have additional properties|Unknown query parameter/.exec(message);
@@ -41,7 +60,7 @@ function retryAfterOf(...errors: unknown[]): number | undefined {
 }
 
 /** Status, message, details and, for a 429 or 503, the seconds to wait, for anything thrown. */
-export function describeError(error: unknown): { status: number; message: string; details: { path: string; message: string }[]; retryAfter?: number } {
+export function describeError(error: unknown, req?: Request): { status: number; message: string; details: { path: string; message: string }[]; retryAfter?: number } {
   const translated = translateEngineError(error);
   if (translated instanceof HttpError) return { status: translated.status, message: translated.message, details: translated.details, retryAfter: retryAfterOf(translated) };
   if (translated instanceof InvalidQuery) return { status: 400, message: translated.message, details: translated.details };
@@ -55,7 +74,7 @@ export function describeError(error: unknown): { status: number; message: string
   if (status === 405) return { status: 405, message: e.message ?? 'method not allowed', details: [] };
   if (status === 415) return { status: 415, message: 'the body must be JSON (Content-Type: application/json)', details: [] };
   if (status && status >= 400 && status < 500) {
-    return { status, message: validatorMessage(e), details: (e.errors ?? []).map((x) => ({ path: x.path ?? '', message: x.message ?? '' })) };
+    return { status, message: validatorMessage(e, req), details: (e.errors ?? []).map((x) => ({ path: x.path ?? '', message: x.message ?? '' })) };
   }
   return { status: 500, message: 'an internal error occurred', details: [] };
 }
@@ -73,7 +92,7 @@ export type ErrorSender = (error: unknown, req: Request, res: Response) => void;
 /** The error sender. `legacy` renders legacy errors (JSON `{error}`, XML or JSONP as asked). */
 export function errorSender(legacy: LegacyErrorRenderer): ErrorSender {
   return (error, req, res) => {
-    const { status, message, details, retryAfter } = describeError(error);
+    const { status, message, details, retryAfter } = describeError(error, req);
     if (status >= 500 && status !== 503) log.error('request failed', { method: req.method, path: req.path, error: (error as Error)?.stack ?? String(error) });
     if (res.headersSent) return;
     // Every 503 says when to try again (1 s unless the error knows better), and so does a 429.

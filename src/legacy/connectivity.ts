@@ -9,17 +9,17 @@ import { InvalidQuery, UnknownResource } from '../domain/errors';
 import { indexedStructure, requireSource, type LookupContext } from '../domain/lookup';
 import type { LegacyValue } from './format';
 import labelTable from './labels.json';
-import { legacySource, sourceSummary } from './lookups';
+import { legacySource, maxSourceId, sourceSummary } from './lookups';
 
 /** The search criteria A–H of UniChem 1, as numbers. */
 export interface Criteria { A: number; B: number; C: number; D: number; E: number; F: number; G: number; H: number }
 
 export const criterionNames = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'] as const;
 
-// Highest value of each criterion (A is a source id: any positive integer naming a source, or 0).
-const maxima: Record<keyof Criteria, number> = { A: 999_999_999, B: 1, C: 4, D: 500, E: 2000, F: 1, G: 1, H: 1 };
+// Highest value of each criterion (A is a source id naming a source, or 0).
+const maxima: Record<keyof Criteria, number> = { A: maxSourceId, B: 1, C: 4, D: 500, E: 2000, F: 1, G: 1, H: 1 };
 const meanings: Record<keyof Criteria, string> = {
-  A: 'a source id, or 0 for every source',
+  A: `a source id (1 to ${maxSourceId}), or 0 for every source`,
   B: '0 (first InChIKey block) or 1 (first two blocks)',
   C: '0 (whole ~ whole), 1 (query ~ component of hit), 2 (component of query ~ hit), 3 (component ~ component) or 4 (all)',
   D: `0 (the service's COMPONENT_FREQUENCY_CAP) to 500`,
@@ -38,7 +38,7 @@ export function parseCriteria(segments: Partial<Record<keyof Criteria, string>>)
       criteria[name] = 0;
       continue;
     }
-    if (!/^[0-9]{1,9}$/.test(text) || Number(text) > maxima[name]) {
+    if (!/^[0-9]{1,10}$/.test(text) || Number(text) > maxima[name]) {
       throw new InvalidQuery(`criterion ${name} is "${text}": it must be ${meanings[name]}`);
     }
     criteria[name] = Number(text);

@@ -4,6 +4,8 @@
  * answer in the format the request asked for.
  */
 import type { Request, RequestHandler } from 'express';
+import { blankCompound } from '../api/errors';
+import { InvalidQuery } from '../domain/errors';
 import type { LookupContext } from '../domain/lookup';
 import { compoundSearch, criterionNames, keySearch, parseCriteria } from './connectivity';
 import { legacyFormat, renderLegacy, type LegacyFormat, type LegacyValue } from './format';
@@ -23,7 +25,10 @@ type Params = Record<string, string | undefined>;
 function answer(produce: (params: Params) => Promise<LegacyValue>): RequestHandler {
   return async (req, res) => {
     const format = formatOf(req);
-    const { type, body } = renderLegacy(format, await produce(req.params as Params));
+    const params = req.params as Params;
+    // A compound (a key or an id) of only whitespace gets the 400 the v1 API gives, not a 404 for "   ".
+    if ((params.key !== undefined && params.key.trim() === '') || (params.id !== undefined && params.id.trim() === '')) throw new InvalidQuery(blankCompound);
+    const { type, body } = renderLegacy(format, await produce(params));
     res.type(type).send(body);
   };
 }

@@ -23,9 +23,14 @@ export function legacyInchiKey(text: string): string {
   return text;
 }
 
-/** A source id in a legacy path: a positive integer (400 otherwise) naming a source (404 otherwise). */
+/** The largest source id: source ids are 32-bit integers in the engine (and in the OpenAPI document). */
+export const maxSourceId = 2_147_483_647;
+
+/** A source id in a legacy path: an integer from 1 to maxSourceId (400 naming it otherwise) naming a source (404 otherwise). */
 export async function legacySource(context: LookupContext, text: string): Promise<SourceDocument> {
-  if (!/^[0-9]{1,9}$/.test(text) || Number(text) < 1) throw new InvalidQuery(`"${text}" is not a source id: a source id is a positive integer`);
+  if (!/^[0-9]{1,10}$/.test(text) || Number(text) < 1 || Number(text) > maxSourceId) {
+    throw new InvalidQuery(`"${text}" is not a source id: a source id is an integer from 1 to ${maxSourceId}`);
+  }
   return requireSource(context, Number(text));
 }
 
