@@ -9,6 +9,7 @@ import type { Engine } from './client';
 /** How often a running load writes its heartbeat, and after how long without one it counts as killed. */
 export const heartbeatEveryMs = 5_000;
 export const staleAfterMs = 30_000;
+const sameHostStaleAfterMs = 10 * 60_000;
 
 /** Writes (or rewrites) the record of one load. */
 export async function saveLoadRecord(engine: Engine, record: LoadRecord): Promise<void> {
@@ -43,12 +44,14 @@ function processAlive(pid: number): boolean {
  */
 export function interruption(record: LoadRecord, now = Date.now()): string | undefined {
   if (record.status !== 'running') return `it ended (${record.status})`;
-  if (record.host === hostname() && record.pid && record.pid !== process.pid && !processAlive(record.pid)) {
-    return `its process ${record.pid} on ${record.host} is gone`;
-  }
   const last = Date.parse(record.heartbeat ?? record.started);
-  if (now - last > staleAfterMs) return `no heartbeat since ${new Date(last).toISOString()}`;
-  return undefined;
+  const silent = now - last;
+  if (record.host === hostname() && record.pid) {
+    if (record.pid !== process.pid && !processAlive(record.pid)) return `its process ${record.pid} on ${record.host} is gone`;
+    // Its process lives: a heartbeat held up by a busy engine does not make it killed (unless the pid was reused long after).
+    return silent > sameHostStaleAfterMs ? `no heartbeat since ${new Date(last).toISOString()}` : undefined;
+  }
+  return silent > staleAfterMs ? `no heartbeat since ${new Date(last).toISOString()}` : undefined;
 }
 
 /** Loads marked running, split into those still alive and those that were interrupted (with why). */
