@@ -12,6 +12,7 @@ import type { LookupContext } from './domain/lookup';
 import { Engine } from './engine/client';
 import { openApiDocument, operations } from './api/document';
 import { errorHandler, errorSender, isLegacyPath, type ErrorSender } from './api/errors';
+import { CostLimiter, operationCosts, rateLimit } from './api/rate-limit';
 import { securityHeaders } from './api/security';
 import { v1Handlers } from './api/v1';
 import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './legacy';
@@ -41,6 +42,8 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   const document = openApiDocument();
   const app = express();
   app.disable('x-powered-by');
+  // Behind proxies named in TRUST_PROXY, req.ip (the rate limit's client) comes from X-Forwarded-For.
+  app.set('trust proxy', config.TRUST_PROXY);
   app.set('etag', false);
   // The page fetches the document by URL: swagger-ui-express would otherwise inline it into a script
   // through String.replace, where a `$` followed by a backtick in a description breaks the page.
@@ -79,12 +82,17 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   });
 
   const handlers = { ...v1Handlers(context, depictor), ...legacyHandlers(context) };
+  // RATE_LIMIT charges each operation its `x-rate-cost`; the service's own probes are free.
+  const limiter = config.RATE_LIMIT > 0 ? new CostLimiter(config.RATE_LIMIT) : undefined;
+  const costs = operationCosts(document);
   for (const operation of operations(document)) {
     const handler = handlers[operation.operationId];
     if (!handler) throw new Error(`no handler for operationId ${operation.operationId}`);
+    const cost = costs.get(operation.operationId) ?? 1;
+    const chain = limiter && !['getHealth', 'getReady'].includes(operation.operationId) ? [rateLimit(limiter, () => cost), handler] : [handler];
     for (const server of operation.servers) {
       const path = `${server.replace(/\/$/, '')}${operation.path}`;
-      (app as unknown as Record<string, (path: string, handler: RequestHandler) => void>)[operation.method](path, handler);
+      (app as unknown as Record<string, (path: string, ...handlers: RequestHandler[]) => void>)[operation.method](path, ...chain);
     }
   }
   app.use(unmatchedLegacyPath());
@@ -95,6 +103,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   return {
     app, context, sendError,
     close: async () => {
+      limiter?.close();
       await depictor.close();
       await engine.close();
     },

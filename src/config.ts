@@ -100,6 +100,20 @@ const settings = {
       return host;
     },
   },
+  RATE_LIMIT: {
+    description: 'cost units each client (IP address) may spend a minute, 0 for no limit; a lookup costs 1, a connectivity search 5, a legacy mapping 20', defaultValue: '0',
+    parse: (raw: string, name: string): number => (raw === '0' ? 0 : positiveInteger(raw, name)),
+  },
+  TRUST_PROXY: {
+    description: 'reverse proxies in front of the API whose X-Forwarded-For names the client (for RATE_LIMIT): a number of hops, or addresses and subnets (10.0.0.0/8, loopback); empty: none', defaultValue: '',
+    parse: (raw: string, name: string): number | string[] | false => {
+      if (raw === '' || raw === '0') return false;
+      if (/^[0-9]{1,2}$/.test(raw)) return Number(raw);
+      const list = raw.split(',').map((item) => item.trim()).filter(Boolean);
+      if (list.every((item) => /^(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(\/[0-9]{1,3})?)$/.test(item))) return list;
+      throw new ConfigError(`${name} must be a number of proxies or a list of addresses and subnets such as 10.0.0.0/8,loopback, got "${raw}"`);
+    },
+  },
 } satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof settings;

@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
+import express from 'express';
 import { chromium } from 'playwright-core';
+import { errorHandler, errorSender, HttpError } from '../src/api/errors';
+import { clientKey, CostLimiter } from '../src/api/rate-limit';
+import { EngineUnavailable } from '../src/engine/errors';
+import { renderLegacyError } from '../src/legacy';
 import { startServer } from '../src/server';
 import { startApi, type RunningApi } from './support/api';
 import { fixturePrefix, testConfig } from './support/fixture';
@@ -333,5 +338,160 @@ describe('bad numbers and blank compounds', function () {
     }
     const xml = await api.get('/rest/inchikey/%20%20%20', { accept: 'text/xml' });
     expect(xml.text).to.contain('<opt><error>the compound is empty or only whitespace</error></opt>');
+  });
+});
+
+describe('rate limit (RATE_LIMIT)', function () {
+  this.timeout(180_000);
+  const paracetamol = { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' };
+  let prefix: string;
+  const running: RunningApi[] = [];
+  /** The API with `overrides` (response validation on), stopped after the test. */
+  const limitedApi = async (overrides: Record<string, string>): Promise<RunningApi> => {
+    const api = await startApi(testConfig(prefix, overrides));
+    running.push(api);
+    return api;
+  };
+
+  before(async () => { prefix = await fixturePrefix(); });
+  afterEach(async () => {
+    for (const api of running.splice(0)) await api.stop();
+  });
+
+  it('with RATE_LIMIT=10 a client gets 10 lookups, then a 429 in the v1 error shape with Retry-After and the RateLimit headers', async () => {
+    const api = await limitedApi({ RATE_LIMIT: '10' });
+    for (let i = 1; i <= 10; i += 1) {
+      const { status, headers } = await api.post('/api/v1/compounds', paracetamol);
+      expect(status, `lookup ${i}`).to.equal(200);
+      expect(headers.get('ratelimit-limit')).to.equal('10');
+      expect(headers.get('ratelimit-remaining')).to.equal(String(10 - i));
+      expect(headers.get('ratelimit-policy')).to.equal('10;w=60');
+    }
+    const { status, body, headers } = await api.post('/api/v1/compounds', paracetamol);
+    expect(status).to.equal(429);
+    expect(body).to.deep.include({ response: 'Error', errors: [] });
+    expect(body.error).to.match(/^too many requests: this client may spend 10 cost units a minute \(RATE_LIMIT\); this request costs 1, 0 are left; try again in \d+ s$/);
+    // 10 units a minute come back one every 6 s.
+    expect(Number(headers.get('retry-after'))).to.be.within(1, 6);
+    expect(headers.get('ratelimit-remaining')).to.equal('0');
+    expect(Number(headers.get('ratelimit-reset'))).to.be.within(55, 60);
+  });
+
+  it('a connectivity search costs five lookups', async () => {
+    const api = await limitedApi({ RATE_LIMIT: '10' });
+    const search = await api.post('/api/v1/connectivity', paracetamol);
+    expect(search.status).to.equal(200);
+    expect(search.headers.get('ratelimit-remaining')).to.equal('5');
+    expect((await api.post('/api/v1/connectivity', paracetamol)).headers.get('ratelimit-remaining')).to.equal('0');
+    const refused = await api.post('/api/v1/compounds', paracetamol);
+    expect(refused.status).to.equal(429);
+  });
+
+  it('the legacy API answers its 429 in its own shape (JSON or XML), and key_search costs as much as a v1 connectivity search', async () => {
+    const api = await limitedApi({ RATE_LIMIT: '6' });
+    expect((await api.get('/rest/key_search/RZVAJINKPMORJF-UHFFFAOYSA-N')).headers.get('ratelimit-remaining')).to.equal('1');
+    expect((await api.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N')).status).to.equal(200);
+    const json = await api.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N');
+    expect(json.status).to.equal(429);
+    expect(json.body).to.have.all.keys('error');
+    expect(json.body.error).to.match(/^too many requests/);
+    expect(json.headers.get('retry-after')).to.match(/^[1-9][0-9]*$/);
+    const xml = await api.get('/legacy/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { accept: 'text/xml' });
+    expect(xml.status).to.equal(429);
+    expect(xml.text).to.match(/<opt><error>too many requests[^<]*<\/error><\/opt>/);
+  });
+
+  it('health and readiness probes are never limited', async () => {
+    const api = await limitedApi({ RATE_LIMIT: '1' });
+    for (let i = 0; i < 5; i += 1) {
+      expect((await api.get('/health')).status).to.equal(200);
+      expect((await api.get('/ready')).status).to.equal(200);
+    }
+    expect((await api.post('/api/v1/compounds', paracetamol)).status).to.equal(200);
+  });
+
+  it('without RATE_LIMIT there is no limit and no RateLimit header', async () => {
+    const api = await limitedApi({ RATE_LIMIT: '0' });
+    for (let i = 0; i < 30; i += 1) {
+      const { status, headers } = await api.post('/api/v1/connectivity', paracetamol);
+      expect(status).to.equal(200);
+      expect(headers.get('ratelimit-limit')).to.equal(null);
+    }
+  });
+
+  it('X-Forwarded-For names the client only behind a proxy listed in TRUST_PROXY, so a client cannot dodge the limit by sending it', async () => {
+    const direct = await limitedApi({ RATE_LIMIT: '1' });
+    expect((await direct.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status).to.equal(200);
+    expect((await direct.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.2' })).status).to.equal(429);
+    const proxied = await limitedApi({ RATE_LIMIT: '1', TRUST_PROXY: 'loopback' });
+    expect((await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status).to.equal(200);
+    expect((await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.2' })).status).to.equal(200);
+    expect((await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status).to.equal(429);
+  });
+
+  it('a bucket refills evenly over the minute, and an IPv6 client spends from the bucket of its /64', () => {
+    let now = 0;
+    const limiter = new CostLimiter(60, () => now);
+    try {
+      expect(limiter.take('a', 60)).to.include({ allowed: true, remaining: 0, resetSeconds: 60 });
+      expect(limiter.take('a', 1)).to.include({ allowed: false, retryAfterSeconds: 1 });
+      expect(limiter.take('a', 5)).to.include({ allowed: false, retryAfterSeconds: 5 });
+      now = 5_000;
+      expect(limiter.take('a', 5)).to.include({ allowed: true, remaining: 0 });
+      expect(limiter.take('b', 1)).to.include({ allowed: true, remaining: 59 });
+      // A cost above the limit waits for a full bucket instead of never passing.
+      expect(limiter.take('c', 500)).to.include({ allowed: true, remaining: 0 });
+      now = 125_000;
+      limiter.sweep();
+      expect(limiter.clients).to.equal(0);
+    } finally {
+      limiter.close();
+    }
+    expect(clientKey('2001:db8:1:2::1')).to.equal(clientKey('2001:0db8:0001:0002:ffff:0:0:2'));
+    expect(clientKey('2001:db8:1:2::1')).to.not.equal(clientKey('2001:db8:1:3::1'));
+    expect(clientKey('::ffff:192.0.2.7')).to.equal('192.0.2.7');
+    expect(clientKey('192.0.2.7')).to.equal('192.0.2.7');
+  });
+});
+
+describe('Retry-After on every 503', function () {
+  this.timeout(60_000);
+
+  it('with the engine unreachable, v1 and legacy lookups and /ready answer 503 with Retry-After', async () => {
+    const api = await startApi(testConfig('chemxref-test-unreachable', { ES_URL: `http://127.0.0.1:${await freePort()}` }));
+    try {
+      const answers = [
+        await api.post('/api/v1/compounds', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
+        await api.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N'),
+        await api.get('/ready'),
+      ];
+      for (const { status, headers } of answers) {
+        expect(status).to.equal(503);
+        expect(headers.get('retry-after')).to.match(/^[1-9][0-9]*$/);
+      }
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('a 503 whose error knows when the engine is back says so in Retry-After (whole seconds, rounded up), else 1', async () => {
+    const app = express();
+    app.get('/known', () => { throw Object.assign(new EngineUnavailable('the search engine is unreachable; try again shortly'), { retryAfter: 7 }); });
+    app.get('/fraction', () => { throw new HttpError(503, 'busy', [], 2.2); });
+    app.get('/unknown', () => { throw new EngineUnavailable('the search engine is unreachable; try again shortly'); });
+    app.use(errorHandler(errorSender(renderLegacyError)));
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as { port: number };
+    try {
+      for (const [path, seconds] of [['/known', '7'], ['/fraction', '3'], ['/unknown', '1']]) {
+        const response = await fetch(`http://127.0.0.1:${port}${path}`);
+        expect(response.status, path).to.equal(503);
+        expect(response.headers.get('retry-after'), path).to.equal(seconds);
+        expect(await response.json(), path).to.include({ response: 'Error' });
+      }
+    } finally {
+      server.close();
+    }
   });
 });

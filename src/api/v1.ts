@@ -34,6 +34,7 @@ export function v1Handlers(context: LookupContext, depictor: Depictor): Record<s
     },
     getReady: async (_req, res) => {
       const state = await engineReady(context.engine);
+      if (!state.ready) res.set('Retry-After', '1');
       res.status(state.ready ? 200 : 503).json(state.ready ? { status: 'ready' } : { status: 'not ready', reason: state.reason });
     },
   };
