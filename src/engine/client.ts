@@ -94,7 +94,8 @@ export class Engine {
       const deadline = config.ENGINE_TIMEOUT_MS;
       this.probeClient = new Client({ node: config.ES_URL, auth, requestTimeout: deadline, maxRetries: 0, Connection: HttpConnection });
       const probe = this.probeClient;
-      this.breaker = new Breaker(() => probe.ping());
+      // Cluster health, not ping: the engine distribution the project runs has no `HEAD /`.
+      this.breaker = new Breaker(() => probe.cluster.health({ timeout: '1s' }));
       this.client = new Client({
         node: config.ES_URL, auth, requestTimeout: deadline, maxRetries: 1, Transport: QuickRetryTransport,
         Connection: guardedConnection(this.breaker),
