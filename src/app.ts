@@ -36,7 +36,7 @@ const docsNote = `<p>Data licences: ChEMBL data CC BY-SA 3.0 (attribution: ChEMB
 
 /** Builds the Express app for `config`. */
 export function createApp(config: Config, options: AppOptions = {}): App {
-  const engine = new Engine(config);
+  const engine = new Engine(config, { serving: true });
   const context: LookupContext = { engine, config, sources: new SourceCatalog(engine) };
   const depictor = new Depictor();
   const document = openApiDocument();
