@@ -6,7 +6,7 @@
 import type { SourceDocument, XrefDocument } from '../src/domain/types';
 import type { BulkItem } from '../src/engine/bulk';
 import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
-import { createReleaseIndex, refreshIndex } from '../src/engine/schema';
+import { refreshIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
 import { countCurrentOfSource, countXrefs, xrefId } from '../src/engine/xrefs';
 import { publishSourceReleases } from './publish';
@@ -52,8 +52,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   // One index for every source of the file: a lookup across sources then searches one shard.
   async function releaseIndex(): Promise<string> {
     if (!release) {
-      release = await createReleaseIndex(run.engine, 'dump');
-      await run.setIndex(release);
+      release = await run.createIndex('dump');
     }
     return release;
   }

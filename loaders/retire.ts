@@ -4,7 +4,7 @@
  */
 import type { SourceDocument } from '../src/domain/types';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
-import { createReleaseIndex, currentReleaseIndex } from '../src/engine/schema';
+import { currentReleaseIndex } from '../src/engine/schema';
 import { sourceById } from '../src/engine/sources';
 import { scanXrefs, xrefId } from '../src/engine/xrefs';
 import { publishSourceRelease } from './publish';
@@ -21,8 +21,7 @@ export async function removeSource(run: LoadRun, sourceId: number): Promise<void
     run.rowsLoaded = run.rowsRead;
     return;
   }
-  const next = await createReleaseIndex(run.engine, sourceId);
-  await run.setIndex(next);
+  const next = await run.createIndex(sourceId);
   async function* obsolete(): AsyncGenerator<BulkItem<RowRef>> {
     for await (const page of scanXrefs(run.engine, previous!, sourceId)) {
       for (const xref of page) {

@@ -11,6 +11,7 @@ import type { LoadRecord } from '../src/domain/types';
 import type { Engine } from '../src/engine/client';
 import { bulkWrite, packDocuments, type BulkFailure, type BulkItem } from '../src/engine/bulk';
 import { heartbeatEveryMs, saveLoadRecord } from '../src/engine/loads';
+import { createReleaseIndex } from '../src/engine/schema';
 import { refusalReasons, ReleaseRefused, type ReleaseFigures } from './guard';
 import { mapBatches, readAhead, type ByteCounter, type Row, type RowRef } from './read';
 import { Reject } from './reject';
@@ -84,11 +85,16 @@ export class LoadRun {
     this.heartbeat.unref();
   }
 
-  get recordedIndex(): string | null | undefined { return this.record.index; }
-
-  async setIndex(index: string): Promise<void> {
+  /**
+   * Creates the fresh release index this load writes, recording its name in the load record first,
+   * so that a sweep by a load starting meanwhile never takes it for a leftover.
+   */
+  async createIndex(tag: number | 'dump'): Promise<string> {
+    const index = this.engine.names.xrefsRelease(tag);
     this.record.index = index;
-    if (!this.dryRun) await saveLoadRecord(this.engine, { ...this.snapshot(), heartbeat: new Date().toISOString() });
+    await saveLoadRecord(this.engine, { ...this.snapshot(), heartbeat: new Date().toISOString() });
+    await createReleaseIndex(this.engine, index);
+    return index;
   }
 
   reject(row: Row | { line: number; raw: string }, reason: Reject): void {

@@ -12,7 +12,7 @@ import type { XrefDocument } from '../src/domain/types';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import type { Engine } from '../src/engine/client';
 import { createCompounds, ucisByKey } from '../src/engine/compounds';
-import { createReleaseIndex, currentReleaseIndex, refreshIndex } from '../src/engine/schema';
+import { currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { sourceById } from '../src/engine/sources';
 import { allocateUcis } from '../src/engine/sequence';
 import { countCurrentOfSource, currentCompoundIds, existingIds, scanXrefs, xrefId } from '../src/engine/xrefs';
@@ -143,8 +143,7 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
   const previous = await currentReleaseIndex(run.engine, sourceId);
   const currentBefore = previous ? await countCurrentOfSource(run.engine, previous, sourceId) : 0;
   let dryRunIds: Set<string> | undefined = run.dryRun ? new Set() : undefined;
-  const next = run.dryRun ? '' : await createReleaseIndex(run.engine, sourceId);
-  if (!run.dryRun) await run.setIndex(next);
+  const next = run.dryRun ? '' : await run.createIndex(sourceId);
   const toolkit = new StructureToolkit();
   const counter = new ByteCounter(fileSize(file));
   run.track(counter);

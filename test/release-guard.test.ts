@@ -161,8 +161,12 @@ describe('release guard, load locks and sweeps (issue 21)', function () {
     expect(results.filter((r) => r.status === 'fulfilled')).to.have.length(1);
     expect(failed).to.have.length(1);
     expect(failed[0].reason.message).to.match(/^source 1 is being loaded by load [0-9T]+-[0-9a-f]+ \(source\) since [0-9-]+T[0-9:.]+Z$/);
-    const waited = await Promise.all([load(prefix, ['source', '1', file]), load(prefix, ['source', '1', file, '--wait'])]);
+    const first = load(prefix, ['source', '1', file]);
+    // The second starts once the first holds the lock.
+    while (!(await engine.client.get({ index: engine.names.meta, id: 'lock-load-source-1' }, { ignore: [404] })).found) await new Promise((done) => setTimeout(done, 20));
+    const waited = await Promise.all([first, load(prefix, ['source', '1', file, '--wait'])]);
     expect(waited.map((summary) => summary.status)).to.deep.equal(['done', 'done']);
+    expect(Date.parse((await loadHistory(engine, 1))[0].started), 'the waiting load began before the first ended').to.be.lessThan(Date.parse((await loadHistory(engine, 2))[1].ended!));
     // A reference table may replace any source: it waits for (or is refused by) a load of one.
     const history = await loadHistory(engine, 10);
     expect(history.filter((record) => record.status === 'running')).to.deep.equal([]);

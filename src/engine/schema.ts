@@ -25,19 +25,17 @@ export async function ensureBaseIndices(engine: Engine): Promise<void> {
 }
 
 /**
- * Creates a fresh, unaliased release index, with refresh off while it is written: for one source, or
- * (`'dump'`) for every source of a reference table. Nobody reads it before it is published, and a
+ * Creates a fresh, unaliased release index (named by `IndexNames.xrefsRelease`), with refresh off
+ * while it is written: for one source, or for every source of a reference table. Nobody reads it before it is published, and a
  * load that dies leaves it to the sweep, so its translog is synced every few seconds instead of on
  * every bulk request while it is written.
  */
-export async function createReleaseIndex(engine: Engine, tag: number | 'dump'): Promise<string> {
-  const index = engine.names.xrefsRelease(tag);
+export async function createReleaseIndex(engine: Engine, index: string): Promise<void> {
   const { settings, mappings } = mappingOf('xrefs');
   const indexSettings = (settings.index ?? {}) as Record<string, unknown>;
   await engine.client.indices.create({
     index, mappings, settings: { index: { ...indexSettings, refresh_interval: '-1', 'translog.durability': 'async' } },
   });
-  return index;
 }
 
 /** Makes a written release index durable (flushed, translog synced per request again) and searchable. */
