@@ -17,8 +17,31 @@ export function inlineStyleHashes(html: string): { elements: string[]; attribute
   return { elements: [...new Set(elements)], attributes: [...new Set(attributes)] };
 }
 
-/** The helmet middleware for this service; `docsHtml` is the docs page as served, whose inline styles the policy allows. */
+/**
+ * The headers helmet's `middleware` sets, read once. They are the same on every answer here (no
+ * nonces), and setting them from a list costs about 4 µs a request less than running helmet's
+ * middleware for each one (/health at 8 connections, six interleaved pairs: 57-62 against 62-67 µs
+ * of API CPU a request).
+ */
+function headersOf(middleware: (req: unknown, res: unknown, next: (error?: unknown) => void) => void): [string, string][] {
+  const headers: [string, string][] = [];
+  const recorder = { setHeader: (name: string, value: unknown) => { headers.push([name, String(value)]); }, removeHeader: () => {} };
+  let outcome: unknown = 'next was not called';
+  middleware({}, recorder, (error?: unknown) => { outcome = error; });
+  if (outcome !== undefined) throw new Error(`helmet did not produce its headers: ${String(outcome)}`);
+  return headers;
+}
+
+/** The security headers of every answer; `docsHtml` is the docs page as served, whose inline styles the policy allows. */
 export function securityHeaders(docsHtml: string): RequestHandler {
+  const headers = headersOf(helmetFor(docsHtml) as never);
+  return (_req, res, next) => {
+    for (const [name, value] of headers) res.setHeader(name, value);
+    next();
+  };
+}
+
+function helmetFor(docsHtml: string): ReturnType<typeof helmet> {
   const styles = inlineStyleHashes(docsHtml);
   return helmet({
     contentSecurityPolicy: {
@@ -43,5 +66,7 @@ export function securityHeaders(docsHtml: string): RequestHandler {
     crossOriginResourcePolicy: { policy: 'cross-origin' },
     // TLS, and so HSTS for the whole domain, is the business of the proxy in front, not of this service.
     strictTransportSecurity: false,
+    // Express's own X-Powered-By is off (app.ts).
+    xPoweredBy: false,
   });
 }
