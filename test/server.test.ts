@@ -251,7 +251,7 @@ describe('security headers', function () {
     }
   });
 
-  it('the docs page runs in a real browser under its Content-Security-Policy without a single violation, "Try it out" included', async () => {
+  it('the docs page and the home page run in a real browser under the Content-Security-Policy without a single violation, "Try it out" included', async () => {
     const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
     if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: install Debian's chromium or set CHROMIUM_PATH`);
     const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
@@ -275,6 +275,10 @@ describe('security headers', function () {
       await operation.locator('.live-responses-table .response-col_status').first().waitFor();
       // The sprite sheet the page hides with an inline style is hidden: its style attribute was allowed.
       expect(await page.evaluate("getComputedStyle(document.querySelector('body > svg')).position")).to.equal('absolute');
+      // The service's home page, which links to the docs, too.
+      await page.goto(`${api.url}/`);
+      await page.locator('a[href="/api/docs"]').click();
+      await page.locator('#operations-compounds-postCompounds').waitFor();
       expect(violations).to.deep.equal([]);
     } finally {
       await browser.close();
