@@ -1,5 +1,5 @@
 /**
- * `npm start`: serves the API on PORT, against ES_URL / ES_INDEX_PREFIX. On SIGTERM or SIGINT it
+ * `npm start`: serves the API on HOST:PORT, against ES_URL / ES_INDEX_PREFIX. On SIGTERM or SIGINT it
  * stops taking connections, lets the requests in flight finish, and answers those still running at
  * the drain deadline with a 503 of their API family instead of cutting them off.
  */
