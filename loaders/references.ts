@@ -120,6 +120,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
     await refreshIndex(run.engine, release);
     // Distinct assignments: a row repeated in the file is one document.
     run.rowsLoaded += await countXrefs(run.engine, release, false);
+    run.countRepeatedRows();
   } else {
     run.rowsLoaded += written;
   }

@@ -131,6 +131,12 @@ export class LoadRun {
     return { ...this.record, rowsRead: this.rowsRead, rowsLoaded: this.rowsLoaded, rowsRejected: this.rowsRejected, rejectsByReason: { ...this.rejectsByReason } };
   }
 
+  /** Notes the rows that repeat another row of the file (read, neither loaded again nor rejected). */
+  countRepeatedRows(): void {
+    const repeated = this.rowsRead - this.rowsLoaded - this.rowsRejected;
+    if (repeated > 0) this.details.repeatedRows = repeated;
+  }
+
   /**
    * Weighs the release before it is published: throws ReleaseRefused when the guard refuses it
    * (a dry run too, so that it says whether the real load would be refused), unless --allow-shrink.

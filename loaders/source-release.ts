@@ -190,6 +190,7 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
     await refreshIndex(run.engine, next);
     // Distinct assignments: a row repeated in the file is one document.
     run.rowsLoaded = await countCurrentOfSource(run.engine, next, sourceId);
+    run.countRepeatedRows();
     const counted = { obsoleted: 0, dropped: 0 };
     if (previous) await bulkWrite(run.engine, obsoleteAssignments(run.engine, sourceId, previous, next, counted), refused);
     run.details.obsoleted = counted.obsoleted;

@@ -135,6 +135,7 @@ describe('release guard, load locks and sweeps (issue 21)', function () {
     expect(summary.rejectedByReason).to.deep.equal({ 'wrong-column-count': 2 });
     expect(summary.rowsRead).to.equal(chemblRows.length + 2);
     expect(summary.rowsLoaded, 'the repeated row is one assignment').to.equal(chemblRows.length - 1);
+    expect(summary.repeatedRows).to.equal(1);
     const rejects = readFileSync(summary.rejectsFile as string, 'utf8').split('\n').filter(Boolean).slice(1).map((line) => line.split('\t').slice(0, 3).join('|'));
     expect(rejects).to.deep.equal(['4|wrong-column-count|the row has 3 columns, the header 2', '5|wrong-column-count|the row has 1 column, the header 2']);
     // The two ids rejected for their columns are dropped, and obsolete now; the rest is served as before.
