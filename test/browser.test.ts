@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { expect } from 'chai';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { startApi, type RunningApi } from './support/api';
 import { fixturePrefix, testConfig } from './support/fixture';
 
@@ -27,8 +27,19 @@ describe('the interactive docs page in a real browser', function () {
     await api?.stop();
   });
 
-  it('"Try it out" on POST /compounds finds paracetamol in ChEMBL (CHEMBL112) and NCI/DTP (3991)', async () => {
+  /** A new page that collects every Content-Security-Policy violation it meets. */
+  async function watchedPage(): Promise<{ page: Page; violations: string[] }> {
     const page = await browser.newPage();
+    const violations: string[] = [];
+    page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()); });
+    await page.exposeFunction('reportViolation', (text: string) => { violations.push(text); });
+    // Page code, as text: the tests are compiled without the DOM's types.
+    await page.addInitScript({ content: "document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(`${e.violatedDirective}: ${e.blockedURI} ${e.sample}`));" });
+    return { page, violations };
+  }
+
+  it('"Try it out" on POST /compounds finds paracetamol in ChEMBL (CHEMBL112) and NCI/DTP (3991), without a Content-Security-Policy violation', async () => {
+    const { page, violations } = await watchedPage();
     await page.goto(`${api.url}/api/docs/`);
     const operation = page.locator('#operations-compounds-postCompounds');
     await operation.locator('.opblock-summary').click();
@@ -48,6 +59,17 @@ describe('the interactive docs page in a real browser', function () {
     expect(shown).to.contain('200');
     expect(shown).to.contain('CHEMBL112');
     expect(shown).to.contain('3991');
+    // The sprite sheet the page hides with an inline style is hidden: its style attribute was allowed.
+    expect(await page.evaluate("getComputedStyle(document.querySelector('body > svg')).position")).to.equal('absolute');
+    expect(violations).to.deep.equal([]);
+  });
+
+  it('the home page links to the docs, without a Content-Security-Policy violation', async () => {
+    const { page, violations } = await watchedPage();
+    await page.goto(`${api.url}/`);
+    await page.locator('a[href="/api/docs"]').click();
+    await page.locator('#operations-compounds-postCompounds').waitFor();
+    expect(violations).to.deep.equal([]);
   });
 
   it('the docs page credits the data licences', async () => {
