@@ -156,34 +156,28 @@ describe('slow clients', function () {
     return { reply, closedAfterMs: Date.now() - since };
   }
 
-  it('a client that sends half its headers and stalls gets a 408 and its connection closed', async () => {
-    const running = await startServer(testConfig('chemxref-test-slow'), { headersTimeoutMs: 300, requestTimeoutMs: 600, timeoutCheckIntervalMs: 50 }, 0);
+  /** What a server started with `options` answers a client that sends `sent` and then stalls. */
+  async function replyToStalled(options: Parameters<typeof startServer>[1], sent: string): Promise<string> {
+    const running = await startServer(testConfig('chemxref-test-slow'), options, 0);
     try {
-      const { reply } = await stall(running.url, 'GET /health HTTP/1.1\r\nHost: chemxref\r\nAccept: appl');
-      expect(reply).to.match(/^HTTP\/1\.1 408 /);
+      return (await stall(running.url, sent)).reply;
     } finally {
       await running.stop();
     }
+  }
+  const deadlines = { headersTimeoutMs: 300, requestTimeoutMs: 600, timeoutCheckIntervalMs: 50 };
+
+  it('a client that sends half its headers and stalls gets a 408 and its connection closed', async () => {
+    expect(await replyToStalled(deadlines, 'GET /health HTTP/1.1\r\nHost: chemxref\r\nAccept: appl')).to.match(/^HTTP\/1\.1 408 /);
   });
 
   it('a client that sends its body too slowly gets a 408 and its connection closed', async () => {
-    const running = await startServer(testConfig('chemxref-test-slow'), { headersTimeoutMs: 300, requestTimeoutMs: 600, timeoutCheckIntervalMs: 50 }, 0);
-    try {
-      const { reply } = await stall(running.url, 'POST /api/v1/compounds HTTP/1.1\r\nHost: chemxref\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{"type": "inchikey", ');
-      expect(reply).to.match(/^HTTP\/1\.1 408 /);
-    } finally {
-      await running.stop();
-    }
+    const sent = 'POST /api/v1/compounds HTTP/1.1\r\nHost: chemxref\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{"type": "inchikey", ';
+    expect(await replyToStalled(deadlines, sent)).to.match(/^HTTP\/1\.1 408 /);
   });
 
   it('an idle keep-alive connection is closed after the keep-alive timeout', async () => {
-    const running = await startServer(testConfig('chemxref-test-slow'), { keepAliveTimeoutMs: 200 }, 0);
-    try {
-      const { reply } = await stall(running.url, 'GET /health HTTP/1.1\r\nHost: chemxref\r\n\r\n');
-      expect(reply).to.match(/^HTTP\/1\.1 200 /);
-    } finally {
-      await running.stop();
-    }
+    expect(await replyToStalled({ keepAliveTimeoutMs: 200 }, 'GET /health HTTP/1.1\r\nHost: chemxref\r\n\r\n')).to.match(/^HTTP\/1\.1 200 /);
   });
 });
 
@@ -221,7 +215,7 @@ describe('stopping the server with requests in flight', function () {
   });
 });
 
-describe('security headers', function () {
+describe('security headers, bad numbers and blank compounds', function () {
   this.timeout(180_000);
   let api: RunningApi;
 
@@ -249,16 +243,6 @@ describe('security headers', function () {
     }
   });
   // The docs page and the home page in a real browser under this policy: test/browser.test.ts.
-});
-
-describe('bad numbers and blank compounds', function () {
-  this.timeout(180_000);
-  let api: RunningApi;
-
-  before(async () => {
-    api = await startApi(testConfig(await fixturePrefix()));
-  });
-  after(async () => { await api?.stop(); });
 
   it('sourceID 99999999999, past the 32-bit source ids, is a 400 naming 99999999999 in v1 lookups, connectivity and /sources', async () => {
     const answers = [
