@@ -35,6 +35,34 @@ function url(raw: string, name: string): string {
   }
 }
 
+/** One http(s) URL, or several separated by commas (the nodes of a cluster). */
+function urls(raw: string, name: string): string {
+  const list = raw.split(',').map((part) => part.trim()).filter(Boolean);
+  if (list.length === 0) throw new ConfigError(`${name} must be an http(s) URL or a comma-separated list of them, got "${raw}"`);
+  return list.map((part) => {
+    try {
+      return url(part, name);
+    } catch {
+      throw new ConfigError(`${name} must be an http(s) URL or a comma-separated list of them; "${part}" is not one`);
+    }
+  }).join(',');
+}
+
+/** The node URLs of ES_URL, in the order given. */
+export function engineNodes(esUrl: string): string[] {
+  return esUrl.split(',');
+}
+
+function nonNegativeInteger(raw: string, name: string): number {
+  if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new ConfigError(`${name} must be a whole number (0 or more), got "${raw}"`);
+  return Number(raw);
+}
+
+/** `auto`, or a number of replicas. */
+function replicas(raw: string, name: string): number | 'auto' {
+  return raw.toLowerCase() === 'auto' ? 'auto' : nonNegativeInteger(raw, name);
+}
+
 function indexPrefix(raw: string, name: string): string {
   // Elasticsearch index names: lower case, no leading -, _ or +, none of \/*?"<>| , # or space.
   if (!/^[a-z0-9][a-z0-9._-]{0,100}$/.test(raw)) {
@@ -76,12 +104,16 @@ function optional(raw: string): string | undefined {
 }
 
 const settings = {
-  ES_URL: { description: 'Elasticsearch URL; `npm run es:start` takes its port from it', defaultValue: 'http://127.0.0.1:9200', parse: url },
+  ES_URL: { description: 'Elasticsearch URL, or the URLs of several nodes of one cluster separated by commas; `npm run es:start` takes its first port from it', defaultValue: 'http://127.0.0.1:9200', parse: urls },
   ES_USERNAME: { description: 'Elasticsearch user (basic auth), if the engine has security on', defaultValue: '', parse: optional },
   ES_PASSWORD: { description: 'Elasticsearch password (basic auth)', defaultValue: '', parse: optional },
   ES_API_KEY: { description: 'Elasticsearch API key (instead of user and password)', defaultValue: '', parse: optional },
   ES_INDEX_PREFIX: { description: 'prefix of every index and alias chemxref creates', defaultValue: 'chemxref', parse: indexPrefix },
-  ES_HEAP: { description: 'heap of the local engine started by `npm run es:start`', defaultValue: '1g', parse: heap },
+  ES_NODES: { description: 'how many nodes `npm run es:start` starts, as one cluster, on ports from ES_URL\'s first port upward', defaultValue: '1', parse: positiveInteger },
+  ES_SHARDS: { description: 'primary shards of the large indices (structures and each release of assignments); the small ones keep one', defaultValue: '1', parse: positiveInteger },
+  ES_REPLICAS: { description: 'replicas of every index: a number, or auto (0 on one data node, 1 on two or more)', defaultValue: 'auto', parse: replicas },
+  ES_GREEN_TIMEOUT: { description: 'how long a load waits for a new release to be fully replicated (green) before it fails instead of publishing it', defaultValue: '30m', parse: duration },
+  ES_HEAP: { description: 'heap of each node `npm run es:start` starts (512m each for a 3-node cluster on one machine)', defaultValue: '1g', parse: heap },
   PORT: { description: 'HTTP port of the API', defaultValue: '8080', parse: port },
   MAX_INCHI_LENGTH: { description: 'longest InChI accepted by the loaders and the API', defaultValue: '4000', parse: positiveInteger },
   COMPONENT_FREQUENCY_CAP: { description: 'a component in more multi-component structures than this is not searched inside others', defaultValue: '200', parse: positiveInteger },
