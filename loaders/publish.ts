@@ -12,9 +12,10 @@ import { countCurrentUcis, putSource } from '../src/engine/sources';
  */
 export async function publishSourceReleases(
   engine: Engine, sources: SourceDocument[], index: string,
-  options: { touch: boolean; retired?: boolean; uciCounts?: Map<number, number> },
+  options: { touch: boolean; retired?: boolean; uciCounts?: Map<number, number>; onNote?: (note: string) => void },
 ): Promise<Map<number, number>> {
-  await sealReleaseIndex(engine, index);
+  const underReplicated = await sealReleaseIndex(engine, index);
+  if (underReplicated) options.onNote?.(underReplicated);
   const uciCounts = options.uciCounts ?? await countCurrentUcis(engine, index);
   await publishReleases(engine, index, sources.map((source) => source.sourceID));
   for (const source of sources) {
@@ -30,7 +31,7 @@ export async function publishSourceReleases(
 
 /** Publishes `index` as the release of one source; returns its UCI count. */
 export async function publishSourceRelease(
-  engine: Engine, source: SourceDocument, index: string, options: { touch: boolean; retired?: boolean },
+  engine: Engine, source: SourceDocument, index: string, options: { touch: boolean; retired?: boolean; onNote?: (note: string) => void },
 ): Promise<number> {
   return (await publishSourceReleases(engine, [source], index, options)).get(source.sourceID) ?? 0;
 }

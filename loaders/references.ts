@@ -136,6 +136,6 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
     // Counted on the way when the rows came in UCI order and the engine took them all; else by the engine.
     const uciCounts = refused ? undefined : uciCount.counts();
     run.details.uciCountedBy = uciCounts ? 'loader' : 'engine';
-    if (release && replaced.length > 0) await publishSourceReleases(run.engine, replaced, release, { touch: false, uciCounts });
+    if (release && replaced.length > 0) await publishSourceReleases(run.engine, replaced, release, { touch: false, uciCounts, onNote: run.note });
   }
 }

@@ -34,5 +34,5 @@ export async function removeSource(run: LoadRun, sourceId: number): Promise<void
   const result = await bulkWrite(run.engine, obsolete(), (failure) =>
     run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', failure.reason)));
   run.rowsLoaded = result.written;
-  run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true, retired: true });
+  run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true, retired: true, onNote: run.note });
 }

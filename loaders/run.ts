@@ -131,6 +131,12 @@ export class LoadRun {
     return { ...this.record, rowsRead: this.rowsRead, rowsLoaded: this.rowsLoaded, rowsRejected: this.rowsRejected, rejectsByReason: { ...this.rejectsByReason } };
   }
 
+  /** Notes how the release was published when it could not be fully replicated (a node gone); also on stderr. */
+  readonly note = (note: string): void => {
+    this.details.replication = note;
+    process.stderr.write(`${note}\n`);
+  };
+
   /** Notes the rows that repeat another row of the file (read, neither loaded again nor rejected). */
   countRepeatedRows(): void {
     const repeated = this.rowsRead - this.rowsLoaded - this.rowsRejected;

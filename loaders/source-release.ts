@@ -197,7 +197,7 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
     run.details.currentBefore = currentBefore;
     run.details.dropped = counted.dropped;
     run.guard([{ sourceId, currentBefore, dropped: counted.dropped }]);
-    run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true });
+    run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true, onNote: run.note });
   } finally {
     await toolkit.close();
   }

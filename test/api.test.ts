@@ -281,7 +281,12 @@ describe('API v1', function () {
     });
 
     it('/health answers while /ready checks the engine and the indices', async () => {
-      expect((await api.get('/health')).body).to.deep.equal({ status: 'ok' });
+      const health = (await api.get('/health')).body as { status: string; engine: { status: string; nodes: number; indices: Record<string, { shards: number; replicas: number }> } };
+      expect(health.status).to.equal('ok');
+      expect(health.engine.status).to.equal('green');
+      expect(health.engine.nodes).to.be.greaterThan(0);
+      expect(Object.keys(health.engine.indices)).to.include.members([`${prefix}-compounds`, `${prefix}-xrefs`, `${prefix}-xrefs-1`]);
+      expect(health.engine.indices[`${prefix}-compounds`]).to.include({ shards: 1, replicas: 0 });
       expect((await api.get('/ready')).body).to.deep.equal({ status: 'ready' });
     });
   });

@@ -2,6 +2,7 @@
 import type { RequestHandler } from 'express';
 import type { LookupContext } from '../domain/lookup';
 import { findCompounds, getSource, inchiOfUci, listSources, searchConnectivity } from '../domain/v1';
+import { clusterReport } from '../engine/health';
 import { engineReady } from '../engine/lookups';
 import { DepictionFailed, type Depictor } from '../isolated/depiction';
 import { HttpError } from './errors';
@@ -30,7 +31,10 @@ export function v1Handlers(context: LookupContext, depictor: Depictor): Record<s
       }
     },
     getHealth: async (_req, res) => {
-      res.json({ status: 'ok' });
+      // Always 200 while the process is up: the engine's state is reported, not a reason to restart the API.
+      const engine = await clusterReport(context.engine).catch(() => undefined);
+      const status = !engine ? 'engine unreachable' : engine.status === 'green' ? 'ok' : 'degraded';
+      res.json({ status, ...(engine ? { engine } : {}) });
     },
     getReady: async (_req, res) => {
       const state = await engineReady(context.engine);

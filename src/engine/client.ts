@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, HttpConnection, SniffingTransport } from '@elastic/elasticsearch';
 import type { SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
-import type { Config } from '../config';
+import { engineNodes, type Config } from '../config';
 import { SearchBatcher } from './batch';
 import { Breaker } from './breaker';
 import { exactFieldsOf } from './merge';
@@ -90,18 +90,24 @@ export class Engine {
     // node:http rather than the client's default undici pool: at half the peak rate, six interleaved
     // pairs of sourceID lookups had p99 15.8-31.7 ms against 30.7-42.8 ms, at the same API CPU
     // (BENCHMARKS.md, API, seventh session).
+    // Several nodes: requests go round the living ones; a node that fails a request is marked dead
+    // and tried again after a while with a real request (optimistic resurrection: the distribution
+    // the project runs answers no `HEAD /`, the client's default probe).
+    const nodes = engineNodes(config.ES_URL);
+    const cluster = { nodes, auth, resurrectStrategy: 'optimistic' as const };
     if (options.serving) {
       const deadline = config.ENGINE_TIMEOUT_MS;
-      this.probeClient = new Client({ node: config.ES_URL, auth, requestTimeout: deadline, maxRetries: 0, Connection: HttpConnection });
+      this.probeClient = new Client({ ...cluster, requestTimeout: deadline, maxRetries: nodes.length - 1, Connection: HttpConnection });
       const probe = this.probeClient;
       // Cluster health, not ping: the engine distribution the project runs has no `HEAD /`.
       this.breaker = new Breaker(() => probe.cluster.health({ timeout: '1s' }));
+      // One retry on one node; on a cluster, one on each other node, so a dead node costs a request one quick retry.
       this.client = new Client({
-        node: config.ES_URL, auth, requestTimeout: deadline, maxRetries: 1, Transport: QuickRetryTransport,
+        ...cluster, requestTimeout: deadline, maxRetries: Math.max(1, nodes.length - 1), Transport: QuickRetryTransport,
         Connection: guardedConnection(this.breaker),
       });
     } else {
-      this.client = new Client({ node: config.ES_URL, auth, requestTimeout: 60_000, maxRetries: 2, Connection: HttpConnection });
+      this.client = new Client({ ...cluster, requestTimeout: 60_000, maxRetries: Math.max(2, nodes.length), Connection: HttpConnection });
     }
     this.names = new IndexNames(config.ES_INDEX_PREFIX);
     this.batcher = new SearchBatcher(this.client, exactFieldsOf((['compounds', 'xrefs', 'sources', 'meta'] as const).map(mappingOf)));

@@ -7,17 +7,41 @@ import type { Engine, MappingName } from './client';
 import { mappingOf } from './client';
 
 const baseIndices: MappingName[] = ['compounds', 'sources', 'meta'];
+/** Indices that grow with the data and take ES_SHARDS primary shards; the others keep one. */
+const largeIndices = new Set<MappingName>(['compounds', 'xrefs']);
 
-/** Creates the compounds, sources and meta indices when missing (idempotent, safe to race). */
+/** Replicas of every index: ES_REPLICAS, or with `auto` 1 when the cluster has two data nodes or more, else 0. */
+export async function targetReplicas(engine: Engine): Promise<number> {
+  if (engine.config.ES_REPLICAS !== 'auto') return engine.config.ES_REPLICAS;
+  const health = await engine.client.cluster.health();
+  return health.number_of_data_nodes >= 2 ? 1 : 0;
+}
+
+/** The settings of a new index of `name`: its mapping file's, with ES_SHARDS primaries for a large index and `replicas`. */
+function settingsOf(engine: Engine, name: MappingName, replicas: number): Record<string, unknown> {
+  const index = ((mappingOf(name).settings.index ?? {}) as Record<string, unknown>);
+  return { ...index, number_of_shards: largeIndices.has(name) ? engine.config.ES_SHARDS : 1, number_of_replicas: replicas };
+}
+
+/**
+ * Creates the compounds, sources and meta indices when missing (idempotent, safe to race), and gives
+ * existing ones the replicas asked for (ES_SHARDS applies when an index is created).
+ */
 export async function ensureBaseIndices(engine: Engine): Promise<void> {
+  const replicas = await targetReplicas(engine);
   for (const name of baseIndices) {
     const index = engine.names[name];
     if (await engine.client.indices.exists({ index })) {
       // The meta index's strict mapping gains fields as chemxref grows (load host and pid, load locks).
       if (name === 'meta') await engine.client.indices.putMapping({ index, ...mappingOf(name).mappings });
+      const current = await engine.client.indices.getSettings({ index, name: 'index.number_of_replicas', flat_settings: true });
+      if (Number(Object.values(current)[0]?.settings?.['index.number_of_replicas'] ?? 0) !== replicas) {
+        await engine.client.indices.putSettings({ index, settings: { index: { number_of_replicas: replicas } } });
+      }
       continue;
     }
-    await engine.client.indices.create({ index, ...mappingOf(name) }, { ignore: [400] }).catch((error) => {
+    const { mappings } = mappingOf(name);
+    await engine.client.indices.create({ index, mappings, settings: { index: settingsOf(engine, name, replicas) } }, { ignore: [400] }).catch((error) => {
       if (!/resource_already_exists_exception/.test(String(error))) throw error;
     });
   }
@@ -31,18 +55,43 @@ export async function ensureBaseIndices(engine: Engine): Promise<void> {
  * every bulk request while it is written.
  */
 export async function createReleaseIndex(engine: Engine, index: string): Promise<void> {
-  const { settings, mappings } = mappingOf('xrefs');
-  const indexSettings = (settings.index ?? {}) as Record<string, unknown>;
+  const { mappings } = mappingOf('xrefs');
+  // No replicas while it is written: each document is indexed once; the copies are made at seal time.
   await engine.client.indices.create({
-    index, mappings, settings: { index: { ...indexSettings, refresh_interval: '-1', 'translog.durability': 'async' } },
+    index, mappings, settings: { index: { ...settingsOf(engine, 'xrefs', 0), refresh_interval: '-1', 'translog.durability': 'async' } },
   });
 }
 
-/** Makes a written release index durable (flushed, translog synced per request again) and searchable. */
-export async function sealReleaseIndex(engine: Engine, index: string): Promise<void> {
+/** A written release could not be fully replicated in time: it is not published. */
+export class ReplicationTimeout extends Error {}
+
+/**
+ * Makes a written release index durable (flushed, translog synced per request again), searchable,
+ * and replicated: it gets the replicas of every index and is published only once every copy is
+ * placed (green), waiting at most ES_GREEN_TIMEOUT. When the cluster has fewer data nodes than
+ * copies asked (a node is gone), it waits for the copies that can be placed and says what is
+ * missing. Returns that note, or undefined when the release is fully replicated.
+ */
+export async function sealReleaseIndex(engine: Engine, index: string): Promise<string | undefined> {
   await engine.client.indices.putSettings({ index, settings: { index: { 'translog.durability': 'request' } } });
   await engine.client.indices.flush({ index });
   await resumeRefresh(engine, index, 'xrefs');
+  const replicas = await targetReplicas(engine);
+  if (replicas === 0) return undefined;
+  await engine.client.indices.putSettings({ index, settings: { index: { number_of_replicas: replicas } } });
+  const deadline = Date.now() + engine.config.ES_GREEN_TIMEOUT;
+  for (;;) {
+    // A wait that times out answers 408 with the health as it is.
+    const health = await engine.client.cluster.health({ index, wait_for_status: 'green', timeout: '20s' }, { ignore: [408] });
+    if (health.status === 'green') return undefined;
+    const copies = health.number_of_data_nodes;
+    if (copies < replicas + 1 && health.initializing_shards === 0 && health.relocating_shards === 0 && health.status === 'yellow') {
+      return `${index} has ${copies} of ${replicas + 1} copies of each shard: the cluster has ${copies} data node${copies === 1 ? '' : 's'}; the missing replicas are made when nodes join`;
+    }
+    if (Date.now() > deadline) {
+      throw new ReplicationTimeout(`${index} was not fully replicated (${health.status}, ${health.unassigned_shards} shard copies unassigned) within ES_GREEN_TIMEOUT (${Math.round(engine.config.ES_GREEN_TIMEOUT / 1000)} s): nothing published`);
+    }
+  }
 }
 
 /** The physical index behind a source's alias, if the source has a published release. */

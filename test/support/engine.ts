@@ -1,5 +1,6 @@
 /** Test helpers around the real engine. */
 import { Client } from '@elastic/elasticsearch';
+import { engineNodes } from '../../src/config';
 import type { Engine } from '../../src/engine/client';
 
 /**
@@ -9,7 +10,7 @@ import type { Engine } from '../../src/engine/client';
  * the names deleted.
  */
 export async function deleteIndicesByPrefix(esUrl: string, prefix: string): Promise<string[]> {
-  const client = new Client({ node: esUrl });
+  const client = new Client({ nodes: engineNodes(esUrl) });
   try {
     const indices = Object.keys(await client.indices.get({ index: `${prefix}-*`, expand_wildcards: 'all' }));
     for (let start = 0; start < indices.length; start += 20) {

@@ -1,0 +1,59 @@
+/** The cluster as chemxref sees it: health, nodes, and the shards and replicas behind each alias. */
+import type { Engine } from './client';
+
+export interface AliasLayout {
+  /** The physical index behind the alias (several for the all-sources alias). */
+  indices: string[];
+  shards: number;
+  replicas: number;
+}
+
+export interface ClusterReport {
+  /** green: every copy placed; yellow: a replica is missing; red: a primary is missing. */
+  status: 'green' | 'yellow' | 'red';
+  nodes: number;
+  dataNodes: number;
+  unassignedShards: number;
+  /** Each alias and base index of this prefix, with its layout. */
+  indices: Record<string, AliasLayout>;
+}
+
+/**
+ * Reads the cluster's health and the layout of every index and alias under the engine's prefix
+ * (`timeoutMs` for each request: a health check must answer while the engine does not).
+ */
+export async function clusterReport(engine: Engine, timeoutMs = 2_000): Promise<ClusterReport> {
+  const options = { requestTimeout: timeoutMs, maxRetries: 0 };
+  const prefix = engine.names.prefix;
+  const [health, settings, aliases] = await Promise.all([
+    engine.client.cluster.health({}, options),
+    engine.client.indices.getSettings({ index: `${prefix}-*`, name: ['index.number_of_shards', 'index.number_of_replicas'], flat_settings: true }, { ...options, ignore: [404] }),
+    engine.client.indices.getAlias({ index: `${prefix}-*` }, { ...options, ignore: [404] }),
+  ]);
+  const layout = new Map<string, { shards: number; replicas: number }>();
+  for (const [index, state] of Object.entries(settings ?? {})) {
+    const flat = ((state as { settings?: Record<string, string> }).settings ?? {});
+    if (flat['index.number_of_shards'] === undefined) continue;
+    layout.set(index, { shards: Number(flat['index.number_of_shards']), replicas: Number(flat['index.number_of_replicas'] ?? 0) });
+  }
+  const indices: Record<string, AliasLayout> = {};
+  const add = (name: string, index: string): void => {
+    const own = layout.get(index);
+    if (!own) return;
+    const entry = indices[name] ??= { indices: [], shards: 0, replicas: own.replicas };
+    entry.indices.push(index);
+    entry.shards += own.shards;
+    entry.replicas = Math.min(entry.replicas, own.replicas);
+  };
+  for (const name of [engine.names.compounds, engine.names.sources, engine.names.meta]) add(name, name);
+  for (const [index, state] of Object.entries(aliases ?? {})) {
+    for (const alias of Object.keys((state as { aliases?: object }).aliases ?? {})) add(alias, index);
+  }
+  return {
+    status: health.status.toLowerCase() as ClusterReport['status'],
+    nodes: health.number_of_nodes,
+    dataNodes: health.number_of_data_nodes,
+    unassignedShards: health.unassigned_shards,
+    indices: Object.fromEntries(Object.entries(indices).sort(([a], [b]) => a.localeCompare(b))),
+  };
+}
