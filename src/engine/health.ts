@@ -23,7 +23,8 @@ export interface ClusterReport {
  * (`timeoutMs` for each request: a health check must answer while the engine does not).
  */
 export async function clusterReport(engine: Engine, timeoutMs = 2_000): Promise<ClusterReport> {
-  const options = { requestTimeout: timeoutMs, maxRetries: 0 };
+  // The client's own retries stay: on a cluster they are what moves a request off a dead node.
+  const options = { requestTimeout: timeoutMs };
   const prefix = engine.names.prefix;
   const [health, settings, aliases] = await Promise.all([
     engine.client.cluster.health({}, options),

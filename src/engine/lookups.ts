@@ -61,11 +61,11 @@ export function xrefsByConnectivityBlock(engine: Engine, block: string, filter: 
 /** Whether the engine answers and the indices chemxref needs exist (for GET /ready). */
 export async function engineReady(engine: Engine): Promise<{ ready: boolean; reason?: string }> {
   try {
-    await engine.client.cluster.health({ timeout: '2s' }, { requestTimeout: 3_000, maxRetries: 0 });
+    await engine.client.cluster.health({ timeout: '2s' }, { requestTimeout: 3_000 });
   } catch {
     return { ready: false, reason: 'the search engine is unreachable' };
   }
-  const exists = await engine.client.indices.exists({ index: [engine.names.compounds, engine.names.sources].join(',') }, { requestTimeout: 3_000, maxRetries: 0 });
+  const exists = await engine.client.indices.exists({ index: [engine.names.compounds, engine.names.sources].join(',') }, { requestTimeout: 3_000 });
   return exists ? { ready: true } : { ready: false, reason: 'the indices are missing: load data with `npm run load` first' };
 }
 
