@@ -18,7 +18,7 @@ export const mochaHooks = {
     this.timeout(600_000);
     const config = readConfig();
     // startEngine throws with the tail of the node's log when the engine cannot come up.
-    const result = await startEngine(config.ES_URL, config.ES_HEAP);
+    const result = await startEngine(config.ES_URL, config.ES_HEAP, config.ES_NODES);
     startedHere = !result.reused;
   },
   async afterAll(this: Mocha.Context): Promise<void> {
@@ -26,6 +26,6 @@ export const mochaHooks = {
     const config = readConfig();
     // A failure here would leave this run's indices on the node: say so, but do not fail the run for it.
     await deleteIndicesByPrefix(config.ES_URL, config.ES_INDEX_PREFIX).catch((error: Error) => process.stderr.write(`could not delete the ${config.ES_INDEX_PREFIX}-* test indices: ${error.message}\n`));
-    if (startedHere && !process.env.KEEP_ENGINE) await stopEngine();
+    if (startedHere && !process.env.KEEP_ENGINE) await stopEngine(config.ES_URL, config.ES_NODES);
   },
 };

@@ -1,0 +1,139 @@
+/**
+ * chemxref on a three-node cluster (issue 22): the same answers as with the one-node layout, and
+ * lookups that keep answering, the same, while a node is killed and brought back.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { expect } from 'chai';
+import { Client } from '@elastic/elasticsearch';
+import { clusterNodes, startEngine } from '../../scripts/engine';
+import { engineNodes, readConfig } from '../../src/config';
+import { parseArguments, runCommand } from '../../loaders/cli';
+import { startApi, type RunningApi } from '../support/api';
+import { fixtureDump, fixturesDir, freshPrefix, load, testConfig } from '../support/fixture';
+
+function table(file: string): Record<string, string>[] {
+  const [header, ...lines] = gunzipSync(readFileSync(file)).toString('utf8').split('\n').filter(Boolean);
+  const columns = header.split('\t').map((c) => c.toLowerCase());
+  return lines.map((line) => Object.fromEntries(line.split('\t').map((value, i) => [columns[i], value])));
+}
+
+interface Query { path: string; body?: unknown }
+
+/** Every structure by key, every tenth assignment by source id, every fifth structure's connectivity, a few legacy routes. */
+function queries(): Query[] {
+  const structures = table(join(fixtureDump, 'structure.tsv.gz'));
+  const references = table(join(fixtureDump, 'reference.tsv.gz'));
+  return [
+    ...structures.map((s) => ({ path: '/api/v1/compounds', body: { type: 'inchikey', compound: s.standardinchikey } })),
+    ...references.filter((_r, i) => i % 10 === 0).map((r) => ({ path: '/api/v1/compounds', body: { type: 'sourceID', compound: r.src_compound_id, sourceID: Number(r.src_id) } })),
+    ...structures.filter((_s, i) => i % 5 === 0).map((s) => ({ path: '/api/v1/connectivity', body: { type: 'inchikey', compound: s.standardinchikey, searchComponents: true } })),
+    ...structures.filter((_s, i) => i % 25 === 0).map((s) => ({ path: `/rest/inchikey_all/${s.standardinchikey}` })),
+    { path: '/rest/mapping/1/22' }, { path: '/api/v1/sources/' },
+  ];
+}
+
+async function ask(api: RunningApi, query: Query): Promise<{ status: number; body: unknown }> {
+  return query.body === undefined ? api.get(query.path) : api.post(query.path, query.body);
+}
+
+/** The answers of `api` to every query, as text (status and body). */
+async function answers(api: RunningApi, all: Query[]): Promise<string[]> {
+  const found: string[] = [];
+  for (let start = 0; start < all.length; start += 16) {
+    const batch = await Promise.all(all.slice(start, start + 16).map((query) => ask(api, query)));
+    found.push(...batch.map(({ status, body }) => `${status} ${JSON.stringify(body)}`));
+  }
+  return found;
+}
+
+describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', function () {
+  this.timeout(600_000);
+  const config = readConfig();
+  const admin = new Client({ nodes: engineNodes(config.ES_URL) });
+  const all = queries();
+  let clustered: RunningApi;
+  let oneNodeLayout: RunningApi;
+  let prefix: string;
+  let expected: string[];
+
+  before(async () => {
+    prefix = freshPrefix('three-shards');
+    const single = freshPrefix('one-shard');
+    await load(prefix, ['dump', fixtureDump]);
+    // The one-node layout, on the same cluster: one primary, no replica.
+    const singleConfig = testConfig(single, { ES_SHARDS: '1', ES_REPLICAS: '0' });
+    await runCommand(parseArguments(['dump', fixtureDump, '--no-progress']), singleConfig);
+    clustered = await startApi(testConfig(prefix));
+    oneNodeLayout = await startApi(singleConfig);
+    expected = await answers(oneNodeLayout, all);
+  });
+  after(async () => {
+    await clustered?.stop();
+    await oneNodeLayout?.stop();
+    await admin.close();
+  });
+
+  it('a dump is loaded with three primary shards and one replica, and /health shows it fully replicated', async () => {
+    const health = (await clustered.get('/health')).body;
+    expect(health.status).to.equal('ok');
+    expect(health.engine).to.include({ status: 'green', nodes: 3, dataNodes: 3 });
+    expect(health.engine.indices[`${prefix}-compounds`]).to.include({ shards: 3, replicas: 1 });
+    expect(health.engine.indices[`${prefix}-xrefs-1`]).to.include({ shards: 3, replicas: 1 });
+    expect(health.engine.indices[`${prefix}-meta`]).to.include({ shards: 1, replicas: 1 });
+  });
+
+  it('gives exactly the answers of the one-node layout: compounds, connectivity (same order), legacy', async () => {
+    expect(expected.filter((answer) => !answer.startsWith('200 ')), 'every query answers 200').to.deep.equal([]);
+    const got = await answers(clustered, all);
+    const differing = got.map((answer, i) => (answer === expected[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`)).filter(Boolean);
+    expect(differing, `${all.length} queries`).to.deep.equal([]);
+  });
+
+  describe('with one node killed (kill -9)', () => {
+    let victim: { name: string; pid?: number; httpPort: number };
+
+    before(async () => {
+      const nodes = clusterNodes(config.ES_URL, config.ES_NODES);
+      victim = nodes[1];
+      expect(victim.pid, 'the pid of the node to kill').to.be.a('number');
+      process.kill(victim.pid!, 'SIGKILL');
+      // Wait on the cluster, not on a clock: the survivors see the node leave.
+      const survivors = new Client({ nodes: engineNodes(config.ES_URL).filter((url) => !url.endsWith(`:${victim.httpPort}`)) });
+      try {
+        await survivors.cluster.health({ wait_for_nodes: '2', timeout: '120s' }, { requestTimeout: 130_000 });
+      } finally {
+        await survivors.close();
+      }
+    });
+
+    it('every lookup keeps answering 200 with the same answers, and /health says degraded, not down', async () => {
+      const health = (await clustered.get('/health')).body;
+      expect(health.status).to.equal('degraded');
+      expect(health.engine).to.include({ nodes: 2 });
+      const got = await answers(clustered, all);
+      const differing = got.map((answer, i) => (answer === expected[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`)).filter(Boolean);
+      expect(differing, `${all.length} queries with node ${victim.name} down`).to.deep.equal([]);
+    });
+
+    it('a source reload completes on the two nodes left, fully replicated there, and is served', async () => {
+      const summary = await load(prefix, ['source', '104', join(fixturesDir, 'releases', 'bzr-release-2.tsv')]);
+      expect(summary.status).to.equal('done');
+      const removed = JSON.parse(readFileSync(join(fixturesDir, 'releases', 'expected.json'), 'utf8')).removed as string[];
+      const answer = await clustered.post('/api/v1/compounds', { type: 'sourceID', compound: removed[0], sourceID: 104 });
+      expect(answer.status).to.equal(200);
+      expect(answer.body.response).to.equal('Not found');
+      const release = Object.keys(await admin.indices.getAlias({ name: `${prefix}-xrefs-104` }))[0];
+      const state = await admin.cluster.health({ index: release });
+      expect(state.status, 'the new release has its replica on the other survivor').to.equal('green');
+    });
+
+    it('the node comes back and the cluster is green with three nodes again', async () => {
+      await startEngine(config.ES_URL, config.ES_HEAP, config.ES_NODES);
+      const health = await admin.cluster.health({ wait_for_nodes: '3', wait_for_status: 'green', timeout: '180s' }, { requestTimeout: 190_000 });
+      expect(health).to.include({ status: 'green', number_of_nodes: 3 });
+      expect((await clustered.get('/health')).body.status).to.equal('ok');
+    });
+  });
+});
