@@ -123,7 +123,6 @@ const settings = {
   MAX_RELEASE_DROP: { description: 'a load that would drop more than this share of a source\'s current ids is refused (unless --allow-shrink)', defaultValue: '50%', parse: fraction },
   MAX_REJECT_RATIO: { description: 'a load that rejects more than this share of its rows is refused (unless --allow-shrink)', defaultValue: '20%', parse: fraction },
   RELEASE_GRACE: { description: 'how long a replaced release is kept (searches already routed to it finish; "what changed" reads it) before a load or `npm run load -- doctor` deletes it', defaultValue: '24h', parse: duration },
-  LEGACY_MAPPING_MAX_ROWS: { description: 'most assignments the legacy mapping and mappingaux endpoints read for one answer (held in memory); larger ones are refused with a pointer to `npm run export`', defaultValue: '1000000', parse: positiveInteger },
   HOST: {
     description: 'address the API binds to: 127.0.0.1 serves this machine only, 0.0.0.0 (the Docker image\'s) every interface', defaultValue: '127.0.0.1',
     parse: (raw: string, name: string): string => {

@@ -1,8 +1,15 @@
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
+import { createApp } from '../src/app';
+import { wholeSourcePaging } from '../src/engine/legacy';
+import { EngineUnavailable } from '../src/engine/errors';
 import { startServer } from '../src/server';
 import { fixtureDump, fixturePrefix, fixturesDir, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
 
@@ -45,6 +52,72 @@ function rowsOf(tableAnswer: Json[][]): Record<string, string | null>[] {
   return rows.map((row) => Object.fromEntries(header.map((name: string, i: number) => [name, row[i]])));
 }
 
+/** UTF-8 byte order, the engine's order of keyword values. */
+function byBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/** Resolves once `condition` holds (checked every 20 ms); fails after 10 s. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !condition(); waited += 20) {
+    if (waited > 10_000) throw new Error(`still waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** Runs `body` with whole-source reads in pages of `size` assignments. */
+async function withPageSize<T>(size: number, body: () => Promise<T>): Promise<T> {
+  const before = wholeSourcePaging.pageSize;
+  wholeSourcePaging.pageSize = size;
+  try {
+    return await body();
+  } finally {
+    wholeSourcePaging.pageSize = before;
+  }
+}
+
+/**
+ * The API on `prefix` with its engine client watched: searches in a point in time are counted (and
+ * can be slowed, or made to fail at the n-th), and points in time opened and closed are counted.
+ */
+async function watchedApi(prefix: string): Promise<{
+  url: string; pitSearches: number; opened: number; closed: number; slowMs: number; failAt?: number; stop: () => Promise<void>;
+}> {
+  const { app, context, close } = createApp(testConfig(prefix));
+  const client = context.engine.client;
+  const search = client.search.bind(client);
+  const openPointInTime = client.openPointInTime.bind(client);
+  const closePointInTime = client.closePointInTime.bind(client);
+  const server = createServer(app).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const watched = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pitSearches: 0, opened: 0, closed: 0, slowMs: 0, failAt: undefined as number | undefined,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+      await close();
+    },
+  };
+  client.search = (async (params: Json, options: Json) => {
+    if (!params?.pit) return search(params, options);
+    watched.pitSearches += 1;
+    if (watched.pitSearches === watched.failAt) throw new EngineUnavailable('the search engine is unreachable; try again shortly');
+    const result = await search(params, options);
+    if (watched.slowMs > 0) await sleep(watched.slowMs);
+    return result;
+  }) as typeof client.search;
+  client.openPointInTime = (async (params: Json, options: Json) => {
+    const result = await openPointInTime(params, options);
+    if (result.id) watched.opened += 1;
+    return result;
+  }) as typeof client.openPointInTime;
+  client.closePointInTime = (async (params: Json, options: Json) => {
+    watched.closed += 1;
+    return closePointInTime(params, options);
+  }) as typeof client.closePointInTime;
+  return watched;
+}
+
 describe('legacy API (UniChem 1 REST, issue 6)', function () {
   this.timeout(300_000);
   const references = table(join(fixtureDump, 'reference.tsv.gz'));
@@ -52,10 +125,12 @@ describe('legacy API (UniChem 1 REST, issue 6)', function () {
   const keyOfUci = new Map(structures.map((s) => [Number(s.uci), s.standardinchikey]));
   const stops: (() => Promise<void>)[] = [];
   let get: (path: string, init?: RequestInit) => Promise<Answer>;
+  let url: string;
 
   before(async () => {
     const server = await startServer(testConfig(await fixturePrefix()), { validateResponses: true }, 0);
     stops.push(server.stop);
+    url = server.url;
     get = client(server.url);
   });
   after(async () => { await Promise.all(stops.map((stop) => stop())); });
@@ -144,19 +219,127 @@ describe('legacy API (UniChem 1 REST, issue 6)', function () {
     expect(Object.keys(body[0])).to.deep.equal(['1', '101']);
   });
 
-  it('refuses a mapping larger than LEGACY_MAPPING_MAX_ROWS with a pointer to the mapping file, instead of holding it in memory', async () => {
-    const server = await startServer({ ...testConfig(await fixturePrefix()), LEGACY_MAPPING_MAX_ROWS: 50 }, { validateResponses: true }, 0);
-    stops.push(server.stop);
-    const small = client(server.url);
-    const refused = await small('/rest/mapping/1/101');
-    expect(refused.status).to.equal(400);
-    expect(refused.body.error).to.match(/mapping of source 1 to source 101 reads \d+ assignments, more than the 50 .*LEGACY_MAPPING_MAX_ROWS.*wholeSourceMapping\/src_id1\/src1src101\.txt\.gz/);
-    // A mapping within the cap is answered: CAS (102) to itself, about a hundred ids.
-    const cas = references.filter((r) => r.src_id === '102' && r.assigment === '1').length;
-    expect(cas).to.be.below(200);
-    const allowed = await startServer({ ...testConfig(await fixturePrefix()), LEGACY_MAPPING_MAX_ROWS: 2 * cas }, { validateResponses: true }, 0);
-    stops.push(allowed.stop);
-    expect((await client(allowed.url)('/rest/mapping/102/102')).status).to.equal(200);
+  describe('whole-source answers, streamed (issue 22)', () => {
+    /** The mapping in the order it is answered: by `src` id (UTF-8 byte order), then UCI, then `to_src` id; a pair once. */
+    const expectedMapping = (src: string, toSrc: string): Record<string, string>[] => {
+      const current = references.filter((r) => r.assigment === '1');
+      const from = current.filter((r) => r.src_id === src).sort((a, b) => byBytes(a.src_compound_id, b.src_compound_id) || Number(a.uci) - Number(b.uci));
+      const toIdsByUci = new Map<string, string[]>();
+      for (const r of current.filter((x) => x.src_id === toSrc)) toIdsByUci.set(r.uci, [...(toIdsByUci.get(r.uci) ?? []), r.src_compound_id]);
+      const pairs: Record<string, string>[] = [];
+      let id: string | undefined;
+      let paired = new Set<string>();
+      for (const r of from) {
+        if (r.src_compound_id !== id) [id, paired] = [r.src_compound_id, new Set()];
+        for (const toId of (toIdsByUci.get(r.uci) ?? []).sort(byBytes)) {
+          if (paired.has(toId)) continue;
+          paired.add(toId);
+          pairs.push({ [src]: r.src_compound_id, [toSrc]: toId });
+        }
+      }
+      return pairs;
+    };
+    const variants: [string, RequestInit | undefined, string][] = [['json', undefined, ''], ['xml', { headers: { Accept: 'text/xml' } }, ''], ['jsonp', undefined, '?callback=cb']];
+    const paths = ['/rest/mapping/1/101', '/rest/mapping/101/1', '/rest/mapping/22/22', '/rest/mapping/22/1', '/rest/mapping/104/103', '/legacy/rest/mapping/102/104', '/rest/mappingaux/1'];
+    const bodies = async (list: string[]): Promise<Map<string, { status: number; type: string; text: string }>> => {
+      const found = new Map<string, { status: number; type: string; text: string }>();
+      for (const path of list) {
+        for (const [name, init, query] of variants) {
+          const { status, type, text } = await get(path + query, init);
+          found.set(`${path} ${name}`, { status, type, text });
+        }
+      }
+      return found;
+    };
+
+    it('mapping/1/101 gives every current pair, by ChEMBL id, then UCI, then NSC number', async () => {
+      const { status, body } = await get('/rest/mapping/1/101');
+      expect(status).to.equal(200);
+      expect(body).to.deep.equal(expectedMapping('1', '101'));
+      expect((await get('/rest/mapping/104/103')).body).to.deep.equal(expectedMapping('104', '103'));
+      // 100976278 of source 22 is on two structures (863, 864): mapped to its own source it pairs with itself through both, and is given once.
+      const self = await get('/rest/mapping/22/22');
+      expect(self.body).to.deep.equal(expectedMapping('22', '22'));
+      expect(self.body.filter((pair: Json) => pair['22'] === '100976278')).to.have.length(1);
+    });
+
+    it('pages of 1 and of 7 assignments give the same bytes as one page, in JSON, XML and JSONP', async () => {
+      const whole = await bodies(paths);
+      expect(whole.get('/rest/mapping/1/101 json')!.status).to.equal(200);
+      expect(JSON.parse(whole.get('/rest/mapping/1/101 json')!.text).length).to.be.above(50);
+      for (const [size, list] of [[7, paths], [1, paths.filter((path) => !path.includes('/1/101') && !path.includes('/101/1'))]] as const) {
+        const paged = await withPageSize(size, () => bodies(list));
+        for (const [key, answer] of paged) expect(answer, `${key} in pages of ${size}`).to.deep.equal(whole.get(key));
+      }
+      expect(whole.get('/rest/mapping/22/22 xml')!.text).to.match(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<opt><data><data key="22">100913612<\/data><\/data>/);
+      expect(whole.get('/rest/mapping/1/101 jsonp')!.text).to.equal(`/**/ cb(${whole.get('/rest/mapping/1/101 json')!.text});`);
+      expect(whole.get('/rest/mappingaux/1 xml')!.text).to.equal('<?xml version="1.0" encoding="UTF-8"?>\n<opt></opt>\n');
+    });
+
+    it('the errors of a mapping come before its first byte, in the requested format', async () => {
+      const xml = await get('/rest/mapping/1/999', { headers: { Accept: 'text/xml' } });
+      expect(xml.status).to.equal(404);
+      expect(xml.text).to.equal('<?xml version="1.0" encoding="UTF-8"?>\n<opt><error>source 999 does not exist</error></opt>\n');
+      const jsonp = await get('/rest/mappingaux/0?callback=cb');
+      expect(jsonp.status).to.equal(400);
+      expect(jsonp.text).to.match(/^\/\*\*\/ cb\(\{"error":"\\"0\\" is not a source id/);
+    });
+
+    it('HEAD of a mapping answers its status and type without a body', async () => {
+      const head = await fetch(`${url}/rest/mapping/1/101`, { method: 'HEAD' });
+      expect(head.status).to.equal(200);
+      expect(head.headers.get('content-type')).to.match(/^application\/json/);
+      expect(await head.text()).to.equal('');
+    });
+
+    describe('on an engine client that is watched', () => {
+      let api: Awaited<ReturnType<typeof watchedApi>>;
+      before(async () => { api = await watchedApi(await fixturePrefix()); });
+      after(async () => { await api.stop(); });
+      afterEach(() => {
+        api.slowMs = 0;
+        api.failAt = undefined;
+      });
+
+      it('a client that leaves mid-answer makes the server stop reading and close its points in time', async () => {
+        await withPageSize(1, async () => {
+          // Whole, this answer takes at least 734 searches (367 pages of ChEMBL and a join for each), some 15 s at 20 ms each.
+          api.slowMs = 20;
+          const opened = api.opened;
+          const leaving = new AbortController();
+          const response = await fetch(`${api.url}/rest/mapping/1/101`, { signal: leaving.signal });
+          expect(response.status).to.equal(200);
+          const reader = response.body!.getReader();
+          expect((await reader.read()).done).to.equal(false);
+          leaving.abort();
+          await until(() => api.opened === opened + 2 && api.closed === api.opened, 'both points in time to be closed');
+          const searches = api.pitSearches;
+          expect(searches).to.be.below(100);
+          await sleep(300);
+          expect(api.pitSearches, 'searches after the client left').to.equal(searches);
+        });
+      });
+
+      it('an engine failure after the first byte cuts the answer short; before it, it is a 503 in the legacy shape', async () => {
+        await withPageSize(1, async () => {
+          api.failAt = api.pitSearches + 30;
+          api.slowMs = 5;
+          const opened = api.opened;
+          const response = await fetch(`${api.url}/rest/mapping/1/101`);
+          expect(response.status).to.equal(200);
+          let cut: unknown;
+          const text = await response.text().catch((error: unknown) => { cut = error; return ''; });
+          expect(cut, `a complete answer of ${text.length} characters`).to.be.an('error');
+          await until(() => api.closed === api.opened && api.opened === opened + 2, 'the points in time to be closed');
+
+          api.failAt = api.pitSearches + 1;
+          const refused = await fetch(`${api.url}/rest/mapping/1/101`, { headers: { Accept: 'text/xml' } });
+          expect(refused.status).to.equal(503);
+          expect(await refused.text()).to.contain('<opt><error>the search engine is unreachable; try again shortly</error></opt>');
+          await until(() => api.closed === api.opened, 'the points in time to be closed');
+        });
+      });
+    });
   });
 
   it('src_ids, sources, release and mappingaux describe the fixture', async () => {
@@ -436,7 +619,9 @@ describe('legacy API (UniChem 1 REST, issue 6)', function () {
       const folder = mkdtempSync(join(tmpdir(), 'chemxref-legacy-'));
       const release = join(folder, 'bzr-release-2-without-diazepam.tsv');
       const lines = readFileSync(join(fixturesDir, 'releases', 'bzr-release-2.tsv'), 'utf8').split('\n');
-      writeFileSync(release, lines.filter((line) => !line.startsWith('Diazepam\t')).join('\n'));
+      // With auxiliary data on the ids from A to L, for mappingaux.
+      const kept = lines.filter((line) => line !== '' && !line.startsWith('Diazepam\t'));
+      writeFileSync(release, [`${kept[0]}\taux_src`, ...kept.slice(1).map((line) => `${line}\t${/^[A-L]/.test(line) ? `bzr:${line.split('\t')[0].toLowerCase()}` : ''}`)].join('\n'));
       await load(prefix, ['source', '104', release]);
       const server = await startServer(testConfig(prefix), { validateResponses: true }, 0);
       stops.push(server.stop);
@@ -474,6 +659,18 @@ describe('legacy API (UniChem 1 REST, issue 6)', function () {
       for (const id of expected.removed) {
         expect((await reloaded(`/rest/src_compound_id_all_obsolete/${id}/104`)).body.map((x: Json) => x.assignment), id).to.deep.equal(['0']);
       }
+    });
+
+    it('mappingaux lists the current ids with auxiliary data, with it, by id, the same in pages of 2', async () => {
+      const lines = readFileSync(join(fixturesDir, 'releases', 'bzr-release-2.tsv'), 'utf8').split('\n').slice(1).filter(Boolean);
+      const expectedRows = lines.map((line) => line.split('\t')[0]).filter((id) => id !== 'Diazepam' && /^[A-L]/.test(id)).sort(byBytes)
+        .map((id) => ({ src_compound_id: id, 'auxiliary data': `bzr:${id.toLowerCase()}` }));
+      expect(expectedRows.length).to.be.above(5);
+      const whole = await reloaded('/rest/mappingaux/104');
+      expect(whole.body).to.deep.equal(expectedRows);
+      expect((await withPageSize(2, () => reloaded('/rest/mappingaux/104'))).text).to.equal(whole.text);
+      const xml = await withPageSize(2, () => reloaded('/rest/mappingaux/104', { headers: { Accept: 'text/xml' } }));
+      expect(xml.text).to.contain(`<opt><data src_compound_id="${expectedRows[0].src_compound_id}"><data key="auxiliary data">${expectedRows[0]['auxiliary data']}</data></data>`);
     });
 
     it('key_search with G=1 finds the removed id, G=0 does not', async () => {

@@ -68,10 +68,12 @@ function element(tag: string, value: LegacyValue, attributes = ''): string {
   return inner === '' ? `<${tag}${attrs}/>` : `<${tag}${attrs}>${inner}</${tag}>`;
 }
 
+const xmlDeclaration = '<?xml version="1.0" encoding="UTF-8"?>\n';
+
 /** UniChem 1's XML: a list becomes `<data>` elements in `<opt>`, an object the attributes and children of `<opt>`. */
 export function toXml(value: LegacyValue): string {
-  const body = Array.isArray(value) ? `<opt>${value.map((item) => element('data', item)).join('')}</opt>` : element('opt', value);
-  return `<?xml version="1.0" encoding="UTF-8"?>\n${body}\n`;
+  if (Array.isArray(value)) return renderList(legacyList({ kind: 'xml' }), value);
+  return `${xmlDeclaration}${element('opt', value)}\n`;
 }
 
 function toJson(value: unknown): string {
@@ -79,19 +81,57 @@ function toJson(value: unknown): string {
   return JSON.stringify(value).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 }
 
+const contentTypes = { json: 'application/json; charset=utf-8', xml: 'text/xml; charset=utf-8', jsonp: 'application/javascript; charset=utf-8' };
+
+/**
+ * A list answer written a part at a time (a mapping of millions of pairs): `open`, then `items` for
+ * each part in turn, then `close`. The parts joined are the bytes `renderLegacy` gives for the whole
+ * list, in every format.
+ */
+export interface LegacyListWriter {
+  type: string;
+  open: string;
+  /** The text of the next items of the list (its separators included). */
+  items: (items: LegacyValue[]) => string;
+  close: string;
+}
+
+/** A writer of one list answer in `format`. */
+export function legacyList(format: LegacyFormat): LegacyListWriter {
+  const type = contentTypes[format.kind];
+  if (format.kind === 'xml') return { type, open: `${xmlDeclaration}<opt>`, items: (items) => items.map((item) => element('data', item)).join(''), close: '</opt>\n' };
+  const encode = format.kind === 'jsonp' ? toJson : (item: LegacyValue) => JSON.stringify(item);
+  let first = true;
+  const items = (list: LegacyValue[]): string => {
+    if (list.length === 0) return '';
+    const text = list.map(encode).join(',');
+    const separated = first ? text : `,${text}`;
+    first = false;
+    return separated;
+  };
+  return format.kind === 'jsonp'
+    ? { type, open: `/**/ ${format.callback}([`, items, close: ']);' }
+    : { type, open: '[', items, close: ']' };
+}
+
+function renderList(writer: LegacyListWriter, items: LegacyValue[]): string {
+  return writer.open + writer.items(items) + writer.close;
+}
+
 /** The Content-Type and body of `value` in `format`. */
 export function renderLegacy(format: LegacyFormat, value: LegacyValue): { type: string; body: string } {
+  if (Array.isArray(value)) return { type: contentTypes[format.kind], body: renderList(legacyList(format), value) };
   switch (format.kind) {
-    case 'json': return { type: 'application/json; charset=utf-8', body: JSON.stringify(value) };
-    case 'xml': return { type: 'text/xml; charset=utf-8', body: toXml(value) };
-    case 'jsonp': return { type: 'application/javascript; charset=utf-8', body: `/**/ ${format.callback}(${toJson(value)});` };
+    case 'json': return { type: contentTypes.json, body: JSON.stringify(value) };
+    case 'xml': return { type: contentTypes.xml, body: toXml(value) };
+    case 'jsonp': return { type: contentTypes.jsonp, body: `/**/ ${format.callback}(${toJson(value)});` };
   }
 }
 
 /** An error in the legacy shape: `{"error": message}`, or `<opt><error>message</error></opt>`. */
 export function renderLegacyErrorBody(format: LegacyFormat, message: string): { type: string; body: string } {
   if (format.kind === 'xml') {
-    return { type: 'text/xml; charset=utf-8', body: `<?xml version="1.0" encoding="UTF-8"?>\n<opt><error>${escapeXml(message)}</error></opt>\n` };
+    return { type: 'text/xml; charset=utf-8', body: `${xmlDeclaration}<opt><error>${escapeXml(message)}</error></opt>\n` };
   }
   return renderLegacy(format, { error: message });
 }
