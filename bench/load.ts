@@ -10,7 +10,8 @@
 // engine a core of its own, bench/cores.ts).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { descendants, readProc } from './proc';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -172,34 +173,6 @@ export async function writeDump(folder: string, set: Structures, table: { tsv: s
 
 interface ChildRun { summary: Record<string, unknown>; wallSeconds: number; peakRssMb: number; peakCommand: string; treePeakRssMb: number; cpuSeconds: number }
 
-function readProc(pid: number, file: string): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-/** Every descendant of `root` (from the parent pid in /proc/<pid>/stat). */
-function descendants(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    const stat = readProc(Number(entry), 'stat');
-    if (!stat) continue;
-    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-  }
-  const found: number[] = [];
-  const walk = (pid: number): void => {
-    for (const child of children.get(pid) ?? []) {
-      found.push(child);
-      walk(child);
-    }
-  };
-  walk(root);
-  return found;
-}
 
 /**
  * Runs `npm run load -- <args>` with the bench prefix; polls the peak RSS (VmHWM) and CPU time of

@@ -27,7 +27,8 @@
 // the indices and files), --results <file>. BENCH_500K names the real molecule file.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { appendFileSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
+import { descendants, readProc } from './proc';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -215,33 +216,6 @@ async function writeStep(folder: string, step: number, firstUci: number, count: 
 // ---------------------------------------------------------------------------------------------
 // The loader, in a child process; its peak RSS polled from /proc
 
-function readProc(pid: number, file: string): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-function descendants(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    const stat = readProc(Number(entry), 'stat');
-    if (!stat) continue;
-    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-  }
-  const found: number[] = [];
-  const walk = (pid: number): void => {
-    for (const child of children.get(pid) ?? []) {
-      found.push(child);
-      walk(child);
-    }
-  };
-  walk(root);
-  return found;
-}
 
 async function runLoader(prefix: string, args: string[]): Promise<{ summary: Record<string, unknown>; peakRssMb: number }> {
   const child = spawn('npm', ['run', '--silent', 'load', '--', ...args, '--no-progress'], {
