@@ -14,7 +14,8 @@
 // BENCH_API_CONNECTIONS (16), BENCH_API_SECONDS (15), BENCH_API_ONLY (run only the lookups whose
 // name contains it, e.g. "sourceID") and BENCH_API_PROFILE (a folder: the API child then writes a V8
 // CPU profile there) change the run.
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { serveApi, startApiChild, stopApiChild } from './api-child';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
@@ -24,7 +25,6 @@ import { readConfig, type Config } from '../src/config';
 import type { SearchResponse } from '@elastic/elasticsearch/lib/api/types';
 import { Engine } from '../src/engine/client';
 import { currentReleaseIndices } from '../src/engine/schema';
-import { startServer } from '../src/server';
 import { parseArguments, runCommand } from '../loaders/cli';
 import { deleteIndicesByPrefix } from '../test/support/engine';
 import { splitCores, splitCoresRequested } from './cores';
@@ -118,33 +118,6 @@ async function samples(engine: Engine): Promise<Samples> {
 // ---------------------------------------------------------------------------------------------
 // The service, in a child process (so that the load generator does not share its event loop)
 
-async function serve(): Promise<void> {
-  const config = readConfig();
-  const { url, stop } = await startServer(config, {}, 0);
-  process.send!({ url });
-  process.on('message', (message) => {
-    if (message === 'stop') void stop().then(() => process.exit(0));
-  });
-}
-
-async function startChild(): Promise<{ child: ChildProcess; url: string }> {
-  const profile = process.env.BENCH_API_PROFILE;
-  const child = fork(__filename, ['--serve'], {
-    env: { ...process.env, ES_INDEX_PREFIX: prefix, LOG_LEVEL: 'silent' },
-    execArgv: [...process.execArgv, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [])],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('message', (message) => resolve((message as { url: string }).url));
-    child.once('exit', (code) => reject(new Error(`the API child exited with code ${code} before listening`)));
-  });
-  return { child, url };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.send('stop');
-  await exited;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Measuring
@@ -408,7 +381,8 @@ async function main(): Promise<void> {
 
     const cores = splitCoresRequested() ? await splitCores(engine) : undefined;
     out(cores ? `--split-cores: ${cores.describe}` : 'the engine, the API and the load generator share every core (`-- --split-cores` gives the engine a core of its own)');
-    const { child, url } = await startChild().catch((error) => { cores?.restore(); throw error; });
+    const profile = process.env.BENCH_API_PROFILE;
+    const { child, url } = await startApiChild(__filename, { ES_INDEX_PREFIX: prefix }, [...process.execArgv, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [])]).catch((error) => { cores?.restore(); throw error; });
     const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure; halfCeiling?: Measure }[] = [];
     const cpu = (m: Measure): string => (m.cpuMs ? `; CPU ms per request: engine ${fmt(m.cpuMs.engine, 1)}, API ${fmt(m.cpuMs.api, 1)}, load generator ${fmt(m.cpuMs.client, 1)}` : '');
     const line = (m: Measure): string => `${fmt(m.rps)} req/s (p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms${cpu(m)})`;
@@ -436,7 +410,7 @@ async function main(): Promise<void> {
         out(`${c.name}, ceiling at ${fmt(rate)} req/s: ${line(rows[i].halfCeiling!)}`);
       }
     } finally {
-      await stopChild(child);
+      await stopApiChild(child);
       cores?.restore();
     }
 
@@ -458,7 +432,7 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  const run = process.argv.includes('--serve') ? serve() : main();
+  const run = process.argv.includes('--serve') ? serveApi() : main();
   run.catch((error) => {
     process.stderr.write(`bench:api failed: ${(error as Error).stack ?? error}\n`);
     process.exit(1);

@@ -16,7 +16,8 @@
 // InChIKey and by sourceID, round robin. The API runs in a child process, each reload is
 // `npm run load -- source 1 <file>` in a child process. Everything created (indices, files) is
 // deleted at the end, also on SIGINT; the engine is always thawed.
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { serveApi, startApiChild, stopApiChild } from './api-child';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { cpus, tmpdir } from 'node:os';
@@ -25,7 +26,6 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { readConfig } from '../src/config';
-import { startServer } from '../src/server';
 import {
   answersDuring, CheckingClients, compoundLookups, EngineFreezer, enginePid, tally, type Answer, type CheckedLookup,
 } from '../test/support/checking-clients';
@@ -122,31 +122,6 @@ function writeRelease(file: string, records: ReleaseRow[]): string {
 // ---------------------------------------------------------------------------------------------
 // Child processes: the API, and each load
 
-async function serve(): Promise<void> {
-  const { url, stop } = await startServer(readConfig(), {}, 0);
-  process.send!({ url });
-  process.on('message', (message) => {
-    if (message === 'stop') void stop().then(() => process.exit(0));
-  });
-}
-
-async function startApiChild(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(__filename, ['--serve'], { env: { ...process.env, ...env, LOG_LEVEL: 'silent' } });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('message', (message) => resolve((message as { url: string }).url));
-    child.once('exit', (code) => reject(new Error(`the API child exited with code ${code} before listening`)));
-  });
-  return { child, url };
-}
-
-async function stopApiChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.send('stop');
-  const force = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(force);
-}
 
 /** `npm run load -- <argv>` under `prefix` in a child process (tsx as a require hook: one process); resolves with its summary line. */
 async function loadInChild(prefix: string, argv: string[], rejects: string): Promise<Record<string, unknown>> {
@@ -348,7 +323,7 @@ async function main(): Promise<void> {
     const first = await loadInChild(prefix, ['source', '1', releases[1]], rejects);
     out(`loaded: the fixture dump's other six sources, then source 1 with ${fmt(Number(first.rowsLoaded))} ids (${fmt(Number(first.rowsRejected))} rejected), ${fmt((performance.now() - started) / 1000, 1)} s`);
 
-    api = await startApiChild({ ES_INDEX_PREFIX: prefix, ...(options.engineTimeout ? { ENGINE_TIMEOUT_MS: options.engineTimeout } : {}) });
+    api = await startApiChild(__filename, { ES_INDEX_PREFIX: prefix, ...(options.engineTimeout ? { ENGINE_TIMEOUT_MS: options.engineTimeout } : {}) });
     started = performance.now();
     if (options.only !== 'outage') await reloadUnderLoad(api.url, lookups, options, prefix, releases, rejects);
     if (options.only !== 'reload') await engineOutage(api.url, lookups, options, config.ES_URL);
@@ -361,7 +336,7 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  const run = process.argv.includes('--serve') ? serve() : main();
+  const run = process.argv.includes('--serve') ? serveApi() : main();
   run.catch((error) => {
     process.stderr.write(`bench:chaos failed: ${(error as Error).stack ?? error}\n`);
     process.exit(1);

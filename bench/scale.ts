@@ -25,7 +25,8 @@
 // --ceiling-sample (structures per step written by the ceiling, 100,000; assignments: 3×),
 // --work <folder> (generated tables; default a fresh folder under the OS temp dir), --keep (leave
 // the indices and files), --results <file>. BENCH_500K names the real molecule file.
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { serveApi, startApiChild, stopApiChild } from './api-child';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { descendants, readProc } from './proc';
@@ -39,7 +40,6 @@ import { parseStandardInchi, inchiKeyOf } from '../src/chemistry';
 import { compoundDocument } from '../src/domain/compound';
 import { Engine, mappingOf, type MappingName } from '../src/engine/client';
 import { xrefId } from '../src/engine/xrefs';
-import { startServer } from '../src/server';
 import { Reject } from '../loaders/run';
 import { checkStructure } from '../loaders/structure-rules';
 import { deleteIndicesByPrefix } from '../test/support/engine';
@@ -299,28 +299,6 @@ async function storage(engine: Engine, prefix: string): Promise<Storage> {
 // ---------------------------------------------------------------------------------------------
 // Lookups through the API, in a child process
 
-async function serve(): Promise<void> {
-  const { url, stop } = await startServer(readConfig(), {}, 0);
-  process.send!({ url });
-  process.on('message', (message) => {
-    if (message === 'stop') void stop().then(() => process.exit(0));
-  });
-}
-
-async function startChild(prefix: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = fork(__filename, ['--serve'], { env: { ...process.env, ES_INDEX_PREFIX: prefix, LOG_LEVEL: 'silent' }, execArgv: process.execArgv });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once('message', (message) => resolve((message as { url: string }).url));
-    child.once('exit', (code) => reject(new Error(`the API child exited with code ${code} before listening`)));
-  });
-  return { child, url };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.send('stop');
-  await exited;
-}
 
 interface Measure { rps: number; p50: number; p99: number; requests: number; failures: number }
 
@@ -420,7 +398,7 @@ interface LookupResult { name: string; peak: Measure; atRate: Measure; rate: num
 
 async function measureLookups(prefix: string, engine: Engine, rates: Map<string, number>): Promise<{ results: LookupResult[]; answer: { compounds: number; sources: number } }> {
   const { keys, ids } = await samples(engine);
-  const { child, url } = await startChild(prefix);
+  const { child, url } = await startApiChild(__filename, { ES_INDEX_PREFIX: prefix });
   try {
     const lookups: Lookup[] = [
       { name: 'by InChIKey', path: '/api/v1/compounds', bodies: keys.map((compound) => ({ type: 'inchikey', compound })) },
@@ -441,14 +419,14 @@ async function measureLookups(prefix: string, engine: Engine, rates: Map<string,
     }
     return { results, answer };
   } finally {
-    await stopChild(child);
+    await stopApiChild(child);
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--serve')) return serve();
+  if (process.argv.includes('--serve')) return serveApi();
   if (!existsSync(moleculesFile)) {
     process.stderr.write(`${moleculesFile} is missing: build it with \`apt-get update && W=/tmp/chemwork bash ../shared/data/make-samples.sh\` (as root, ~3 min), or set BENCH_500K\n`);
     process.exit(2);
