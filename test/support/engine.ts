@@ -1,6 +1,8 @@
 /** Test helpers around the real engine. */
 import { Client } from '@elastic/elasticsearch';
-import { engineNodes } from '../../src/config';
+import { randomBytes } from 'node:crypto';
+import { startEngine, stopEngine } from '../../scripts/engine';
+import { engineNodes, readConfig } from '../../src/config';
 import type { Engine } from '../../src/engine/client';
 
 /**
@@ -38,4 +40,32 @@ export async function msearchesSent(engine: Engine, work: () => Promise<unknown>
     engine.client.diagnostic.removeListener('request', listener as never);
   }
   return sent;
+}
+
+/**
+ * Root hooks of a test run: make sure the engine of ES_URL answers (start the project's nodes,
+ * ES_NODES of them, if none does, and stop only what was started here unless KEEP_ENGINE is set),
+ * and give the run its own index prefix `<stem>-xxxxxx`, deleted at the end, so tests never touch
+ * real data. Request logs are off (LOG_LEVEL=info brings them back).
+ */
+export function engineHooks(stem: string): Mocha.RootHookObject {
+  process.env.ES_INDEX_PREFIX = `${stem}-${randomBytes(3).toString('hex')}`;
+  process.env.LOG_LEVEL ??= 'silent';
+  let startedHere = false;
+  return {
+    async beforeAll(this: Mocha.Context): Promise<void> {
+      this.timeout(600_000);
+      const config = readConfig();
+      // startEngine throws with the tail of the node's log when the engine cannot come up.
+      const result = await startEngine(config.ES_URL, config.ES_HEAP, config.ES_NODES);
+      startedHere = !result.reused;
+    },
+    async afterAll(this: Mocha.Context): Promise<void> {
+      this.timeout(180_000);
+      const config = readConfig();
+      // A failure here would leave this run's indices on the engine: say so, but do not fail the run for it.
+      await deleteIndicesByPrefix(config.ES_URL, config.ES_INDEX_PREFIX).catch((error: Error) => process.stderr.write(`could not delete the ${config.ES_INDEX_PREFIX}-* test indices: ${error.message}\n`));
+      if (startedHere && !process.env.KEEP_ENGINE) await stopEngine(config.ES_URL, config.ES_NODES);
+    },
+  };
 }
