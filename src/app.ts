@@ -14,6 +14,7 @@ import { openApiDocument, operations } from './api/document';
 import { errorHandler, errorSender, isLegacyPath, type ErrorSender } from './api/errors';
 import { CostLimiter, operationCosts, rateLimit } from './api/rate-limit';
 import { securityHeaders } from './api/security';
+import { collapseSlashes, methodGuard, routeTable } from './api/methods';
 import { v1Handlers } from './api/v1';
 import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './legacy';
 import { Depictor } from './isolated/depiction';
@@ -54,8 +55,17 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     customCss: '',
     swaggerOptions: { url: '/api/v1/openapi.json', tryItOutEnabled: true, validatorUrl: null, layout: 'BaseLayout' },
   };
+  const documentPaths = ['/beta/api/v1/swagger.json', '/api/v1/openapi.json', '/api/v1/swagger.json', '/beta/api/v1/openapi.json'];
+  app.use(collapseSlashes);
   app.use(securityHeaders(swaggerUi.generateHTML(undefined, docsOptions)));
-  app.use(cors({ methods: ['GET', 'POST', 'OPTIONS'] }));
+  app.use(methodGuard(routeTable(operations(document), ['/', '/api/docs', ...documentPaths])));
+  app.use(cors({ methods: ['GET', 'HEAD', 'POST', 'OPTIONS'] }));
+  // HEAD is GET without a body: Node already knows not to send one, so the rest of the chain (the
+  // validator, which knows no HEAD, and the routes) sees a GET.
+  app.use((req, _res, next) => {
+    if (req.method === 'HEAD') req.method = 'GET';
+    next();
+  });
   if (log.enabled) app.use((req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => log.info('request', { method: req.method, path: req.originalUrl, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }));
@@ -63,7 +73,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   });
 
   const documentJson: RequestHandler = (_req, res) => { res.json(document); };
-  app.get(['/beta/api/v1/swagger.json', '/api/v1/openapi.json', '/api/v1/swagger.json', '/beta/api/v1/openapi.json'], documentJson);
+  app.get(documentPaths, documentJson);
   app.use('/api/docs', swaggerUi.serve, swaggerUi.setup(undefined, docsOptions));
   app.get('/', (_req, res) => { res.type('html').send(`<h1>chemxref</h1><p>Interactive API documentation: <a href="/api/docs">/api/docs</a>.</p>${docsNote}`); });
 
@@ -74,12 +84,9 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     validateResponses: options.validateResponses ? { removeAdditional: false } : false,
     ignorePaths: (path: string) => isLegacyPath(path) || path === '/health' || path === '/ready',
     ignoreUndocumented: false,
+    // The path after collapseSlashes, not the one sent.
+    useRequestUrl: true,
   }));
-  // Strings are trimmed before the domain sees them (SPEC §3).
-  app.use((req, _res, next) => {
-    if (req.body && typeof req.body === 'object' && typeof req.body.compound === 'string') req.body.compound = req.body.compound.trim();
-    next();
-  });
 
   const handlers = { ...v1Handlers(context, depictor), ...legacyHandlers(context) };
   // RATE_LIMIT charges each operation its `x-rate-cost`; the service's own probes are free.

@@ -4,6 +4,7 @@
  */
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { InvalidQuery, UnknownResource } from '../domain/errors';
+import { compoundProblem, queryTypes, type QueryType } from '../domain/lookup';
 import { EngineUnavailable, translateEngineError } from '../engine/errors';
 import { log } from '../log';
 
@@ -21,7 +22,9 @@ interface ValidatorError { status?: number; statusCode?: number; type?: string; 
 
 /** The value a validator finding is about, as the request sent it (a path segment as typed, a body value as JSON), shortened. */
 function valueAt(req: Request | undefined, path: string): string | undefined {
-  const [, where, ...keys] = path.split('/');
+  const parts = path.split('/');
+  // Findings of a body checked by its discriminator's schema have paths without the /body prefix.
+  const [, where, ...keys] = ['body', 'params', 'query'].includes(parts[1]) ? parts : ['', 'body', ...parts.slice(1)];
   // The validator runs before Express matches a route: path parameters are the ones it parsed itself.
   const params = (req as { openapi?: { pathParams?: Record<string, string> } } | undefined)?.openapi?.pathParams ?? req?.params;
   let value: unknown = where === 'body' ? req?.body : where === 'params' ? params : where === 'query' ? req?.query : undefined;
@@ -35,13 +38,23 @@ function valueAt(req: Request | undefined, path: string): string | undefined {
 function validatorMessage(error: ValidatorError, req?: Request): string {
   const first = error.errors?.[0];
   if (!first) return error.message ?? 'the request is not valid';
-  const field = (first.path ?? '').replace(/^\/?(body|query|params|path)\/?/, '').replace(/^\./, '') || 'body';
+  const field = (first.path ?? '').replace(/^\/?(body|query|params|path)\/?/, '').replace(/^[./]/, '') || 'body';
   const message = first.message ?? 'is not valid';
+  // A v1 body is checked by the schema of its `type`: name what is wrong as the domain would.
+  if (req?.method === 'POST' && (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body))) return 'the body must be a JSON object, such as {"type": "inchikey", "compound": "..."}';
+  const body = (req?.body ?? {}) as { type?: unknown; compound?: unknown };
+  if (/^'type' must be equal to one of the allowed values: (.*?)\.?$/.test(message)) {
+    return body.type === undefined ? 'the field "type" is missing' : `"type" must be one of ${/allowed values: (.*?)\.?$/.exec(message)![1]}`;
+  }
+  if (field === 'compound' && typeof body.type === 'string' && queryTypes.includes(body.type as QueryType) && !/required property/.test(message)) {
+    return compoundProblem(body.type as QueryType, body.compound) ?? `"compound" ${message}`;
+  }
   if (field === 'compound' && message === 'must match pattern "\\S"') return blankCompound;
   // A number out of range is named as sent: `"sourceID" is 99999999999: it must be <= 2147483647`.
-  const value = /^(maximum|minimum|exclusiveMaximum|exclusiveMinimum)\./.test(first.errorCode ?? '') ? valueAt(req, first.path ?? '') : undefined;
+  const value = /^(maximum|minimum|exclusiveMaximum|exclusiveMinimum|type)\./.test(first.errorCode ?? '') || /^must be (<|>|integer|string|boolean)/.test(message) ? valueAt(req, first.path ?? '') : undefined;
   if (value !== undefined) return `"${field}" is ${value}: it ${message}`;
   const missing = /must have required property '([^']+)'/.exec(message);
+  if (missing?.[1] === 'sourceID') return 'a sourceID query needs "sourceID": the id of the source the compound id belongs to';
   if (missing) return `the field "${missing[1]}" is missing`;
   const unknown = /must NOT have additional properties|Unknown query parameter/.exec(message);
   if (unknown) return `the field "${field}" is not part of this request (unknown field)`;

@@ -1,19 +1,31 @@
 /** The v1 handlers, by operationId of the OpenAPI document. Each calls one domain function. */
 import type { RequestHandler } from 'express';
-import type { LookupContext } from '../domain/lookup';
+import type { CompoundQuery, LookupContext } from '../domain/lookup';
 import { findCompounds, getSource, inchiOfUci, listSources, searchConnectivity } from '../domain/v1';
 import { clusterReport } from '../engine/health';
 import { engineReady } from '../engine/lookups';
 import { DepictionFailed, type Depictor } from '../isolated/depiction';
 import { HttpError } from './errors';
 
+/**
+ * The query of a validated v1 body, as the domain reads it: `compound` trimmed (SPEC §3), a UCI sent
+ * as a JSON number made its digits, and `sourceID` dropped unless `type` is `sourceID` (clients
+ * send `""`, `0` or `null` there with every other type; UniChem ignores it).
+ */
+function compoundQuery<T extends { type: CompoundQuery['type']; compound: string | number; sourceID?: unknown }>(body: T): Omit<T, 'compound' | 'sourceID'> & CompoundQuery {
+  const { sourceID, compound, ...rest } = body;
+  const query = { ...rest, compound: String(compound).trim() } as Omit<T, 'compound' | 'sourceID'> & CompoundQuery;
+  if (body.type === 'sourceID') query.sourceID = sourceID as number;
+  return query;
+}
+
 export function v1Handlers(context: LookupContext, depictor: Depictor): Record<string, RequestHandler> {
   return {
     postCompounds: async (req, res) => {
-      res.json(await findCompounds(context, req.body));
+      res.json(await findCompounds(context, compoundQuery(req.body)));
     },
     postConnectivity: async (req, res) => {
-      res.json(await searchConnectivity(context, req.body));
+      res.json(await searchConnectivity(context, compoundQuery(req.body)));
     },
     getSources: async (_req, res) => {
       res.json(await listSources(context));

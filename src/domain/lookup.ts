@@ -11,7 +11,8 @@ import { InvalidQuery, UnknownResource } from './errors';
 import { compoundUrl, type SourceCatalog } from './sources';
 import type { CompoundDocument, SourceDocument, XrefDocument } from './types';
 
-export type QueryType = 'uci' | 'inchi' | 'inchikey' | 'sourceID';
+export const queryTypes = ['uci', 'inchi', 'inchikey', 'sourceID'] as const;
+export type QueryType = typeof queryTypes[number];
 
 export interface CompoundQuery {
   type: QueryType;
@@ -51,6 +52,27 @@ export function parseQueryInchi(text: string, maxLength: number): ParsedInchi {
     if (error instanceof InchiError) throw new InvalidQuery(error.message);
     throw error;
   }
+}
+
+/**
+ * Why `compound` is not a valid value for a query of `type`, in the words of the domain's own checks;
+ * undefined when it is one. For the request validator's findings, which only say which pattern failed.
+ */
+export function compoundProblem(type: QueryType, compound: unknown): string | undefined {
+  if (typeof compound !== 'string' && !(type === 'uci' && typeof compound === 'number')) {
+    return `"compound" must be a string${type === 'uci' ? ' or a whole number' : ''}`;
+  }
+  const text = String(compound).trim();
+  if (text === '') return 'the compound is empty or only whitespace';
+  try {
+    if (type === 'uci') parseUciText(text);
+    if (type === 'inchikey') checkInchiKey(text);
+    if (type === 'inchi') parseQueryInchi(text, Infinity);
+  } catch (error) {
+    if (error instanceof InvalidQuery) return error.message;
+    throw error;
+  }
+  return undefined;
 }
 
 /** Checks that a source exists; UnknownResource (404) otherwise. */
