@@ -9,7 +9,7 @@ import { InvalidQuery, UnknownResource } from '../domain/errors';
 import { indexedStructure, requireSource, type LookupContext } from '../domain/lookup';
 import type { LegacyValue } from './format';
 import labelTable from './labels.json';
-import { legacySource, maxSourceId, sourceSummary } from './lookups';
+import { legacySource, maxSourceId, requireIdAssigned, sourceSummary } from './lookups';
 
 /** The search criteria A–H of UniChem 1, as numbers. */
 export interface Criteria { A: number; B: number; C: number; D: number; E: number; F: number; G: number; H: number }
@@ -80,7 +80,8 @@ async function searchedOfId(context: LookupContext, id: string, sourceText: stri
   const source = await legacySource(context, sourceText);
   let own = await xrefsByCompoundId(context.engine, id, { sourceId: source.sourceID });
   if (own.length === 0 && includeObsolete) own = await xrefsByCompoundId(context.engine, id, { sourceId: source.sourceID, obsoleteOnly: true });
-  if (own.length === 0) throw new UnknownResource(`no ${includeObsolete ? '' : 'current '}compound "${id}" in source ${source.sourceID} (${source.name})`);
+  // An id that exists without a structure to search from finds nothing: {} (404 when it never existed).
+  if (own.length === 0) await requireIdAssigned(context, id, source);
   const searched: SearchedStructure[] = [];
   for (const uci of [...new Set(own.map((x) => x.uci))].sort((a, b) => a - b)) {
     const structure = await indexedStructure(context, { uci });
@@ -114,7 +115,13 @@ export const tableHeader = [
   'Matching_Query_InChI', 'Matching_CpdId_InChI', 'p', 'b', 't', 'm', 's', 'i', 'Query_InChIKey', 'CpdId_InChIKey',
 ];
 
-function nested(entries: ConnectivityEntry[], criteria: Criteria): LegacyValue {
+/**
+ * H=0, as UniChem 1 documents it: per source, its metadata, the query's full key and InChI ("Full
+ * Query InChIKey": the 14 letters when the query was a first block), and `src_matches`, each with
+ * the pattern criterion `B` and a `match_compare` entry holding the component mapping `C`.
+ */
+function nested(searched: SearchedStructure, queryKey: string | null, entries: ConnectivityEntry[], criteria: Criteria): LegacyValue {
+  const query = { 'Full Query InChIKey': queryKey, 'Full Query InChI': searched.parsed?.inchi ?? null };
   const bySource = new Map<number, { source: ConnectivityEntry['source']; matches: LegacyValue[] }>();
   for (const entry of entries) {
     const f = flags(entry.comparison);
@@ -124,14 +131,17 @@ function nested(entries: ConnectivityEntry[], criteria: Criteria): LegacyValue {
       aux_src: entry.xref.auxSrc ?? null,
       assignment: String(entry.xref.assignment),
       label: criteria.F === 0 ? labelOf(entry) : '',
+      B: String(criteria.B),
       CpdId_InChIKey: entry.structure.standardInchiKey,
       Full_CpdId_InChI: entry.structure.standardInchi,
-      C: String(relations.indexOf(entry.typeOfSearch)),
-      match_compare: [{ Matching_Query_InChI: entry.queryInchi, Matching_CpdId_InChI: entry.hitInchi, b: f.b, i: f.i, m: f.m, p: f.p, s: f.s, t: f.t }],
+      match_compare: [{
+        C: String(relations.indexOf(entry.typeOfSearch)), Matching_Query_InChI: entry.queryInchi, Matching_CpdId_InChI: entry.hitInchi,
+        b: f.b, i: f.i, m: f.m, p: f.p, s: f.s, t: f.t,
+      }],
     });
     bySource.set(entry.source.sourceID, group);
   }
-  return [...bySource.values()].sort((a, b) => a.source.sourceID - b.source.sourceID).map((group) => ({ ...sourceSummary(group.source), src_matches: group.matches }));
+  return [...bySource.values()].sort((a, b) => a.source.sourceID - b.source.sourceID).map((group) => ({ ...sourceSummary(group.source), ...query, src_matches: group.matches }));
 }
 
 function table(searched: SearchedStructure, entries: ConnectivityEntry[], criteria: Criteria): LegacyValue {
@@ -146,7 +156,8 @@ function table(searched: SearchedStructure, entries: ConnectivityEntry[], criter
   })];
 }
 
-async function search(context: LookupContext, searchedList: SearchedStructure[], criteria: Criteria): Promise<Record<string, LegacyValue>> {
+/** Each structure searched from, by its number; `queryKey` names the query as given (a first block stays 14 letters). */
+async function search(context: LookupContext, searchedList: SearchedStructure[], criteria: Criteria, queryKey?: string): Promise<Record<string, LegacyValue>> {
   if (criteria.A !== 0) await requireSource(context, criteria.A);
   const out: Record<string, LegacyValue> = {};
   for (const [i, searched] of searchedList.entries()) {
@@ -159,14 +170,15 @@ async function search(context: LookupContext, searchedList: SearchedStructure[],
       includeObsolete: criteria.G === 1,
       maxEntries: context.config.CONNECTIVITY_MAX_ENTRIES,
     });
-    out[String(i + 1)] = criteria.H === 1 ? table(searched, result.entries, criteria) : nested(result.entries, criteria);
+    const key = queryKey ?? searched.standardInchiKey;
+    out[String(i + 1)] = criteria.H === 1 ? table(searched, result.entries, criteria) : nested(searched, key, result.entries, criteria);
   }
   return out;
 }
 
 /** key_search/{key or first block}/A/.../H. */
 export async function keySearch(context: LookupContext, term: string, criteria: Criteria): Promise<Record<string, LegacyValue>> {
-  return search(context, [await searchedOfKeyTerm(context, term, criteria.G === 1)], criteria);
+  return search(context, [await searchedOfKeyTerm(context, term, criteria.G === 1)], criteria, term);
 }
 
 /** cpd_search/{id}/{src}/A/.../H: one numbered result per structure the id stands for. */

@@ -29,18 +29,20 @@ function legacyForms(): Map<string, string[]> {
 export function unmatchedLegacyPath(): RequestHandler {
   const forms = legacyForms();
   const methods = [...forms.values()].map((list) => list[0].split('/')[0]).sort().join(', ');
-  return (req, _res, next) => {
+  return (req, res, next) => {
     if (!isLegacyPath(req.path)) {
       next();
       return;
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(400, `the legacy API answers GET only, not ${req.method}`);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.set('Allow', 'GET, HEAD, OPTIONS');
+      throw new HttpError(405, `the legacy API answers GET (and HEAD) only, not ${req.method}`);
+    }
     const segments = req.path.replace(/^\/(legacy\/)?rest\/?/, '').replace(/\/$/, '').split('/');
     const [method, ...rest] = segments;
     if (!method) throw new HttpError(400, `no method given: the methods are ${methods}`);
     const known = forms.get(method.toLowerCase());
     if (!known) throw new HttpError(400, `"${method}" is not a method of this API: the methods are ${methods}`);
-    if (rest.some((segment) => segment === '')) throw new HttpError(400, `an empty segment in ${method}: its forms are ${known.join(', ')}`);
     throw new HttpError(400, `wrong number of segments for ${method} (${rest.length} after the method): its forms are ${known.join(', ')}`);
   };
 }

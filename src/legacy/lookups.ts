@@ -62,17 +62,36 @@ function rows(xrefs: XrefDocument[], row: (xref: XrefDocument) => Row): Row[] {
   return out;
 }
 
-/** The UCIs a (source, id) pair is assigned to under `filter`; UnknownResource (404) when none. */
-async function ucisOfId(context: LookupContext, id: string, source: SourceDocument, filter: XrefFilter, what: string): Promise<number[]> {
+/*
+ * UniChem 1 answers a well-formed query about something that exists with a list, empty when there is
+ * nothing to give (an id with no obsolete assignment, a structure whose ids are all obsolete), and
+ * 404 only for what does not exist: an id never assigned in its source, a key of no structure, an
+ * unknown source. "Exists" is "has an assignment, current or obsolete".
+ */
+
+/** Whether `id` has ever been assigned in `source` (in any source when undefined); UnknownResource (404) when not. */
+export async function requireIdAssigned(context: LookupContext, id: string, source?: SourceDocument): Promise<void> {
+  const any = await xrefsByCompoundId(context.engine, id, { includeObsolete: true, sourceId: source?.sourceID }, 1);
+  if (any.length > 0) return;
+  throw new UnknownResource(source ? `no compound "${id}" in source ${source.sourceID} (${source.name})` : `no source holds a compound "${id}"`);
+}
+
+/** Whether a structure with `key` has an assignment, current or obsolete; UnknownResource (404) when not. */
+async function requireKeyAssigned(context: LookupContext, key: string): Promise<void> {
+  if ((await xrefsByKeys(context.engine, [key], { includeObsolete: true }, 1)).length === 0) throw new UnknownResource(`no structure with InChIKey ${key}`);
+}
+
+/** The UCIs a (source, id) pair is assigned to under `filter`: none when the id exists without such an assignment, UnknownResource (404) when it does not exist. */
+async function ucisOfId(context: LookupContext, id: string, source: SourceDocument, filter: XrefFilter): Promise<number[]> {
   const own = await xrefsByCompoundId(context.engine, id, { ...filter, sourceId: source.sourceID });
-  if (own.length === 0) throw new UnknownResource(`no ${what} compound "${id}" in source ${source.sourceID} (${source.name})`);
+  if (own.length === 0) await requireIdAssigned(context, id, source);
   return [...new Set(own.map((x) => x.uci))];
 }
 
 /** inchikey / inchikey_all: the ids of a structure; `all` adds obsolete ones with their assignment. */
 export async function idsOfKey(context: LookupContext, key: string, all: boolean): Promise<Row[]> {
   const xrefs = await xrefsOfQuery(context, { type: 'inchikey', compound: legacyInchiKey(key) }, { includeObsolete: all });
-  if (xrefs.length === 0) throw new UnknownResource(`no structure with InChIKey ${key}`);
+  if (xrefs.length === 0) await requireKeyAssigned(context, key);
   return rows(xrefs, (x): Row => (all
     ? { src_id: String(x.sourceId), src_compound_id: x.compoundId, assignment: String(x.assignment) }
     : { src_id: String(x.sourceId), src_compound_id: x.compoundId }));
@@ -81,7 +100,7 @@ export async function idsOfKey(context: LookupContext, key: string, all: boolean
 /** verbose_inchikey: per source, its metadata and the structure's current ids in it. */
 export async function verboseIdsOfKey(context: LookupContext, key: string): Promise<Row[]> {
   const xrefs = await xrefsOfQuery(context, { type: 'inchikey', compound: legacyInchiKey(key) });
-  if (xrefs.length === 0) throw new UnknownResource(`no structure with InChIKey ${key}`);
+  if (xrefs.length === 0) await requireKeyAssigned(context, key);
   const sources = await context.sources.all();
   const bySource = new Map<number, string[]>();
   for (const xref of [...xrefs].sort(bySourceThenId)) {
@@ -102,7 +121,7 @@ export type IdMode = 'current' | 'all' | 'obsolete';
 export async function idsOfId(context: LookupContext, id: string, sourceText: string, toSourceText: string | undefined, mode: IdMode): Promise<Row[]> {
   const source = await legacySource(context, sourceText);
   const toSource = toSourceText === undefined ? undefined : await legacySource(context, toSourceText);
-  const ucis = await ucisOfId(context, id, source, mode === 'obsolete' ? { obsoleteOnly: true } : {}, mode === 'obsolete' ? 'obsolete' : 'current');
+  const ucis = await ucisOfId(context, id, source, mode === 'obsolete' ? { obsoleteOnly: true } : {});
   const xrefs = await xrefsByUcis(context.engine, ucis, { includeObsolete: mode !== 'current', sourceId: toSource?.sourceID });
   if (mode === 'obsolete') {
     return rows(xrefs, (x): Row => (toSource
@@ -120,7 +139,7 @@ export async function idsOfId(context: LookupContext, id: string, sourceText: st
 export async function urlsOfId(context: LookupContext, id: string, sourceText: string, toSourceText: string): Promise<Row[]> {
   const source = await legacySource(context, sourceText);
   const toSource = await legacySource(context, toSourceText);
-  const ucis = await ucisOfId(context, id, source, {}, 'current');
+  const ucis = await ucisOfId(context, id, source, {});
   const xrefs = await xrefsByUcis(context.engine, ucis, { sourceId: toSource.sourceID });
   const urls = [...new Set(xrefs.sort(bySourceThenId).map((x) => compoundUrl(toSource, x.compoundId, x.auxSrc)).filter((url): url is string => url !== null))];
   return urls.map((url) => ({ url }));
@@ -221,7 +240,7 @@ export async function* auxiliaryDataOf(context: LookupContext, sourceText: strin
 export async function structuresOfId(context: LookupContext, id: string, sourceText: string, all: boolean): Promise<Row[]> {
   const source = await legacySource(context, sourceText);
   const own = await xrefsByCompoundId(context.engine, id, { includeObsolete: all, sourceId: source.sourceID });
-  if (own.length === 0) throw new UnknownResource(`no ${all ? '' : 'current '}compound "${id}" in source ${source.sourceID} (${source.name})`);
+  if (own.length === 0) await requireIdAssigned(context, id, source);
   const structures = await compoundsByUci(context.engine, own.map((x) => x.uci), ['uci', 'standardInchi', 'standardInchiKey']);
   return rows(own, (x) => ({
     standardinchi: structures.get(x.uci)?.standardInchi ?? null,
@@ -235,8 +254,9 @@ export async function inchiOfKey(context: LookupContext, key: string): Promise<R
   legacyInchiKey(key);
   const current = await xrefsByKeys(context.engine, [key], {}, 1);
   const structure = current.length > 0 ? (await compoundsByKey(context.engine, [key])).get(key) : undefined;
-  if (!structure) throw new UnknownResource(`no structure with InChIKey ${key}`);
-  return [{ standardinchi: structure.standardInchi }];
+  if (structure) return [{ standardinchi: structure.standardInchi }];
+  await requireKeyAssigned(context, key);
+  return [];
 }
 
 /** src_ids: every source id. */
@@ -264,11 +284,11 @@ export async function releaseFigures(context: LookupContext): Promise<Row> {
   };
 }
 
-/** The sources where an id (of any source) is current; UnknownResource when it is current nowhere. */
+/** The sources where an id (of any source) is current: none when it is only obsolete, UnknownResource when no source ever held it. */
 async function currentHolders(context: LookupContext, id: string): Promise<Map<number, number[]>> {
   const holders = new Map<number, number[]>();
   for (const x of await xrefsByCompoundId(context.engine, id)) holders.set(x.sourceId, [...(holders.get(x.sourceId) ?? []), x.uci]);
-  if (holders.size === 0) throw new UnknownResource(`no source holds a current compound "${id}"`);
+  if (holders.size === 0) await requireIdAssigned(context, id);
   return holders;
 }
 
