@@ -67,6 +67,12 @@ describe('requests real UniChem clients send', function () {
       expect(connectivity.body).to.deep.equal((await api.post('/api/v1/connectivity', { type: 'uci', compound: String(paracetamol.uci) })).body);
     });
 
+    it('a type sent as a list (R\'s jsonlite without auto_unbox) is a 400 that says so', async () => {
+      const { status, body } = await api.post('/api/v1/compounds', { type: ['inchikey'], compound: [paracetamol.key] });
+      expect(status).to.equal(400);
+      expect(body.error).to.equal('"type" is ["inchikey"]: it must be a string, one of uci, inchi, inchikey, sourceID');
+    });
+
     it('with type sourceID, sourceID is still required and checked', async () => {
       for (const [sourceID, message] of [[undefined, /needs "sourceID"/], ['', /"sourceID" is "": it must be integer/], [0, /"sourceID" is 0: it must be >= 1/], [null, /"sourceID" is null: it must be integer/]] as const) {
         const { status, body } = await api.post('/api/v1/compounds', { type: 'sourceID', compound: paracetamol.chembl, ...(sourceID === undefined ? {} : { sourceID }) });

@@ -44,7 +44,11 @@ function validatorMessage(error: ValidatorError, req?: Request): string {
   if (req?.method === 'POST' && (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body))) return 'the body must be a JSON object, such as {"type": "inchikey", "compound": "..."}';
   const body = (req?.body ?? {}) as { type?: unknown; compound?: unknown };
   if (/^'type' must be equal to one of the allowed values: (.*?)\.?$/.test(message)) {
-    return body.type === undefined ? 'the field "type" is missing' : `"type" must be one of ${/allowed values: (.*?)\.?$/.exec(message)![1]}`;
+    const allowed = /allowed values: (.*?)\.?$/.exec(message)![1];
+    if (body.type === undefined) return 'the field "type" is missing';
+    // A list of one string is what R's jsonlite writes without auto_unbox.
+    if (typeof body.type !== 'string') return `"type" is ${JSON.stringify(body.type)}: it must be a string, one of ${allowed}`;
+    return `"type" must be one of ${allowed}`;
   }
   if (field === 'compound' && typeof body.type === 'string' && queryTypes.includes(body.type as QueryType) && !/required property/.test(message)) {
     return compoundProblem(body.type as QueryType, body.compound) ?? `"compound" ${message}`;

@@ -28,7 +28,7 @@ export const maxSourceId = 2_147_483_647;
 
 /** A source id in a legacy path: an integer from 1 to maxSourceId (400 naming it otherwise) naming a source (404 otherwise). */
 export async function legacySource(context: LookupContext, text: string): Promise<SourceDocument> {
-  if (!/^[0-9]{1,10}$/.test(text) || Number(text) < 1 || Number(text) > maxSourceId) {
+  if (!/^[1-9][0-9]{0,9}$/.test(text) || Number(text) > maxSourceId) {
     throw new InvalidQuery(`"${text}" is not a source id: a source id is an integer from 1 to ${maxSourceId}`);
   }
   return requireSource(context, Number(text));
