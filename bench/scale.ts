@@ -13,8 +13,9 @@
 // rate against a raw bulk ceiling measured in the same step (the client's bulk helper writing a
 // sample of the step's own documents into fresh indices), bytes on disk per structure and per
 // assignment, the engine's heap, segment counts, and lookup p50/p99 and throughput of the v1 API
-// (in a child process) by InChIKey, by sourceID and connectivity, at a fixed concurrency and at a
-// fixed rate (half the first step's peak). Every bench-scale index and generated file is deleted
+// (in a child process) by InChIKey, by sourceID and connectivity (of any structure, whose answers
+// grow with its isotopologues, and of real mixtures, whose answers do not), at a fixed concurrency
+// and at a fixed rate (half the first step's peak). Every bench-scale index and generated file is deleted
 // at the end (unless --keep).
 //
 //   npm run bench:scale                                    # steps 0.5,2,5,10 (millions of structures)
@@ -378,6 +379,17 @@ async function samples(engine: Engine): Promise<{ keys: string[]; ids: { sourceI
   return { keys, ids };
 }
 
+/**
+ * Keys of real mixtures (more than one component), which get no isotopologues: their connectivity
+ * answers hold the same structures at every step, so their latency shows what the index's size
+ * costs apart from what the answers hold. Drawn evenly (a fixed stride) from the real set.
+ */
+function mixtureKeys(real: { inchi: string; key: string }[]): string[] {
+  const mixtures = real.filter((r) => r.inchi.split('/')[1].includes('.')).map((r) => r.key);
+  const stride = Math.max(1, Math.floor(mixtures.length / sampleSize));
+  return mixtures.filter((_, i) => i % stride === 0).slice(0, sampleSize);
+}
+
 /** Mean structures and entries (assignments) a connectivity answer holds, over the first 200 sample keys. */
 async function answerSize(url: string, keys: string[]): Promise<{ compounds: number; sources: number }> {
   let compounds = 0;
@@ -396,7 +408,7 @@ async function answerSize(url: string, keys: string[]): Promise<{ compounds: num
 interface Lookup { name: string; path: string; bodies: object[] }
 interface LookupResult { name: string; peak: Measure; atRate: Measure; rate: number }
 
-async function measureLookups(prefix: string, engine: Engine, rates: Map<string, number>): Promise<{ results: LookupResult[]; answer: { compounds: number; sources: number } }> {
+async function measureLookups(prefix: string, engine: Engine, rates: Map<string, number>, mixtures: string[]): Promise<{ results: LookupResult[]; answer: { compounds: number; sources: number }; mixtureAnswer: { compounds: number; sources: number } }> {
   const { keys, ids } = await samples(engine);
   const { child, url } = await startApiChild(__filename, { ES_INDEX_PREFIX: prefix });
   try {
@@ -404,8 +416,10 @@ async function measureLookups(prefix: string, engine: Engine, rates: Map<string,
       { name: 'by InChIKey', path: '/api/v1/compounds', bodies: keys.map((compound) => ({ type: 'inchikey', compound })) },
       { name: 'by sourceID', path: '/api/v1/compounds', bodies: ids.map((id) => ({ type: 'sourceID', compound: id.compoundId, sourceID: id.sourceId })) },
       { name: 'connectivity', path: '/api/v1/connectivity', bodies: keys.map((compound) => ({ type: 'inchikey', compound })) },
+      { name: 'connectivity of mixtures', path: '/api/v1/connectivity', bodies: mixtures.map((compound) => ({ type: 'inchikey', compound })) },
     ];
     const answer = await answerSize(url, keys);
+    const mixtureAnswer = await answerSize(url, mixtures);
     const results: LookupResult[] = [];
     for (const lookup of lookups) {
       await drive(url, lookup.path, lookup.bodies, warmUpSeconds);
@@ -417,7 +431,7 @@ async function measureLookups(prefix: string, engine: Engine, rates: Map<string,
       results.push({ name: lookup.name, peak, atRate, rate });
       out(`  ${lookup.name}: ${fmt(peak.rps)} req/s at ${connections} connections (p50 ${fmt(peak.p50, 1)}, p99 ${fmt(peak.p99, 1)} ms, ${peak.failures} failed); at ${rate}/s p50 ${fmt(atRate.p50, 1)}, p99 ${fmt(atRate.p99, 1)} ms (${atRate.failures} failed)`);
     }
-    return { results, answer };
+    return { results, answer, mixtureAnswer };
   } finally {
     await stopApiChild(child);
   }
@@ -447,6 +461,7 @@ async function main(): Promise<void> {
   const realKeys = new Set(real.map((r) => r.key));
   out(`${moleculesFile}: ${fmt(real.length)} distinct loadable structures, ${fmt(parents.length)} of them parents of isotopologues (${fmt(since(started), 1)} s)`);
   const generator = structures(real, parents, realKeys);
+  const mixtures = mixtureKeys(real);
 
   const allSources = steps.flatMap((_, i) => sourcesOf(i + 1));
   writeFileSync(join(folder, 'source.tsv'), sourceTsv(allSources));
@@ -491,22 +506,22 @@ async function main(): Promise<void> {
       const disk = await storage(engine, prefix);
       out(`  disk: ${fmt(disk.structureBytes / disk.structureDocs)} B per structure (${fmt(disk.structureDocs)} docs, ${disk.structureSegments} segments), ${fmt(disk.assignmentBytes / disk.assignmentDocs)} B per assignment (${fmt(disk.assignmentDocs)} docs in ${disk.assignmentIndices} indices, ${disk.assignmentSegments} segments); heap used ${fmt(disk.heapUsedMb)} of ${fmt(disk.heapMaxMb)} MB (the node's, every user), segment memory ${fmt(disk.segmentMemoryMb, 1)} MB`);
 
-      const lookups = await measureLookups(prefix, engine, rates);
-      out(`  connectivity answers (200 sample keys): ${fmt(lookups.answer.compounds, 1)} structures, ${fmt(lookups.answer.sources, 1)} entries (assignments) on average`);
+      const lookups = await measureLookups(prefix, engine, rates, mixtures);
+      out(`  connectivity answers (200 sample keys): ${fmt(lookups.answer.compounds, 1)} structures, ${fmt(lookups.answer.sources, 1)} entries (assignments) on average; of mixtures ${fmt(lookups.mixtureAnswer.compounds, 1)} and ${fmt(lookups.mixtureAnswer.sources, 1)}`);
       loaded += files.structures;
       const record = {
         step, structures: disk.structureDocs, assignments: disk.assignmentDocs, date: new Date().toISOString(),
         load: { structures: { rows: files.structures, seconds: structureLoad.summary.seconds, rate: structureRate, ceiling: ceilingStructures, peakRssMb: structureLoad.peakRssMb }, references: { rows: files.assignments, seconds: referenceLoad.summary.seconds, rate: referenceRate, ceiling: ceilingReferences, peakRssMb: referenceLoad.peakRssMb } },
-        disk, lookups: lookups.results, connectivityAnswer: lookups.answer,
+        disk, lookups: lookups.results, connectivityAnswer: lookups.answer, mixtureConnectivityAnswer: lookups.mixtureAnswer,
       };
       if (resultsFile) appendFileSync(resultsFile, `${JSON.stringify(record)}\n`);
       const lookupCells = lookups.results.map((l) => `${fmt(l.peak.rps)}, ${fmt(l.peak.p50, 1)} / ${fmt(l.peak.p99, 1)}; at ${l.rate}/s ${fmt(l.atRate.p50, 1)} / ${fmt(l.atRate.p99, 1)}`);
-      rows.push(`| ${fmt(disk.structureDocs)} / ${fmt(disk.assignmentDocs)} | ${fmt(structureRate)} (${fmt(structureRate / ceilingStructures, 2)}) | ${fmt(referenceRate)} (${fmt(referenceRate / ceilingReferences, 2)}) | ${fmt(disk.structureBytes / disk.structureDocs)} / ${fmt(disk.assignmentBytes / disk.assignmentDocs)} | ${fmt(disk.heapUsedMb)} | ${disk.structureSegments} / ${disk.assignmentSegments} | ${lookupCells.join(' | ')} | ${fmt(lookups.answer.compounds, 1)} |`);
+      rows.push(`| ${fmt(disk.structureDocs)} / ${fmt(disk.assignmentDocs)} | ${fmt(structureRate)} (${fmt(structureRate / ceilingStructures, 2)}) | ${fmt(referenceRate)} (${fmt(referenceRate / ceilingReferences, 2)}) | ${fmt(disk.structureBytes / disk.structureDocs)} / ${fmt(disk.assignmentBytes / disk.assignmentDocs)} | ${fmt(disk.heapUsedMb)} | ${disk.structureSegments} / ${disk.assignmentSegments} | ${lookupCells.join(' | ')} | ${fmt(lookups.answer.compounds, 1)}; ${fmt(lookups.mixtureAnswer.compounds, 1)} |`);
     }
   } finally {
     if (rows.length > 0) {
-      out('\n| structures / assignments | structures rows/s (loader/ceiling) | references rows/s (loader/ceiling) | bytes per structure / assignment | heap used MB | segments compounds / xrefs | by InChIKey: req/s, p50 / p99 ms; at fixed rate p50 / p99 | by sourceID | connectivity | structures per connectivity answer |');
-      out('|---|---|---|---|---|---|---|---|---|---|');
+      out('\n| structures / assignments | structures rows/s (loader/ceiling) | references rows/s (loader/ceiling) | bytes per structure / assignment | heap used MB | segments compounds / xrefs | by InChIKey: req/s, p50 / p99 ms; at fixed rate p50 / p99 | by sourceID | connectivity | connectivity of mixtures | structures per connectivity answer; of mixtures |');
+      out('|---|---|---|---|---|---|---|---|---|---|---|');
       for (const row of rows) out(row);
     }
     if (!keep) {
