@@ -40,6 +40,15 @@ export function fileSize(file: string): number {
   }
 }
 
+/**
+ * About how many rows a file of `bytesPerRow`-byte rows holds, from its size: a gzip file is taken
+ * to hold five times its bytes (UniChem's tables compress about 4-6 fold). For sizing, not counting.
+ */
+export async function estimatedRows(file: string, bytesPerRow: number): Promise<number> {
+  const bytes = fileSize(file);
+  return Math.ceil((bytes * (bytes > 0 && await isGzip(file) ? 5 : 1)) / bytesPerRow);
+}
+
 async function isGzip(file: string): Promise<boolean> {
   const stream = createReadStream(file, { start: 0, end: 1 });
   const chunks: Buffer[] = [];

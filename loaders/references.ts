@@ -10,7 +10,7 @@ import { refreshIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
 import { countCurrentOfSource, countXrefs, xrefId } from '../src/engine/xrefs';
 import { publishSourceReleases } from './publish';
-import { ByteCounter, FileFormatError, fileSize, readColumns, readRowBatches, type Row, type RowRef } from './read';
+import { ByteCounter, estimatedRows, FileFormatError, fileSize, readColumns, readRowBatches, type Row, type RowRef } from './read';
 import { rejectMalformed } from './reject';
 import { Reject, writeBatches, type LoadRun } from './run';
 import { parseUci } from './structure-rules';
@@ -52,7 +52,8 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   // One index for every source of the file: a lookup across sources then searches one shard.
   async function releaseIndex(): Promise<string> {
     if (!release) {
-      release = await run.createIndex('dump');
+      // A reference row is about 25 bytes (UCI, source id, compound id, assignment).
+      release = await run.createIndex('dump', await estimatedRows(file, 25));
     }
     return release;
   }

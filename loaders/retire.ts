@@ -6,7 +6,7 @@ import type { SourceDocument } from '../src/domain/types';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import { currentReleaseIndex } from '../src/engine/schema';
 import { sourceById } from '../src/engine/sources';
-import { scanXrefs, xrefId } from '../src/engine/xrefs';
+import { countCurrentOfSource, scanXrefs, xrefId } from '../src/engine/xrefs';
 import { publishSourceRelease } from './publish';
 import { FileFormatError, type RowRef } from './read';
 import { Reject, type LoadRun } from './run';
@@ -21,7 +21,7 @@ export async function removeSource(run: LoadRun, sourceId: number): Promise<void
     run.rowsLoaded = run.rowsRead;
     return;
   }
-  const next = await run.createIndex(sourceId);
+  const next = await run.createIndex(sourceId, await countCurrentOfSource(run.engine, previous, sourceId));
   async function* obsolete(): AsyncGenerator<BulkItem<RowRef>> {
     for await (const page of scanXrefs(run.engine, previous!, sourceId)) {
       for (const xref of page) {

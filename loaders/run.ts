@@ -86,14 +86,15 @@ export class LoadRun {
   }
 
   /**
-   * Creates the fresh release index this load writes, recording its name in the load record first,
-   * so that a sweep by a load starting meanwhile never takes it for a leftover.
+   * Creates the fresh release index this load writes, sized for `expectedAssignments`, recording
+   * its name in the load record first, so that a sweep by a load starting meanwhile never takes it
+   * for a leftover.
    */
-  async createIndex(tag: number | 'dump'): Promise<string> {
+  async createIndex(tag: number | 'dump', expectedAssignments: number): Promise<string> {
     const index = this.engine.names.xrefsRelease(tag);
     this.record.index = index;
     await saveLoadRecord(this.engine, { ...this.snapshot(), heartbeat: new Date().toISOString() });
-    await createReleaseIndex(this.engine, index);
+    await createReleaseIndex(this.engine, index, expectedAssignments);
     return index;
   }
 

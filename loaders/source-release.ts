@@ -17,7 +17,7 @@ import { sourceById } from '../src/engine/sources';
 import { allocateUcis } from '../src/engine/sequence';
 import { countCurrentOfSource, currentCompoundIds, existingIds, scanXrefs, xrefId } from '../src/engine/xrefs';
 import { publishSourceRelease } from './publish';
-import { ByteCounter, FileFormatError, detectFormat, fileSize, readColumns, readRowBatches, type Format, type Row, type RowRef } from './read';
+import { ByteCounter, detectFormat, estimatedRows, FileFormatError, fileSize, readColumns, readRowBatches, type Format, type Row, type RowRef } from './read';
 import { rejectMalformed } from './reject';
 import { Reject, type LoadRun } from './run';
 import { checkStructure } from './structure-rules';
@@ -143,7 +143,8 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
   const previous = await currentReleaseIndex(run.engine, sourceId);
   const currentBefore = previous ? await countCurrentOfSource(run.engine, previous, sourceId) : 0;
   let dryRunIds: Set<string> | undefined = run.dryRun ? new Set() : undefined;
-  const next = run.dryRun ? '' : await run.createIndex(sourceId);
+  // Sized for the larger of the release it replaces and what the file holds (a row with an InChI is about 100 bytes).
+  const next = run.dryRun ? '' : await run.createIndex(sourceId, Math.max(currentBefore, await estimatedRows(file, 100)));
   const toolkit = new StructureToolkit();
   const counter = new ByteCounter(fileSize(file));
   run.track(counter);

@@ -3,7 +3,7 @@ import { readConfig } from '../src/config';
 import { Engine, mappingOf } from '../src/engine/client';
 import { exactFieldsOf } from '../src/engine/merge';
 import { EngineUnavailable, translateEngineError } from '../src/engine/errors';
-import { ensureBaseIndices } from '../src/engine/schema';
+import { ensureBaseIndices, releaseShards } from '../src/engine/schema';
 import { putSource } from '../src/engine/sources';
 import { SourceCatalog } from '../src/domain/sources';
 import type { SourceDocument } from '../src/domain/types';
@@ -188,5 +188,11 @@ describe('the real Elasticsearch node', () => {
       expect((await catalog.get(101))?.name).to.equal('nci_dtp');
       expect((await catalog.get(9))).to.equal(undefined);
     });
+  });
+
+  it('a release index gets one shard per RELEASE_SHARD_ASSIGNMENTS assignments it will hold, between one and ES_SHARDS', () => {
+    const engine = { config: readConfig({ ...process.env, ES_SHARDS: '3', RELEASE_SHARD_ASSIGNMENTS: '200000000' }) } as Engine;
+    // A small source, PubChem's 120M ids, a whole dump of 600M, more than three shards' worth.
+    expect([0, 1_000, 120_000_000, 200_000_001, 600_000_000, 2_000_000_000].map((n) => releaseShards(engine, n))).to.deep.equal([1, 1, 1, 2, 3, 3]);
   });
 });

@@ -49,16 +49,27 @@ export async function ensureBaseIndices(engine: Engine): Promise<void> {
 }
 
 /**
- * Creates a fresh, unaliased release index (named by `IndexNames.xrefsRelease`), with refresh off
- * while it is written: for one source, or for every source of a reference table. Nobody reads it before it is published, and a
- * load that dies leaves it to the sweep, so its translog is synced every few seconds instead of on
- * every bulk request while it is written.
+ * Primary shards of a release expected to hold `assignments`: one per RELEASE_SHARD_ASSIGNMENTS, at
+ * least one, at most ES_SHARDS. Every key lookup searches every shard of every release behind the
+ * all-sources alias, so a source's release is no larger in shards than its size asks: 40 sources
+ * reloaded one by one make 40 shards a lookup, not 40 × ES_SHARDS.
  */
-export async function createReleaseIndex(engine: Engine, index: string): Promise<void> {
+export function releaseShards(engine: Engine, assignments: number): number {
+  return Math.min(engine.config.ES_SHARDS, Math.max(1, Math.ceil(assignments / engine.config.RELEASE_SHARD_ASSIGNMENTS)));
+}
+
+/**
+ * Creates a fresh, unaliased release index (named by `IndexNames.xrefsRelease`), with refresh off
+ * while it is written: for one source, or for every source of a reference table, sized for
+ * `expectedAssignments` (releaseShards). Nobody reads it before it is published, and a load that
+ * dies leaves it to the sweep, so its translog is synced every few seconds instead of on every bulk
+ * request while it is written.
+ */
+export async function createReleaseIndex(engine: Engine, index: string, expectedAssignments: number): Promise<void> {
   const { mappings } = mappingOf('xrefs');
   // No replicas while it is written: each document is indexed once; the copies are made at seal time.
   await engine.client.indices.create({
-    index, mappings, settings: { index: { ...settingsOf(engine, 'xrefs', 0), refresh_interval: '-1', 'translog.durability': 'async' } },
+    index, mappings, settings: { index: { ...settingsOf(engine, 'xrefs', 0), number_of_shards: releaseShards(engine, expectedAssignments), refresh_interval: '-1', 'translog.durability': 'async' } },
   });
 }
 
