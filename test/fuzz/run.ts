@@ -347,11 +347,19 @@ async function main(): Promise<number> {
   const runDir = join(tmpdir(), config.ES_INDEX_PREFIX);
   const cleanups: (() => Promise<unknown>)[] = [];
   let child: ChildProcess | undefined;
-  const cleanUp = async (): Promise<void> => {
-    for (let step = cleanups.pop(); step; step = cleanups.pop()) await step().catch((error: Error) => say(`clean-up: ${error.message}`));
+  let interrupted = false;
+  // Once, whether the run ends or is interrupted: the last step set up is undone first.
+  let cleaning: Promise<void> | undefined;
+  const cleanUp = (): Promise<void> => {
+    cleaning ??= (async () => {
+      for (let step = cleanups.pop(); step; step = cleanups.pop()) await step().catch((error: Error) => say(`clean-up: ${error.message}`));
+    })();
+    return cleaning;
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
+      interrupted = true;
+      say(`${signal}: stopping`);
       child?.kill('SIGTERM');
       void cleanUp().finally(() => process.exit(130));
     });
@@ -385,12 +393,14 @@ async function main(): Promise<number> {
     ];
     say(`schemathesis ${args.join(' ')}`);
     const fuzzBegan = Date.now();
+    if (interrupted) return 130;
     child = spawn(schemathesis, args, { cwd: runDir, stdio: ['ignore', 'inherit', 'inherit'] });
     const exit = await new Promise<number>((done, fail) => {
       child!.once('error', fail);
       child!.once('exit', (code, signal) => done(code ?? (signal ? 128 : 1)));
     });
     say(`schemathesis exited ${exit} after ${((Date.now() - fuzzBegan) / 1000).toFixed(0)} s`);
+    if (interrupted) return 130;
     if (!existsSync(events)) throw new Error(`schemathesis wrote no events (${events})`);
     const report = await readEvents(events, operationsOf(flat));
     printReport(report);
