@@ -93,6 +93,16 @@ describe('requests real UniChem clients send', function () {
     });
   });
 
+  describe('v1 path parameters', () => {
+    it('a UCI or source id beyond its range, or not in decimal digits, is a 400, never an engine error', async () => {
+      for (const path of ['/api/v1/images/98167096845182664704', '/api/v1/images/9007199254740993', '/api/v1/images/0x266', '/api/v1/images/614.0', '/api/v1/sources/1e0', '/api/v1/sources/0x1', '/api/v1/sources/2147483648']) {
+        const { status, body } = await send('GET', path);
+        expect(status, path).to.equal(400);
+        expect(body.response).to.equal('Error');
+      }
+    });
+  });
+
   describe('legacy: 200 with an empty list for what exists with nothing to give, 404 for what does not exist', () => {
     it('chembl_webresource_client\'s src_compound_id_all_obsolete for a current id with no obsolete assignment: 200 []', async () => {
       const { status, body } = await send('GET', `/rest/src_compound_id_all_obsolete/${paracetamol.nsc}/101`);

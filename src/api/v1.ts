@@ -1,5 +1,5 @@
 /** The v1 handlers, by operationId of the OpenAPI document. Each calls one domain function. */
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { CompoundQuery, LookupContext } from '../domain/lookup';
 import { findCompounds, getSource, inchiOfUci, listSources, searchConnectivity } from '../domain/v1';
 import { clusterReport } from '../engine/health';
@@ -19,6 +19,17 @@ function compoundQuery<T extends { type: CompoundQuery['type']; compound: string
   return query;
 }
 
+/**
+ * The whole number a route's last path segment names, as sent: the validator reads `0x1`, `1e0` or
+ * ` 1` as numbers too (and leaves its reading in req.params); only decimal digits are one here.
+ */
+function decimalParameter(req: Request, name: string): number {
+  // As it is in the URL: a percent-encoded digit is not one either.
+  const text = req.path.replace(/\/$/, '').split('/').pop() ?? '';
+  if (!/^[0-9]+$/.test(text)) throw new HttpError(400, `"${name}" is ${JSON.stringify(text)}: it must be a whole number written in decimal digits`);
+  return Number(text);
+}
+
 export function v1Handlers(context: LookupContext, depictor: Depictor): Record<string, RequestHandler> {
   return {
     postCompounds: async (req, res) => {
@@ -31,10 +42,10 @@ export function v1Handlers(context: LookupContext, depictor: Depictor): Record<s
       res.json(await listSources(context));
     },
     getSource: async (req, res) => {
-      res.json(await getSource(context, Number(req.params.sourceID)));
+      res.json(await getSource(context, decimalParameter(req, 'sourceID')));
     },
     getImage: async (req, res) => {
-      const inchi = await inchiOfUci(context, Number(req.params.uci));
+      const inchi = await inchiOfUci(context, decimalParameter(req, 'uci'));
       try {
         res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(await depictor.svg(inchi));
       } catch (error) {
