@@ -1,7 +1,7 @@
 /**
  * Root hooks of `npm run test:cluster`: a three-node cluster of the project's own engine on
  * 127.0.0.1:9210-9212 (512 MiB of heap each), three primary shards and one replica per large index
- * (the release indices too: RELEASE_SHARD_ASSIGNMENTS 1,000).
+ * (the release indices too: RELEASE_SHARD_ASSIGNMENTS 1).
  */
 import { engineHooks } from '../support/engine';
 
@@ -12,6 +12,6 @@ process.env.ES_SHARDS ??= '3';
 process.env.ES_REPLICAS ??= '1';
 // The fixture's releases are tiny: sized by their data they would get one shard each; these tests
 // are about releases spread over three.
-process.env.RELEASE_SHARD_ASSIGNMENTS ??= '1000';
+process.env.RELEASE_SHARD_ASSIGNMENTS ??= '1';
 
 export const mochaHooks = engineHooks('chemxref-cluster');
