@@ -6,7 +6,8 @@ export class EngineUnavailable extends Error {}
 
 /** Translates a client error into EngineUnavailable when it means "no usable engine"; returns others as they are. */
 export function translateEngineError(error: unknown): unknown {
-  if (error instanceof errors.ConnectionError || error instanceof errors.NoLivingConnectionsError || error instanceof errors.TimeoutError) {
+  if (error instanceof errors.TimeoutError) return new EngineUnavailable('the search engine did not answer in time; try again shortly');
+  if (error instanceof errors.ConnectionError || error instanceof errors.NoLivingConnectionsError) {
     return new EngineUnavailable('the search engine is unreachable; try again shortly');
   }
   if (error instanceof errors.ResponseError) {
