@@ -8,6 +8,8 @@ import { putSource } from '../src/engine/sources';
 import { SourceCatalog } from '../src/domain/sources';
 import type { SourceDocument } from '../src/domain/types';
 import { deleteIndicesByPrefix, msearchesSent } from './support/engine';
+import { fixturePrefix, testConfig } from './support/fixture';
+import { xrefsByUcis } from '../src/engine/lookups';
 
 describe('the real Elasticsearch node', () => {
   const engine = new Engine(readConfig());
@@ -194,5 +196,26 @@ describe('the real Elasticsearch node', () => {
     const engine = { config: readConfig({ ...process.env, ES_SHARDS: '3', RELEASE_SHARD_ASSIGNMENTS: '200000000' }) } as Engine;
     // A small source, PubChem's 120M ids, a whole dump of 600M, more than three shards' worth.
     expect([0, 1_000, 120_000_000, 200_000_001, 600_000_000, 2_000_000_000].map((n) => releaseShards(engine, n))).to.deep.equal([1, 1, 1, 2, 3, 3]);
+  });
+
+  it('an answer longer than one page is read whole, in order, from one point in time that is closed after', async () => {
+    const engine = new Engine(testConfig(await fixturePrefix()));
+    try {
+      const ucis = Array.from({ length: 2_000 }, (_, i) => i + 1);
+      const openContexts = async (): Promise<number> => {
+        const stats = await engine.client.nodes.stats({ metric: ['indices'], index_metric: ['search'] }) as unknown as { nodes: Record<string, { indices: { search: { open_contexts: number } } }> };
+        return Object.values(stats.nodes).reduce((sum, node) => sum + node.indices.search.open_contexts, 0);
+      };
+      const before = await openContexts();
+      const paged = await xrefsByUcis(engine, ucis, { includeObsolete: true });
+      const whole = await engine.client.search<{ uci: number; sourceId: number; compoundId: string }>({
+        index: engine.names.xrefs, size: 10_000, query: { terms: { uci: ucis } }, sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
+      });
+      expect(paged.length).to.be.greaterThan(100);
+      expect(paged.map((x) => `${x.uci}:${x.sourceId}:${x.compoundId}`)).to.deep.equal(whole.hits.hits.map((h) => `${h._source!.uci}:${h._source!.sourceId}:${h._source!.compoundId}`));
+      expect(await openContexts()).to.equal(before);
+    } finally {
+      await engine.close();
+    }
   });
 });

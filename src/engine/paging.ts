@@ -1,25 +1,50 @@
 /** Sorted searches read a page at a time. */
 import type { SearchRequest } from '@elastic/elasticsearch/lib/api/types';
 import type { Engine } from './client';
+import { EngineUnavailable } from './errors';
 
 /** The most hits one search returns (the engine's index.max_result_window). */
 export const maxResultWindow = 10_000;
 
+const firstPage = 100;
+const laterPages = 5_000;
+
 /**
- * The `_source` of every hit of a sorted search, up to `limit`, paged with search_after. The first
- * page holds 100: most lookups find a handful, and the sort buffers the engine allocates for a query
- * follow its page size. Later pages hold 5,000.
+ * The `_source` of every hit of a sorted search, up to `limit`. The first page holds 100: most
+ * lookups find a handful, and the sort buffers the engine allocates for a query follow its page
+ * size. An answer longer than that is read again from its start under one point in time, in pages
+ * of 5,000 with search_after, so that a release published between two pages cannot give one answer
+ * pages of two releases (an id twice, or missing).
  */
 export async function sortedSources<T>(engine: Engine, request: SearchRequest & { sort: object[] }, limit: number): Promise<T[]> {
-  const found: T[] = [];
-  let after: (string | number)[] | undefined;
-  while (found.length < limit) {
-    const size = Math.min(after ? 5_000 : 100, limit - found.length);
-    const result = await engine.search<T>({ ...request, size, track_total_hits: false, ...(after ? { search_after: after } : {}) });
-    const hits = result.hits.hits;
-    for (const hit of hits) found.push(hit._source!);
-    if (hits.length < size) break;
-    after = hits[hits.length - 1].sort as (string | number)[];
+  const size = Math.min(firstPage, limit);
+  const hits = (await engine.search<T>({ ...request, size, track_total_hits: false })).hits.hits;
+  if (hits.length < size || limit <= size) return hits.map((hit) => hit._source!);
+  return sortedSourcesAtOnePoint(engine, request, limit);
+}
+
+/** Every page of a sorted search from one point in time of its indices. */
+async function sortedSourcesAtOnePoint<T>(engine: Engine, request: SearchRequest & { sort: object[] }, limit: number): Promise<T[]> {
+  const { index, ignore_unavailable, allow_no_indices, ...body } = request;
+  void allow_no_indices;
+  const { id } = await engine.client.openPointInTime({ index: index!, keep_alive: '1m', ignore_unavailable });
+  try {
+    const found: T[] = [];
+    let after: (string | number)[] | undefined;
+    while (found.length < limit) {
+      const size = Math.min(laterPages, limit - found.length);
+      const result = await engine.client.search<T>({
+        ...body, pit: { id, keep_alive: '1m' }, size, track_total_hits: false, allow_partial_search_results: false,
+        ...(after ? { search_after: after } : {}),
+      });
+      if (result.timed_out || result._shards.failed > 0) throw new EngineUnavailable('the search engine answered only part of a search; try again shortly');
+      const hits = result.hits.hits;
+      for (const hit of hits) found.push(hit._source!);
+      if (hits.length < size) break;
+      after = hits[hits.length - 1].sort as (string | number)[];
+    }
+    return found;
+  } finally {
+    await engine.client.closePointInTime({ id }).catch(() => undefined);
   }
-  return found;
 }
