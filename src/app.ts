@@ -60,15 +60,16 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   app.use(securityHeaders(swaggerUi.generateHTML(undefined, docsOptions)));
   app.use(methodGuard(routeTable(operations(document), ['/', '/api/docs', ...documentPaths])));
   app.use(cors({ methods: ['GET', 'HEAD', 'POST', 'OPTIONS'] }));
+  if (log.enabled) app.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    const method = req.method;
+    res.on('finish', () => log.info('request', { method, path: req.originalUrl, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }));
+    next();
+  });
   // HEAD is GET without a body: Node already knows not to send one, so the rest of the chain (the
   // validator, which knows no HEAD, and the routes) sees a GET.
   app.use((req, _res, next) => {
     if (req.method === 'HEAD') req.method = 'GET';
-    next();
-  });
-  if (log.enabled) app.use((req, res, next) => {
-    const started = process.hrtime.bigint();
-    res.on('finish', () => log.info('request', { method: req.method, path: req.originalUrl, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }));
     next();
   });
 
