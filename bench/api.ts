@@ -17,10 +17,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { serveApi, startApiChild, stopApiChild } from './api-child';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { readConfig, type Config } from '../src/config';
 import type { SearchResponse } from '@elastic/elasticsearch/lib/api/types';
 import { Engine } from '../src/engine/client';
@@ -28,6 +26,7 @@ import { currentReleaseIndices } from '../src/engine/schema';
 import { parseArguments, runCommand } from '../loaders/cli';
 import { deleteIndicesByPrefix } from '../test/support/engine';
 import { splitCores, splitCoresRequested } from './cores';
+import { drive, drivePaced, paced, summarise, type Measure } from './load-generator';
 import { readStructures, sourceTable, writeDump } from './load';
 
 const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
@@ -147,100 +146,7 @@ async function withCpu(engine: Engine, child: ChildProcess, work: () => Promise<
   return { ...measure, cpuMs: { engine: perRequest(after.engine, before.engine), api: perRequest(after.api, before.api), client: perRequest(after.client, before.client) } };
 }
 
-interface Measure {
-  rps: number; p50: number; p99: number; requests: number; failures: number;
-  /** CPU ms per request of the engine (every user of the node, so noisy), the API child and the load generator. */
-  cpuMs?: { engine: number; api: number; client: number };
-}
-
 const mean = (list: Measure[], key: 'rps' | 'p50' | 'p99'): number => list.reduce((sum, m) => sum + m[key], 0) / list.length;
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-function summarise(latencies: number[], failures: number, elapsedSeconds: number): Measure {
-  latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / elapsedSeconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, failures };
-}
-
-/** autocannon against one path, cycling through `bodies`; latencies taken per response, in ms. */
-async function drive(url: string, path: string, bodies: object[], duration: number, overallRate?: number): Promise<Measure> {
-  const payloads = bodies.map((body) => JSON.stringify(body));
-  let next = 0;
-  const latencies: number[] = [];
-  let failures = 0;
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({
-      url, connections, duration, ...(overallRate ? { overallRate } : {}),
-      requests: [{
-        method: 'POST', path, headers: { 'content-type': 'application/json' },
-        setupRequest: (request) => ({ ...request, body: payloads[next++ % payloads.length] }),
-      }],
-    }, (error, finished) => (error ? reject(error) : resolve(finished)));
-    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-      if (statusCode === 200) latencies.push(responseTime);
-      else failures += 1;
-    });
-  });
-  return summarise(latencies, failures + result.errors + result.timeouts, result.duration);
-}
-
-/** One POST through a keep-alive agent (node:http costs the load generator a fraction of fetch's CPU). */
-function post(target: URL, agent: Agent, path: string, body: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest({
-      host: target.hostname, port: target.port, path, method: 'POST', agent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
-}
-
-/**
- * Open loop at `rate` requests/s, evenly spaced (request i is sent at i/rate s, whatever the
- * answers), so the latency is that of a service at that load, not of bursts: autocannon's
- * `overallRate` sends each second's quota at once and then waits, which queues every burst.
- * `send(i)` resolves true for a success.
- */
-async function paced(send: (i: number) => Promise<boolean>, duration: number, rate: number): Promise<Measure> {
-  const latencies: number[] = [];
-  let failures = 0;
-  const started = process.hrtime.bigint();
-  const interval = 1e9 / rate;
-  const total = Math.floor(duration * rate);
-  const inFlight: Promise<void>[] = [];
-  for (let i = 0; i < total; i += 1) {
-    const due = started + BigInt(Math.round(i * interval));
-    const wait = Number(due - process.hrtime.bigint()) / 1e6;
-    if (wait > 1) await new Promise((done) => setTimeout(done, wait));
-    const begun = process.hrtime.bigint();
-    inFlight.push(send(i).then((ok) => {
-      if (ok) latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
-      else failures += 1;
-    }, () => { failures += 1; }));
-  }
-  await Promise.all(inFlight);
-  return summarise(latencies, failures, Number(process.hrtime.bigint() - started) / 1e9);
-}
-
-/** The service at `rate` requests/s, one body after the other. */
-async function drivePaced(url: string, path: string, bodies: object[], duration: number, rate: number): Promise<Measure> {
-  const payloads = bodies.map((body) => JSON.stringify(body));
-  const target = new URL(url);
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  try {
-    return await paced(async (i) => (await post(target, agent, path, payloads[i % payloads.length])) === 200, duration, rate);
-  } finally {
-    agent.destroy();
-  }
-}
 
 /** The ceiling at `rate` lookups/s, one sample after the other. */
 function paceEngine<T>(lookup: (sample: T) => Promise<unknown>, list: T[], duration: number, rate: number): Promise<Measure> {
@@ -389,13 +295,13 @@ async function main(): Promise<void> {
     try {
       for (const c of cases) for (const body of c.bodies.slice(0, 20)) await check(url, c.path, body);
       for (const c of cases) {
-        await drive(url, c.path, c.bodies, warmUpSeconds);
+        await drive(url, c.path, c.bodies, warmUpSeconds, connections);
         await c.ceiling(warmUpSeconds);
         // Service, ceiling, ceiling, service: a load that drifts during the four runs weighs on both alike.
         const row = { name: c.name, service: [] as Measure[], engine: [] as Measure[] };
         for (const which of ['service', 'engine', 'engine', 'service'] as const) {
           const measure = which === 'service'
-            ? await withCpu(engine, child, () => drive(url, c.path, c.bodies, seconds))
+            ? await withCpu(engine, child, () => drive(url, c.path, c.bodies, seconds, connections))
             : await withCpu(engine, child, () => c.ceiling(seconds));
           row[which].push(measure);
           out(`${c.name}, ${which === 'service' ? 'service' : 'ceiling'}: ${line(measure)}`);

@@ -30,6 +30,7 @@ import {
   answersDuring, CheckingClients, compoundLookups, EngineFreezer, enginePid, tally, type Answer, type CheckedLookup,
 } from '../test/support/checking-clients';
 import { deleteIndicesByPrefix } from '../test/support/engine';
+import { percentile } from './load-generator';
 
 const repository = join(__dirname, '..');
 const sharedMolecules = join(repository, '..', 'shared', 'data', 'molecules.tsv.gz');
@@ -146,11 +147,6 @@ async function loadInChild(prefix: string, argv: string[], rejects: string): Pro
 
 // ---------------------------------------------------------------------------------------------
 // What is printed
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 /** The largest of `values` (which may be too many to spread into Math.max), or `none` when there are none. */
 function largest(values: number[], none: number): number {

@@ -31,11 +31,10 @@ import { serveApi, startApiChild, stopApiChild } from './api-child';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
 import { descendants, readProc } from './proc';
+import { drive, drivePaced, type Measure } from './load-generator';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import autocannon from 'autocannon';
-import { Agent, request as httpRequest } from 'node:http';
 import { readConfig, type Config } from '../src/config';
 import { parseStandardInchi, inchiKeyOf } from '../src/chemistry';
 import { compoundDocument } from '../src/domain/compound';
@@ -301,70 +300,6 @@ async function storage(engine: Engine, prefix: string): Promise<Storage> {
 // Lookups through the API, in a child process
 
 
-interface Measure { rps: number; p50: number; p99: number; requests: number; failures: number }
-
-function summarise(latencies: number[], failures: number, elapsed: number): Measure {
-  latencies.sort((a, b) => a - b);
-  const at = (p: number): number => latencies[Math.min(latencies.length - 1, Math.max(0, Math.ceil((p / 100) * latencies.length) - 1))] ?? NaN;
-  return { rps: latencies.length / elapsed, p50: at(50), p99: at(99), requests: latencies.length, failures };
-}
-
-/** autocannon at `connections`, cycling through `bodies` (as bench/api.ts drives the service). */
-async function drive(url: string, path: string, bodies: object[], duration: number): Promise<Measure> {
-  const payloads = bodies.map((body) => JSON.stringify(body));
-  let next = 0;
-  const latencies: number[] = [];
-  let failures = 0;
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({
-      url, connections, duration,
-      requests: [{ method: 'POST', path, headers: { 'content-type': 'application/json' }, setupRequest: (request) => ({ ...request, body: payloads[next++ % payloads.length] }) }],
-    }, (error, finished) => (error ? reject(error) : resolve(finished)));
-    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-      if (statusCode === 200) latencies.push(responseTime);
-      else failures += 1;
-    });
-  });
-  return summarise(latencies, failures + result.errors + result.timeouts, result.duration);
-}
-
-/** An open loop of evenly spaced requests at `rate`/s over keep-alive node:http (bench/api.ts `paced`). */
-async function paced(url: string, path: string, bodies: object[], duration: number, rate: number): Promise<Measure> {
-  const payloads = bodies.map((body) => JSON.stringify(body));
-  const target = new URL(url);
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const send = (body: string): Promise<number> => new Promise((resolve, reject) => {
-    const request = httpRequest({ host: target.hostname, port: target.port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
-  const latencies: number[] = [];
-  let failures = 0;
-  const started = process.hrtime.bigint();
-  const total = Math.floor(duration * rate);
-  const inFlight: Promise<void>[] = [];
-  try {
-    for (let i = 0; i < total; i += 1) {
-      const due = started + BigInt(Math.round((i * 1e9) / rate));
-      const wait = Number(due - process.hrtime.bigint()) / 1e6;
-      if (wait > 1) await new Promise((done) => setTimeout(done, wait));
-      const begun = process.hrtime.bigint();
-      inFlight.push(send(payloads[i % payloads.length]).then((status) => {
-        if (status === 200) latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
-        else failures += 1;
-      }, () => { failures += 1; }));
-    }
-    await Promise.all(inFlight);
-  } finally {
-    agent.destroy();
-  }
-  return summarise(latencies, failures, since(started));
-}
-
 /** Real keys and current ids of the whole set, drawn evenly (random_score), as bench/api.ts does. */
 async function samples(engine: Engine): Promise<{ keys: string[]; ids: { sourceId: number; compoundId: string }[] }> {
   const draw = async <T>(index: string, filter: object, fields: string[]): Promise<T[]> => {
@@ -422,12 +357,12 @@ async function measureLookups(prefix: string, engine: Engine, rates: Map<string,
     const mixtureAnswer = await answerSize(url, mixtures);
     const results: LookupResult[] = [];
     for (const lookup of lookups) {
-      await drive(url, lookup.path, lookup.bodies, warmUpSeconds);
-      const peak = await drive(url, lookup.path, lookup.bodies, seconds);
+      await drive(url, lookup.path, lookup.bodies, warmUpSeconds, connections);
+      const peak = await drive(url, lookup.path, lookup.bodies, seconds, connections);
       // The same rate at every step: half the first step's peak.
       if (!rates.has(lookup.name)) rates.set(lookup.name, Math.max(10, Math.round(peak.rps / 2)));
       const rate = rates.get(lookup.name)!;
-      const atRate = await paced(url, lookup.path, lookup.bodies, seconds, rate);
+      const atRate = await drivePaced(url, lookup.path, lookup.bodies, seconds, rate);
       results.push({ name: lookup.name, peak, atRate, rate });
       out(`  ${lookup.name}: ${fmt(peak.rps)} req/s at ${connections} connections (p50 ${fmt(peak.p50, 1)}, p99 ${fmt(peak.p99, 1)} ms, ${peak.failures} failed); at ${rate}/s p50 ${fmt(atRate.p50, 1)}, p99 ${fmt(atRate.p99, 1)} ms (${atRate.failures} failed)`);
     }
