@@ -43,8 +43,9 @@ function validatorMessage(error: ValidatorError, req?: Request): string {
   // A v1 body is checked by the schema of its `type`: name what is wrong as the domain would.
   if (req?.method === 'POST' && (req.body === null || typeof req.body !== 'object' || Array.isArray(req.body))) return 'the body must be a JSON object, such as {"type": "inchikey", "compound": "..."}';
   const body = (req?.body ?? {}) as { type?: unknown; compound?: unknown };
-  if (/^'type' must be equal to one of the allowed values: (.*?)\.?$/.test(message)) {
-    const allowed = /allowed values: (.*?)\.?$/.exec(message)![1];
+  const typeOutsideList = /^'type' must be equal to one of the allowed values: (.*?)\.?$/.exec(message);
+  if (typeOutsideList) {
+    const allowed = typeOutsideList[1];
     if (body.type === undefined) return 'the field "type" is missing';
     // A list of one string is what R's jsonlite writes without auto_unbox.
     if (typeof body.type !== 'string') return `"type" is ${JSON.stringify(body.type)}: it must be a string, one of ${allowed}`;

@@ -25,8 +25,8 @@ export async function sortedSources<T>(engine: Engine, request: SearchRequest & 
 
 /** Every page of a sorted search from one point in time of its indices. */
 async function sortedSourcesAtOnePoint<T>(engine: Engine, request: SearchRequest & { sort: object[] }, limit: number): Promise<T[]> {
-  const { index, ignore_unavailable, allow_no_indices, ...body } = request;
-  void allow_no_indices;
+  // The body without the parameters of a search by index, which a search in a point in time refuses.
+  const { index, ignore_unavailable, allow_no_indices: _unused, ...body } = request;
   const { id } = await engine.client.openPointInTime({ index: index!, keep_alive: '1m', ignore_unavailable });
   try {
     const found: T[] = [];

@@ -34,7 +34,8 @@ export function unmatchedLegacyPath(): RequestHandler {
       next();
       return;
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
+    // HEAD reaches here as GET (src/app.ts).
+    if (req.method !== 'GET') {
       res.set('Allow', 'GET, HEAD, OPTIONS');
       throw new HttpError(405, `the legacy API answers GET (and HEAD) only, not ${req.method}`);
     }
