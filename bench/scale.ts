@@ -15,17 +15,21 @@
 // assignment, the engine's heap, segment counts, and lookup p50/p99 and throughput of the v1 API
 // (in a child process) by InChIKey, by sourceID and connectivity (of any structure, whose answers
 // grow with its isotopologues, and of real mixtures, whose answers do not), at a fixed concurrency
-// and at a fixed rate (half the first step's peak). Every bench-scale index and generated file is deleted
+// and at fixed rates (half the first step's peak, and half the step's own peak). Every bench-scale
+// index and generated file is deleted
 // at the end (unless --keep).
 //
 //   npm run bench:scale                                    # steps 0.5,2,5,10 (millions of structures)
 //   npm run bench:scale -- --steps 0.5,2 --seconds 10      # a short run
 //   npm run bench:scale -- --results /tmp/scale.jsonl      # one JSON line per step appended there
+//   npm run bench:scale -- --consolidate                   # then the last step again, consolidated
 //
 // Flags: --steps (millions, cumulative), --seconds (per lookup run, 15), --connections (16),
 // --ceiling-sample (structures per step written by the ceiling, 100,000; assignments: 3×),
 // --work <folder> (generated tables; default a fresh folder under the OS temp dir), --keep (leave
-// the indices and files), --results <file>. BENCH_500K names the real molecule file.
+// the indices and files), --results <file>, --consolidate (after the last step, its lookups again
+// once `npm run load -- consolidate` has put the release indices into one merged index, and once
+// more with the compounds index merged into one segment too). BENCH_500K names the real molecule file.
 import { spawn } from 'node:child_process';
 import { serveApi, startApiChild, stopApiChild } from './api-child';
 import { randomBytes } from 'node:crypto';
@@ -39,6 +43,8 @@ import { readConfig, type Config } from '../src/config';
 import { parseStandardInchi, inchiKeyOf } from '../src/chemistry';
 import { compoundDocument } from '../src/domain/compound';
 import { Engine, mappingOf, type MappingName } from '../src/engine/client';
+import { currentReleaseIndices } from '../src/engine/schema';
+import { awaitTask } from '../src/engine/tasks';
 import { xrefId } from '../src/engine/xrefs';
 import { Reject } from '../loaders/run';
 import { checkStructure } from '../loaders/structure-rules';
@@ -56,6 +62,7 @@ const seconds = Number(flag('seconds', '15'));
 const connections = Number(flag('connections', '16'));
 const ceilingSample = Number(flag('ceiling-sample', '100000'));
 const keep = process.argv.includes('--keep');
+const consolidate = process.argv.includes('--consolidate');
 const resultsFile = flag('results', '');
 const warmUpSeconds = 3;
 const sampleSize = 5_000;
@@ -280,7 +287,9 @@ async function storage(engine: Engine, prefix: string): Promise<Storage> {
   await engine.client.indices.refresh({ index: `${prefix}-*` });
   const rows = await engine.client.cat.indices({ index: `${prefix}-*`, bytes: 'b', format: 'json' }) as unknown as Record<string, string>[];
   const compounds = rows.find((row) => row.index === engine.names.compounds)!;
-  const xrefs = rows.filter((row) => row.index.startsWith(`${engine.names.xrefs}-`));
+  // The release indices serving a source now (not the previous releases kept for RELEASE_GRACE).
+  const served = new Set((await currentReleaseIndices(engine)).values());
+  const xrefs = rows.filter((row) => served.has(row.index));
   const segments = await engine.client.indices.stats({ index: [compounds.index, ...xrefs.map((x) => x.index)], metric: ['segments'] }) as unknown as { indices: Record<string, { primaries: { segments: { count: number } } }> };
   const segmentCount = (index: string): number => segments.indices[index]?.primaries.segments.count ?? 0;
   const nodes = await engine.client.nodes.stats({ metric: ['jvm', 'indices'], index_metric: ['segments'] }) as unknown as { nodes: Record<string, { jvm: { mem: { heap_used_in_bytes: number; heap_max_in_bytes: number } }; indices: { segments: { memory_in_bytes: number } } }> };
@@ -341,7 +350,7 @@ async function answerSize(url: string, keys: string[]): Promise<{ compounds: num
 }
 
 interface Lookup { name: string; path: string; bodies: object[] }
-interface LookupResult { name: string; peak: Measure; atRate: Measure; rate: number }
+interface LookupResult { name: string; peak: Measure; atRate: Measure; rate: number; atOwnHalf: Measure; ownRate: number }
 
 async function measureLookups(prefix: string, engine: Engine, rates: Map<string, number>, mixtures: string[]): Promise<{ results: LookupResult[]; answer: { compounds: number; sources: number }; mixtureAnswer: { compounds: number; sources: number } }> {
   const { keys, ids } = await samples(engine);
@@ -363,13 +372,28 @@ async function measureLookups(prefix: string, engine: Engine, rates: Map<string,
       if (!rates.has(lookup.name)) rates.set(lookup.name, Math.max(10, Math.round(peak.rps / 2)));
       const rate = rates.get(lookup.name)!;
       const atRate = await drivePaced(url, lookup.path, lookup.bodies, seconds, rate);
-      results.push({ name: lookup.name, peak, atRate, rate });
-      out(`  ${lookup.name}: ${fmt(peak.rps)} req/s at ${connections} connections (p50 ${fmt(peak.p50, 1)}, p99 ${fmt(peak.p99, 1)} ms, ${peak.failures} failed); at ${rate}/s p50 ${fmt(atRate.p50, 1)}, p99 ${fmt(atRate.p99, 1)} ms (${atRate.failures} failed)`);
+      // And at half of this step's own peak: the latency of a deployment run at half its capacity.
+      const ownRate = Math.max(10, Math.round(peak.rps / 2));
+      const atOwnHalf = ownRate === rate ? atRate : await drivePaced(url, lookup.path, lookup.bodies, seconds, ownRate);
+      results.push({ name: lookup.name, peak, atRate, rate, atOwnHalf, ownRate });
+      out(`  ${lookup.name}: ${fmt(peak.rps)} req/s at ${connections} connections (p50 ${fmt(peak.p50, 1)}, p99 ${fmt(peak.p99, 1)} ms, ${peak.failures} failed); at ${rate}/s p50 ${fmt(atRate.p50, 1)}, p99 ${fmt(atRate.p99, 1)} ms (${atRate.failures} failed); at ${ownRate}/s (half its own peak) p50 ${fmt(atOwnHalf.p50, 1)}, p99 ${fmt(atOwnHalf.p99, 1)} ms (${atOwnHalf.failures} failed)`);
     }
     return { results, answer, mixtureAnswer };
   } finally {
     await stopApiChild(child);
   }
+}
+
+/** One line of the growth table. */
+function tableRow(size: string, loadCells: string, disk: Storage, lookups: Awaited<ReturnType<typeof measureLookups>>): string {
+  const lookupCells = lookups.results.map((l) => `${fmt(l.peak.rps)}, ${fmt(l.peak.p50, 1)} / ${fmt(l.peak.p99, 1)}; at ${l.rate}/s ${fmt(l.atRate.p50, 1)} / ${fmt(l.atRate.p99, 1)}; at ${l.ownRate}/s ${fmt(l.atOwnHalf.p50, 1)} / ${fmt(l.atOwnHalf.p99, 1)}`);
+  return `| ${size} | ${loadCells} | ${fmt(disk.structureBytes / disk.structureDocs)} / ${fmt(disk.assignmentBytes / disk.assignmentDocs)} | ${fmt(disk.heapUsedMb)} | ${disk.structureSegments} / ${disk.assignmentSegments} (${disk.assignmentIndices}) | ${lookupCells.join(' | ')} | ${fmt(lookups.answer.compounds, 1)}; ${fmt(lookups.mixtureAnswer.compounds, 1)} |`;
+}
+
+/** Merges an index into one segment, as `consolidate` merges its release (an engine task, followed to its end). */
+async function forceMerge(engine: Engine, index: string): Promise<void> {
+  const started = await engine.client.indices.forcemerge({ index, max_num_segments: 1, wait_for_completion: false });
+  await awaitTask(engine, String(started.task));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -450,12 +474,30 @@ async function main(): Promise<void> {
         disk, lookups: lookups.results, connectivityAnswer: lookups.answer, mixtureConnectivityAnswer: lookups.mixtureAnswer,
       };
       if (resultsFile) appendFileSync(resultsFile, `${JSON.stringify(record)}\n`);
-      const lookupCells = lookups.results.map((l) => `${fmt(l.peak.rps)}, ${fmt(l.peak.p50, 1)} / ${fmt(l.peak.p99, 1)}; at ${l.rate}/s ${fmt(l.atRate.p50, 1)} / ${fmt(l.atRate.p99, 1)}`);
-      rows.push(`| ${fmt(disk.structureDocs)} / ${fmt(disk.assignmentDocs)} | ${fmt(structureRate)} (${fmt(structureRate / ceilingStructures, 2)}) | ${fmt(referenceRate)} (${fmt(referenceRate / ceilingReferences, 2)}) | ${fmt(disk.structureBytes / disk.structureDocs)} / ${fmt(disk.assignmentBytes / disk.assignmentDocs)} | ${fmt(disk.heapUsedMb)} | ${disk.structureSegments} / ${disk.assignmentSegments} | ${lookupCells.join(' | ')} | ${fmt(lookups.answer.compounds, 1)}; ${fmt(lookups.mixtureAnswer.compounds, 1)} |`);
+      rows.push(tableRow(`${fmt(disk.structureDocs)} / ${fmt(disk.assignmentDocs)}`, `${fmt(structureRate)} (${fmt(structureRate / ceilingStructures, 2)}) | ${fmt(referenceRate)} (${fmt(referenceRate / ceilingReferences, 2)})`, disk, lookups));
+    }
+    if (consolidate && rows.length > 0) {
+      // What the release indices' number and segments cost, apart from the data's size: the same
+      // data served from one merged release index, then with the compounds index merged too.
+      out('\nconsolidated: npm run load -- consolidate');
+      await settle(engine);
+      const consolidation = await runLoader(prefix, ['consolidate']);
+      out(`  ${fmt(Number(consolidation.summary.rowsLoaded))} assignments from ${consolidation.summary.releaseIndicesBefore} release indices into 1 in ${fmt(Number(consolidation.summary.seconds), 1)} s (${fmt(Number(consolidation.summary.rowsLoaded) / Number(consolidation.summary.seconds))} rows/s, merge and seal included; peak RSS ${fmt(consolidation.peakRssMb)} MB)`);
+      await settle(engine);
+      let disk = await storage(engine, prefix);
+      let lookups = await measureLookups(prefix, engine, rates, mixtures);
+      rows.push(tableRow(`${fmt(disk.structureDocs)} / ${fmt(disk.assignmentDocs)}, consolidated`, `– | ${fmt(Number(consolidation.summary.rowsLoaded) / Number(consolidation.summary.seconds))} (consolidate)`, disk, lookups));
+      out('\ncompounds index merged into one segment');
+      const merging = process.hrtime.bigint();
+      await forceMerge(engine, engine.names.compounds);
+      out(`  in ${fmt(since(merging), 1)} s`);
+      disk = await storage(engine, prefix);
+      lookups = await measureLookups(prefix, engine, rates, mixtures);
+      rows.push(tableRow(`${fmt(disk.structureDocs)} / ${fmt(disk.assignmentDocs)}, consolidated, compounds merged`, '– | –', disk, lookups));
     }
   } finally {
     if (rows.length > 0) {
-      out('\n| structures / assignments | structures rows/s (loader/ceiling) | references rows/s (loader/ceiling) | bytes per structure / assignment | heap used MB | segments compounds / xrefs | by InChIKey: req/s, p50 / p99 ms; at fixed rate p50 / p99 | by sourceID | connectivity | connectivity of mixtures | structures per connectivity answer; of mixtures |');
+      out('\n| structures / assignments | structures rows/s (loader/ceiling) | references rows/s (loader/ceiling) | bytes per structure / assignment | heap used MB | segments compounds / xrefs (release indices) | by InChIKey: req/s, p50 / p99 ms; p50 / p99 at the fixed rate; at half its own peak | by sourceID | connectivity | connectivity of mixtures | structures per connectivity answer; of mixtures |');
       out('|---|---|---|---|---|---|---|---|---|---|---|');
       for (const row of rows) out(row);
     }

@@ -11,6 +11,7 @@ import { LoadBusy, loadHistory, releaseLoadLock, takeLoadLock } from '../src/eng
 import { ensureBaseIndices, pauseRefresh, resumeRefresh } from '../src/engine/schema';
 import { ReleaseRefused } from './guard';
 import { FileFormatError } from './read';
+import { consolidateReleases } from './consolidate';
 import { loadReferences } from './references';
 import { removeSource } from './retire';
 import { LoadRun, type LoadOptions } from './run';
@@ -29,6 +30,8 @@ export const usage = `usage: npm run load -- <command> [--dry-run] [--allow-shri
                                      one source's own release: TSV, CSV, JSON, JSON Lines (InChI and/or key,
                                      or SMILES), or SDF (id from the title line or the data item NAME)
   remove-source <sourceId>           retire a source: its ids become obsolete, its metadata stays
+  consolidate                        serve every source from one release index again (after many reloads:
+                                     each reload adds an index that every lookup searches)
   history [--limit N]                past loads, most recent first
   doctor                             find loads that were killed and sweep what they left (release indices,
                                      locks, structures only they created, paused refresh, expired previous releases)
@@ -204,6 +207,8 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
         const sourceId = sourceIdArgument(args[0]);
         return await step(engine, config, command, null, locking(`source-${sourceId}`), (run) => removeSource(run, sourceId), { sourceId });
       }
+      case 'consolidate':
+        return await step(engine, config, command, null, locking('all'), consolidateReleases);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

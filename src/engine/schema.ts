@@ -5,6 +5,7 @@
  */
 import type { Engine, MappingName } from './client';
 import { mappingOf } from './client';
+import { awaitTask } from './tasks';
 
 const baseIndices: MappingName[] = ['compounds', 'sources', 'meta'];
 /** Indices that grow with the data and take ES_SHARDS primary shards; the others keep one. */
@@ -71,6 +72,16 @@ export async function createReleaseIndex(engine: Engine, index: string, expected
   await engine.client.indices.create({
     index, mappings, settings: { index: { ...settingsOf(engine, 'xrefs', 0), number_of_shards: releaseShards(engine, expectedAssignments), refresh_interval: '-1', 'translog.durability': 'async' } },
   });
+}
+
+/**
+ * Merges a written release index into one segment before it is sealed: a release is never written
+ * again, and each of its segments costs every search that reaches it a seek of its own. Runs as an
+ * engine task, followed to its end.
+ */
+export async function mergeReleaseIndex(engine: Engine, index: string): Promise<void> {
+  const started = await engine.client.indices.forcemerge({ index, max_num_segments: 1, wait_for_completion: false });
+  await awaitTask(engine, String(started.task));
 }
 
 /** A written release could not be fully replicated in time: it is not published. */

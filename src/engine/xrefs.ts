@@ -71,3 +71,43 @@ export async function currentCompoundIds(engine: Engine, index: string, sourceId
   }
   return found;
 }
+
+/** Current and obsolete assignments of each source in an index or alias (its filters applied). */
+export async function assignmentsPerSource(engine: Engine, index: string): Promise<Map<number, { current: number; obsolete: number }>> {
+  const result = await engine.client.search({
+    index, size: 0, track_total_hits: false, ignore_unavailable: true, allow_no_indices: true,
+    aggs: { sources: { terms: { field: 'sourceId', size: 10_000 }, aggs: { assignment: { terms: { field: 'assignment', size: 2 } } } } },
+  });
+  const figures = new Map<number, { current: number; obsolete: number }>();
+  type Bucket = { key: number; assignment: { buckets: { key: number; doc_count: number }[] } };
+  for (const bucket of (result.aggregations?.sources as { buckets: Bucket[] } | undefined)?.buckets ?? []) {
+    const count = (assignment: number): number => bucket.assignment.buckets.find((b) => b.key === assignment)?.doc_count ?? 0;
+    figures.set(bucket.key, { current: count(1), obsolete: count(0) });
+  }
+  return figures;
+}
+
+/**
+ * Every assignment that `from` (an index or alias, its filters applied) shows, with its `_id`, a
+ * page at a time, all read from one point in time (a release published meanwhile changes nothing).
+ */
+export async function* scanAssignments(engine: Engine, from: string, pageSize = 5_000): AsyncGenerator<{ id: string; xref: XrefDocument }[]> {
+  let { id } = await engine.client.openPointInTime({ index: from, keep_alive: '5m' });
+  try {
+    let after: (string | number)[] | undefined;
+    for (;;) {
+      const result = await engine.client.search<XrefDocument>({
+        pit: { id, keep_alive: '5m' }, size: pageSize, sort: [{ _shard_doc: 'asc' }], track_total_hits: false, allow_partial_search_results: false,
+        ...(after ? { search_after: after } : {}),
+      });
+      if (result._shards.failed > 0) throw new Error(`the engine read only part of ${from} (${result._shards.failed} shards failed)`);
+      id = result.pit_id ?? id;
+      const hits = result.hits.hits;
+      if (hits.length > 0) yield hits.map((hit) => ({ id: hit._id!, xref: hit._source! }));
+      if (hits.length < pageSize) return;
+      after = hits[hits.length - 1].sort as (string | number)[];
+    }
+  } finally {
+    await engine.client.closePointInTime({ id }).catch(() => undefined);
+  }
+}
