@@ -117,6 +117,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   });
   run.details.sourcesReplaced = Object.fromEntries([...rowsPerSource].sort((a, b) => a[0] - b[0]));
   const replacedIds = [...rowsPerSource.keys()].sort((a, b) => a - b);
+  run.sourceIds = replacedIds;
   if (!run.dryRun && release) {
     await refreshIndex(run.engine, release);
     // Distinct assignments: a row repeated in the file is one document.

@@ -43,6 +43,8 @@ export class LoadRun {
   rowsLoaded = 0;
   rowsRejected = 0;
   readonly rejectsByReason: Record<string, number> = {};
+  /** The sources a reference table replaced, for the load record. */
+  sourceIds?: number[];
   /** Extra figures for the summary line (sources replaced, structures created, ...). */
   readonly details: Record<string, unknown> = {};
   private rejects?: WriteStream;
@@ -129,7 +131,7 @@ export class LoadRun {
   }
 
   private snapshot(): LoadRecord {
-    return { ...this.record, rowsRead: this.rowsRead, rowsLoaded: this.rowsLoaded, rowsRejected: this.rowsRejected, rejectsByReason: { ...this.rejectsByReason } };
+    return { ...this.record, ...(this.sourceIds ? { sourceIds: this.sourceIds } : {}), rowsRead: this.rowsRead, rowsLoaded: this.rowsLoaded, rowsRejected: this.rowsRejected, rejectsByReason: { ...this.rejectsByReason } };
   }
 
   /** Notes how the release was published when it could not be fully replicated (a node gone); also on stderr. */

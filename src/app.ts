@@ -10,15 +10,18 @@ import type { Config } from './config';
 import { SourceCatalog } from './domain/sources';
 import type { LookupContext } from './domain/lookup';
 import { Engine } from './engine/client';
+import { lastLoadOfEachSource } from './engine/loads';
 import { openApiDocument, operations } from './api/document';
 import { errorHandler, errorSender, isLegacyPath, type ErrorSender } from './api/errors';
 import { CostLimiter, operationCosts, rateLimit } from './api/rate-limit';
 import { securityHeaders } from './api/security';
 import { collapseSlashes, methodGuard, routeTable } from './api/methods';
+import { Metrics, routeOf } from './api/metrics';
 import { v1Handlers } from './api/v1';
 import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './legacy';
 import { Depictor } from './isolated/depiction';
 import { log } from './log';
+import { asRequest, requestIdOf, type RequestContext } from './request-context';
 
 export interface AppOptions {
   /** Validate responses against the document too (tests). */
@@ -37,7 +40,12 @@ const docsNote = `<p>Data licences: ChEMBL data CC BY-SA 3.0 (attribution: ChEMB
 
 /** Builds the Express app for `config`. */
 export function createApp(config: Config, options: AppOptions = {}): App {
-  const engine = new Engine(config, { serving: true });
+  // The metrics hear the engine's requests, and read the loads through it when scraped.
+  const metrics: Metrics = new Metrics(async () => {
+    const [loads, sources] = await Promise.all([lastLoadOfEachSource(engine), context.sources.all()]);
+    return { loads, sources };
+  });
+  const engine: Engine = new Engine(config, { serving: true, observer: metrics });
   const context: LookupContext = { engine, config, sources: new SourceCatalog(engine) };
   const depictor = new Depictor();
   const document = openApiDocument();
@@ -57,13 +65,25 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   };
   const documentPaths = ['/beta/api/v1/swagger.json', '/api/v1/openapi.json', '/api/v1/swagger.json', '/beta/api/v1/openapi.json'];
   app.use(collapseSlashes);
+  // Every request has an id: the client's X-Request-Id, or a new one; it is answered back, logged,
+  // and sent to the engine with each of the request's searches.
+  app.use((req, res, next) => {
+    const request: RequestContext = { id: requestIdOf(req.headers['x-request-id']), engineMs: 0 };
+    res.locals.request = request;
+    res.setHeader('X-Request-Id', request.id);
+    asRequest(request, next);
+  });
+  app.use(metrics.middleware);
   app.use(securityHeaders(swaggerUi.generateHTML(undefined, docsOptions)));
-  app.use(methodGuard(routeTable(operations(document), ['/', '/api/docs', ...documentPaths])));
+  app.use(methodGuard(routeTable(operations(document), ['/', '/api/docs', '/metrics', ...documentPaths])));
   app.use(cors({ methods: ['GET', 'HEAD', 'POST', 'OPTIONS'] }));
   if (log.enabled) app.use((req, res, next) => {
     const started = process.hrtime.bigint();
     const method = req.method;
-    res.on('finish', () => log.info('request', { method, path: req.originalUrl, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }));
+    res.on('finish', () => log.info('request', {
+      method, path: req.originalUrl, route: routeOf(req), status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6,
+      engineMs: Math.round((res.locals.request as RequestContext).engineMs * 1000) / 1000, requestId: (res.locals.request as RequestContext).id,
+    }));
     next();
   });
   // HEAD is GET without a body: Node already knows not to send one, so the rest of the chain (the
@@ -75,6 +95,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
 
   const documentJson: RequestHandler = (_req, res) => { res.json(document); };
   app.get(documentPaths, documentJson);
+  app.get('/metrics', metrics.handler);
   app.use('/api/docs', swaggerUi.serve, swaggerUi.setup(undefined, docsOptions));
   app.get('/', (_req, res) => { res.type('html').send(`<h1>chemxref</h1><p>Interactive API documentation: <a href="/api/docs">/api/docs</a>.</p>${docsNote}`); });
 

@@ -1,18 +1,44 @@
-/** Structured logs: one JSON line per event on stdout (stderr for errors). */
+/**
+ * Structured logs (pino): one JSON line per event, `{"time", "level", "message", ...fields}`, on
+ * stdout, errors on stderr. LOG_LEVEL picks the least severe level written (`info` by default;
+ * `silent` writes nothing). On a terminal the lines are shown pretty (pino-pretty) unless
+ * LOG_FORMAT=json.
+ */
+import pino, { type Logger } from 'pino';
+
 export type LogFields = Record<string, unknown>;
 
-const silent = (): boolean => process.env.LOG_LEVEL === 'silent';
-
-function write(level: 'info' | 'warn' | 'error', message: string, fields: LogFields): void {
-  if (silent()) return;
-  const line = JSON.stringify({ time: new Date().toISOString(), level, message, ...fields });
-  (level === 'error' ? process.stderr : process.stdout).write(`${line}\n`);
+function createLogger(): Logger {
+  const level = process.env.LOG_LEVEL || 'info';
+  const options: pino.LoggerOptions = {
+    level, base: undefined, messageKey: 'message',
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  };
+  if (process.stdout.isTTY && process.env.LOG_FORMAT !== 'json') {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const pretty = require('pino-pretty') as (options: object) => NodeJS.WritableStream;
+      return pino(options, pretty({ messageKey: 'message', translateTime: 'SYS:HH:MM:ss.l', destination: 1 }));
+    } catch {
+      // Not installed (a production image): JSON lines.
+    }
+  }
+  // Each line to the most severe stream that takes its level: errors to stderr only.
+  return pino(options, pino.multistream([
+    { level: 'trace', stream: pino.destination({ fd: 1, sync: true }) },
+    { level: 'error', stream: pino.destination({ fd: 2, sync: true }) },
+  ], { dedupe: true }));
 }
 
+let logger: Logger | undefined;
+/** Made on first use, so that LOG_LEVEL set by a test or a bench before it counts. */
+const current = (): Logger => (logger ??= createLogger());
+
 export const log = {
-  /** False under LOG_LEVEL=silent: callers can skip gathering what they would log. */
-  get enabled(): boolean { return !silent(); },
-  info: (message: string, fields: LogFields = {}): void => write('info', message, fields),
-  warn: (message: string, fields: LogFields = {}): void => write('warn', message, fields),
-  error: (message: string, fields: LogFields = {}): void => write('error', message, fields),
+  /** False under LOG_LEVEL=silent (or above info): callers can skip gathering what they would log. */
+  get enabled(): boolean { return current().isLevelEnabled('info'); },
+  info: (message: string, fields: LogFields = {}): void => current().info(fields, message),
+  warn: (message: string, fields: LogFields = {}): void => current().warn(fields, message),
+  error: (message: string, fields: LogFields = {}): void => current().error(fields, message),
 };

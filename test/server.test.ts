@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { once } from 'node:events';
 import { connect, createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -117,6 +118,51 @@ describe('the server process', function () {
     expect(logLine(started.output(), 'chemxref is listening')).to.deep.include({ address: '127.0.0.2', port, url: `http://127.0.0.2:${port}` });
     process.kill(started.child.pid!, 'SIGTERM');
     await started.exited;
+  });
+
+  it('each request is logged as one JSON line (route, status, time, engine time, request id), answered with X-Request-Id, and its searches reach the engine with that id as X-Opaque-Id', async () => {
+    // A recording proxy in front of the real engine: what the API sends, headers included.
+    const config = testConfig(await fixturePrefix());
+    const engineUrl = new URL(config.ES_URL.split(',')[0]);
+    const seen: { path: string; opaqueId?: string }[] = [];
+    const proxy = createHttpServer((req, res) => {
+      seen.push({ path: req.url ?? '', opaqueId: req.headers['x-opaque-id'] as string | undefined });
+      const forwarded = httpRequest({ host: engineUrl.hostname, port: engineUrl.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      forwarded.on('error', () => res.destroy());
+      req.pipe(forwarded);
+    });
+    await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+    try {
+      const port = await freePort();
+      const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+      started = startProcess(process.execPath, ['--import', 'tsx', 'src/server.ts'], { PORT: String(port), ES_URL: proxyUrl, ES_INDEX_PREFIX: config.ES_INDEX_PREFIX, LOG_FORMAT: 'json' });
+      await untilAnswering(started, port);
+      const lookup = await fetch(`http://127.0.0.1:${port}/api/v1/compounds`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'lookup-42' }, body: JSON.stringify({ type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
+      });
+      expect(lookup.status).to.equal(200);
+      expect(lookup.headers.get('x-request-id')).to.equal('lookup-42');
+      const unnamed = await fetch(`http://127.0.0.1:${port}/rest/src_compound_id/CHEMBL112/1`, { headers: { 'x-request-id': 'not a sensible id' } });
+      expect(unnamed.status).to.equal(200);
+      const generated = unnamed.headers.get('x-request-id')!;
+      expect(generated).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      await sleep(200);
+      const lines = started.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+      const logged = lines.find((line) => line.message === 'request' && line.requestId === 'lookup-42');
+      expect(logged, started.output()).to.deep.include({ level: 'info', method: 'POST', path: '/api/v1/compounds', route: '/api/v1/compounds', status: 200 });
+      expect(logged!.ms).to.be.a('number');
+      expect(logged!.engineMs).to.be.a('number').and.above(0).and.at.most(logged!.ms as number);
+      expect(lines.find((line) => line.message === 'request' && line.requestId === generated)).to.deep.include({ route: '/rest/src_compound_id/:id/:src', status: 200 });
+      expect(seen.filter((request) => request.opaqueId === 'lookup-42').map((request) => request.path.split('?')[0]), 'the lookup\'s searches').to.include('/_msearch');
+      expect(seen.some((request) => request.opaqueId === generated), 'the legacy lookup\'s searches').to.equal(true);
+      process.kill(started.child.pid!, 'SIGTERM');
+      await started.exited;
+    } finally {
+      await new Promise<void>((done) => proxy.close(() => done()));
+    }
   });
 
   it('binds 127.0.0.1 unless HOST says otherwise', async () => {

@@ -7,6 +7,7 @@ import { InvalidQuery, UnknownResource } from '../domain/errors';
 import { compoundProblem, queryTypes, type QueryType } from '../domain/lookup';
 import { EngineUnavailable, translateEngineError } from '../engine/errors';
 import { log } from '../log';
+import { currentRequest } from '../request-context';
 
 /** An HTTP error with a status and a message for the caller; `retryAfter` (seconds) becomes the Retry-After header of a 429 or 503. */
 export class HttpError extends Error {
@@ -111,7 +112,7 @@ export type ErrorSender = (error: unknown, req: Request, res: Response) => void;
 export function errorSender(legacy: LegacyErrorRenderer): ErrorSender {
   return (error, req, res) => {
     const { status, message, details, retryAfter } = describeError(error, req);
-    if (status >= 500 && status !== 503) log.error('request failed', { method: req.method, path: req.path, error: (error as Error)?.stack ?? String(error) });
+    if (status >= 500 && status !== 503) log.error('request failed', { method: req.method, path: req.path, requestId: currentRequest()?.id, error: (error as Error)?.stack ?? String(error) });
     if (res.headersSent) return;
     // Every 503 says when to try again (1 s unless the error knows better), and so does a 429.
     if (status === 503 || (status === 429 && retryAfter !== undefined)) res.set('Retry-After', String(retryAfter ?? 1));

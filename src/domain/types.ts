@@ -55,6 +55,8 @@ export interface LoadRecord {
   command: string;
   file: string | null;
   sourceId?: number | null;
+  /** The sources a reference table's load replaced (a `source` load names its one in sourceId). */
+  sourceIds?: number[];
   index?: string | null;
   status: 'running' | 'done' | 'failed' | 'refused';
   dryRun: boolean;

@@ -10,6 +10,7 @@
  */
 import { errors, type Client } from '@elastic/elasticsearch';
 import type { MsearchResponseItem, SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
+import { currentRequest, type RequestContext } from '../request-context';
 import { EngineUnavailable } from './errors';
 import { dealHits, mergeable, mergedBody, mergedLimits, type ExactFields, type Mergeable } from './merge';
 
@@ -27,6 +28,8 @@ interface Pending {
   alone?: boolean;
   /** Sent again once already after a partial answer or a shard failure. */
   retried?: boolean;
+  /** The API request that asked for it. */
+  request?: RequestContext;
 }
 
 /** One search of an `_msearch`: a pending search, or several merged into one (merge.ts). */
@@ -35,6 +38,8 @@ interface Outgoing {
   body: Record<string, unknown>;
   /** `whole`: the `_msearch` itself failed (engine unreachable, 429, a body it could not parse ...), not this search alone. */
   settle: (outcome: { response: SearchResponse<unknown> } | { error: unknown; whole?: boolean }) => void;
+  /** The API requests it answers. */
+  requests: (RequestContext | undefined)[];
 }
 
 type Member = Mergeable & { search: Pending };
@@ -50,7 +55,7 @@ export class SearchBatcher {
    * with 8 and 25 ms with 2 (one lookup's pair), at the same throughput within the noise. Eight
    * keeps most of the saving under load.
    */
-  constructor(private readonly client: Client, private readonly exact: ExactFields, private readonly maxSearches = 8) {}
+  constructor(private readonly client: Client, private readonly exact: ExactFields, private readonly onSend: (searches: number) => void = () => undefined, private readonly maxSearches = 8) {}
 
   /** One search, sent with the others queued in this turn of the event loop. */
   search<T>(request: SearchRequest): Promise<SearchResponse<T>> {
@@ -64,7 +69,7 @@ export class SearchBatcher {
         if (urlOnly.has(name)) throw new Error(`search parameter ${name} cannot be batched into _msearch`);
         (headerParameters.has(name) ? header : body)[name] = value;
       }
-      this.queue({ header, body, resolve: resolve as Pending['resolve'], reject });
+      this.queue({ header, body, resolve: resolve as Pending['resolve'], reject, request: currentRequest() });
     });
   }
 
@@ -106,7 +111,7 @@ export class SearchBatcher {
   /** A search sent as it is: a partial answer or a failure of its shards goes again once, then fails with EngineUnavailable. */
   private alone(search: Pending): Outgoing {
     return {
-      header: search.header, body: search.body,
+      header: search.header, body: search.body, requests: [search.request],
       settle: (outcome) => {
         const failure = 'error' in outcome ? (outcome.whole ? undefined : shardFailure(outcome.error)) : partial(outcome.response);
         if (failure) {
@@ -125,6 +130,7 @@ export class SearchBatcher {
     return {
       header: members[0].search.header,
       body,
+      requests: members.map((member) => member.search.request),
       settle: (outcome) => {
         if ('error' in outcome) {
           // A refusal of the merged search (4xx) may be one search's own (a value its field cannot hold,
@@ -152,8 +158,18 @@ export class SearchBatcher {
 
   private async send(batch: Outgoing[]): Promise<void> {
     let responses: MsearchResponseItem<unknown>[];
+    this.onSend(batch.length);
     try {
-      ({ responses } = await this.client.msearch({ searches: batch.flatMap((search) => [search.header, search.body]) }));
+      // Every request it answers, as X-Opaque-Id (the engine keeps it with the search's task and slow log).
+      const requests = new Set(batch.flatMap((search) => search.requests).filter((request) => request !== undefined));
+      const opaqueId = [...requests].map((request) => request.id).join(',').slice(0, 512);
+      const started = process.hrtime.bigint();
+      try {
+        ({ responses } = await this.client.msearch({ searches: batch.flatMap((search) => [search.header, search.body]) }, opaqueId ? { opaqueId } : undefined));
+      } finally {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        for (const request of requests) request.engineMs += ms;
+      }
     } catch (error) {
       for (const search of batch) search.settle({ error, whole: true });
       return;

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Client, HttpConnection, SniffingTransport } from '@elastic/elasticsearch';
 import type { SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
 import { engineNodes, type Config } from '../config';
+import { currentRequest } from '../request-context';
 import { SearchBatcher } from './batch';
 import { Breaker } from './breaker';
 import { exactFieldsOf } from './merge';
@@ -41,18 +42,56 @@ export class IndexNames {
   xrefsRelease(tag: number | 'dump', stamp = Date.now()): string { return `${this.prefix}-xrefs-${tag}-${stamp}`; }
 }
 
-/** A connection that goes through `breaker`: refused at once while it is open, and tells it how each request went. */
-function guardedConnection(breaker: Breaker): typeof HttpConnection {
+/** What the API measures of the engine (src/api/metrics.ts). */
+export interface EngineObserver {
+  /** One HTTP request to a node: its operation (`search`, `msearch`, `count`, ...), how long it took, whether it failed. */
+  engineRequest(operation: string, seconds: number, failed: boolean): void;
+  /** One `_msearch` left with this many searches. */
+  msearchSent(searches: number): void;
+}
+
+/**
+ * The operation of an engine request, from its path: the first `_` segment (`/idx/_search` is
+ * `search`, `/_cluster/health` is `cluster_health`), or `index` for a request on an index itself.
+ */
+export function engineOperation(path: string): string {
+  const segments = path.split('?')[0].split('/').filter(Boolean);
+  const at = segments.findIndex((segment) => segment.startsWith('_'));
+  if (at < 0) return 'index';
+  const name = segments[at].slice(1);
+  return ['cluster', 'cat', 'nodes', 'tasks', 'security'].includes(name) && segments[at + 1] && !segments[at + 1].startsWith('_') ? `${name}_${segments[at + 1]}` : name;
+}
+
+/**
+ * A connection that goes through `breaker`: refused at once while it is open, and tells it how
+ * each request went; `observer` hears each request's operation, duration and outcome. A request
+ * made for an API request carries its id as X-Opaque-Id.
+ */
+function guardedConnection(breaker: Breaker, observer?: EngineObserver): typeof HttpConnection {
   return class GuardedConnection extends HttpConnection {
     async request(...args: Parameters<HttpConnection['request']>): Promise<never> {
       breaker.check();
+      // Work done for an API request names it and counts its time, unless the caller did (a batched _msearch, for each request in it).
+      const params = args[0];
+      const request = params.headers?.['x-opaque-id'] ? undefined : currentRequest();
+      if (request) params.headers = { ...params.headers, 'x-opaque-id': request.id };
+      const started = process.hrtime.bigint();
+      const seconds = (): number => {
+        const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+        if (request) request.engineMs += elapsed * 1000;
+        return elapsed;
+      };
+      const operation = observer ? engineOperation(args[0].path) : '';
       try {
         const result = await super.request(...args);
         breaker.succeeded();
+        const status = (result as { statusCode?: number }).statusCode ?? 0;
+        observer?.engineRequest(operation, seconds(), status >= 500 || status === 429);
         return result as never;
       } catch (error) {
         const name = (error as Error).name;
         if (name === 'ConnectionError' || name === 'TimeoutError') breaker.failed();
+        observer?.engineRequest(operation, seconds(), true);
         throw error;
       }
     }
@@ -73,6 +112,8 @@ export interface EngineOptions {
    * Loads and exports keep a long timeout and retries with backoff.
    */
   serving?: boolean;
+  /** Hears every request of a serving engine (metrics). */
+  observer?: EngineObserver;
 }
 
 /** The Elasticsearch client of `config`, plus the index names. */
@@ -104,13 +145,13 @@ export class Engine {
       // One retry on one node; on a cluster, one on each other node, so a dead node costs a request one quick retry.
       this.client = new Client({
         ...cluster, requestTimeout: deadline, maxRetries: Math.max(1, nodes.length - 1), Transport: QuickRetryTransport,
-        Connection: guardedConnection(this.breaker),
+        Connection: guardedConnection(this.breaker, options.observer),
       });
     } else {
       this.client = new Client({ ...cluster, requestTimeout: 60_000, maxRetries: Math.max(2, nodes.length), Connection: HttpConnection });
     }
     this.names = new IndexNames(config.ES_INDEX_PREFIX);
-    this.batcher = new SearchBatcher(this.client, exactFieldsOf((['compounds', 'xrefs', 'sources', 'meta'] as const).map(mappingOf)));
+    this.batcher = new SearchBatcher(this.client, exactFieldsOf((['compounds', 'xrefs', 'sources', 'meta'] as const).map(mappingOf)), (searches) => options.observer?.msearchSent(searches));
   }
 
   /** A search that leaves with the others of this turn of the event loop, in one `_msearch` (see batch.ts). */

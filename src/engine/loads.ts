@@ -167,3 +167,24 @@ export async function deleteWhere(engine: Engine, index: string, query: object):
     deleted += ids.length;
   }
 }
+
+/**
+ * The last ended load (done, failed or refused; dry runs aside) of each source among the `within`
+ * most recent loads: a `source` or `remove-source` load names its source, a reference table the
+ * sources it replaced.
+ */
+export async function lastLoadOfEachSource(engine: Engine, within = 1_000): Promise<Map<number, LoadRecord>> {
+  const result = await engine.client.search<LoadRecord>({
+    index: engine.names.meta, size: within,
+    query: { bool: { filter: [{ term: { kind: 'load' } }, { terms: { status: ['done', 'failed', 'refused'] } }, { term: { dryRun: false } }] } },
+    sort: [{ started: 'desc' }],
+  }, { ignore: [404] });
+  const last = new Map<number, LoadRecord>();
+  for (const hit of result.hits?.hits ?? []) {
+    const record = hit._source!;
+    for (const sourceId of record.sourceIds ?? (record.sourceId ? [record.sourceId] : [])) {
+      if (!last.has(sourceId)) last.set(sourceId, record);
+    }
+  }
+  return last;
+}

@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Request, RequestHandler } from 'express';
 import { blankCompound } from '../api/errors';
 import { log } from '../log';
+import { currentRequest } from '../request-context';
 import { InvalidQuery } from '../domain/errors';
 import type { LookupContext } from '../domain/lookup';
 import { compoundSearch, criterionNames, keySearch, parseCriteria } from './connectivity';
@@ -76,7 +77,7 @@ function streamed(produce: (params: Params, signal: AbortSignal) => AsyncGenerat
       }, res);
     } catch (error) {
       // pipeline has destroyed the response (and with it the connection); a client that left is no failure of ours.
-      if (!gone.signal.aborted) log.error('a streamed legacy answer failed after its first byte', { path: req.originalUrl, error: (error as Error)?.stack ?? String(error) });
+      if (!gone.signal.aborted) log.error('a streamed legacy answer failed after its first byte', { path: req.originalUrl, requestId: currentRequest()?.id, error: (error as Error)?.stack ?? String(error) });
       gone.abort();
     } finally {
       res.off('close', abandoned);
