@@ -1,4 +1,12 @@
-// Worker thread entry of loaders/structure-reader.ts: the TypeScript loader first (the npm scripts
-// run the loaders through tsx, whose hooks a worker does not inherit), then the reader itself.
-require('tsx/cjs');
-require('./structure-reader.ts').readInWorker();
+// Worker thread entry of loaders/structure-reader.ts. Built (`npm run build`), the compiled
+// structure-reader.js sits beside this file; from the sources, the TypeScript loader comes first
+// (the npm scripts run the loaders through tsx, whose hooks a worker does not inherit).
+const { existsSync } = require('node:fs');
+const { join } = require('node:path');
+
+if (existsSync(join(__dirname, 'structure-reader.js'))) {
+  require('./structure-reader.js').readInWorker();
+} else {
+  require('tsx/cjs');
+  require('./structure-reader.ts').readInWorker();
+}
