@@ -43,7 +43,7 @@ check(f"compounds by UCI {uci}: CHEMBL112", (1, "CHEMBL112") in found, found)
 _, found = compounds({"type": "sourceID", "compound": "CHEMBL112", "sourceID": 1})
 check("compounds by ChEMBL id CHEMBL112: NSC 3991", (101, "3991") in found, found)
 
-answer, _ = compounds({"type": "inchikey", "compound": "AAAAAAAAAAAAAA-AAAAAAAAAA-N"})
+answer, _ = compounds({"type": "inchikey", "compound": "AAAAAAAAAAAAAA-AAAAAAAASA-N"})
 check("an unknown InChIKey is 'Not found'", answer.get("response") == "Not found", answer)
 
 related = requests.post(f"{BASE_URL}/api/v1/connectivity", timeout=30,

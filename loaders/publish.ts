@@ -1,5 +1,5 @@
 /** Publishing a written release: seal it, count its structures, swap the aliases, update the sources. */
-import type { SourceDocument } from '../src/domain/types';
+import type { SourceDocument } from '../src/engine/documents';
 import type { Engine } from '../src/engine/client';
 import { publishReleases, sealReleaseIndex } from '../src/engine/schema';
 import { countCurrentUcis, putSource } from '../src/engine/sources';

@@ -3,7 +3,7 @@
  * SRC_COMPOUND_ID, ASSIGMENT). Every source in the file is replaced: the rows of all of them go to
  * one fresh release index, published for every source by one atomic alias swap once the file is in.
  */
-import type { SourceDocument, XrefDocument } from '../src/domain/types';
+import type { SourceDocument, XrefDocument } from '../src/engine/documents';
 import type { BulkItem } from '../src/engine/bulk';
 import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
 import { refreshIndex } from '../src/engine/schema';
@@ -61,7 +61,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   async function* itemBatches(): AsyncGenerator<BulkItem<RowRef>[]> {
     for await (const batch of readRowBatches(file, 'tsv', batchSize, counter)) {
       const writes: BulkItem<RowRef>[] = [];
-      const parsed: { row: Row; uci: number; sourceId: number; compoundId: string; assignment: 0 | 1 }[] = [];
+      const parsed: { row: Row; uci: number; sourceId: number; compoundId: string; assignment: 0 | 1; auxSrc?: string }[] = [];
       for (const row of batch) {
         run.rowsRead += 1;
         try {
@@ -75,7 +75,9 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           const compoundId = row.fields.src_compound_id ?? '';
           if (compoundId === '') throw new Reject('no-compound-id', 'the row has no compound id');
           const assignment = parseAssignment(row.fields.assigment ?? row.fields.assignment);
-          parsed.push({ row, uci, sourceId, compoundId, assignment });
+          // AUX_SRC: a column chemxref's dumps add after UniChem's four (empty for none).
+          const auxSrc = row.fields.aux_src || undefined;
+          parsed.push({ row, uci, sourceId, compoundId, assignment, auxSrc });
         } catch (error) {
           if (!(error instanceof Reject)) throw error;
           run.reject(row, error);
@@ -100,6 +102,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
         const document: XrefDocument = {
           sourceId: item.sourceId, compoundId: item.compoundId, uci: item.uci, assignment: item.assignment,
           standardInchiKey: structure!.standardInchiKey, connectivityBlock: structure!.connectivityBlock,
+          ...(item.auxSrc !== undefined ? { auxSrc: item.auxSrc } : {}),
         };
         uciCount.add(item.sourceId, item.uci, item.compoundId, item.assignment);
         writes.push({ index: '', id: xrefId(item.sourceId, item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } });

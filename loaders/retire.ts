@@ -2,7 +2,7 @@
  * `npm run load -- remove-source <sourceId>`: retires a source. Its ids become obsolete (a new
  * release holding every assignment with assignment 0 replaces the current one); its metadata stays.
  */
-import type { SourceDocument } from '../src/domain/types';
+import type { SourceDocument } from '../src/engine/documents';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import { currentReleaseIndex } from '../src/engine/schema';
 import { sourceById } from '../src/engine/sources';

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Config } from '../src/config';
-import type { LoadRecord } from '../src/domain/types';
+import type { LoadRecord } from '../src/engine/documents';
 import type { Engine } from '../src/engine/client';
 import { bulkWrite, packDocuments, type BulkFailure, type BulkItem } from '../src/engine/bulk';
 import { heartbeatEveryMs, saveLoadRecord } from '../src/engine/loads';

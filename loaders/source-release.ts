@@ -8,7 +8,7 @@
  */
 import type { ParsedInchi } from '../src/chemistry';
 import { compoundDocument } from '../src/domain/compound';
-import type { XrefDocument } from '../src/domain/types';
+import type { XrefDocument } from '../src/engine/documents';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import type { Engine } from '../src/engine/client';
 import { createCompounds, ucisByKey } from '../src/engine/compounds';

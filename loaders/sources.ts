@@ -2,7 +2,7 @@
  * `npm run load -- sources <file>`: source metadata from UniChem's source table (TSV, CSV or a JSON
  * array; UniChem's snake_case columns or the v1 API's camelCase names).
  */
-import type { SourceDocument } from '../src/domain/types';
+import type { SourceDocument } from '../src/engine/documents';
 import { allSources, putSource } from '../src/engine/sources';
 import { ByteCounter, FileFormatError, detectFormat, fileSize, readColumns, readRows, type Row } from './read';
 import { rejectMalformed } from './reject';

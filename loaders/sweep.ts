@@ -5,7 +5,7 @@
  * (their process gone, or no heartbeat for 30 s) and previous releases past RELEASE_GRACE.
  */
 import type { Config } from '../src/config';
-import type { LoadRecord } from '../src/domain/types';
+import type { LoadRecord } from '../src/engine/documents';
 import type { Engine } from '../src/engine/client';
 import { removeOrphanStructuresOf } from '../src/engine/compounds';
 import { indicesOf, releaseLocksOf, runningLoads, saveLoadRecord } from '../src/engine/loads';

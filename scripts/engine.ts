@@ -6,13 +6,12 @@
  * jars, no bundled JDK), fetched once with maven-dependency-plugin and unpacked under `.engine/`.
  * The engine version lives in `.env` (ELASTIC_VERSION), which docker-compose reads too.
  */
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import { engineNodes } from '../src/config';
 
 export const projectRoot = resolve(__dirname, '..');
@@ -71,7 +70,8 @@ export function fetchDistribution(version = elasticVersion()): string {
   const zip = join(downloadDir, `elasticsearch-${version}.zip`);
   if (!existsSync(zip)) {
     log(`fetching org.elasticsearch.distribution.integ-test-zip:elasticsearch:${version}:zip from Maven Central`);
-    const result = spawnSync('mvn', ['-B', '-q',
+    // No ANSI colours in the output the demo and CI logs keep.
+    const result = spawnSync('mvn', ['-B', '-q', '-Dstyle.color=never',
       // Maven 3.8 would otherwise fall back to an old dependency plugin without `copy -Dartifact`.
       'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy',
       `-Dartifact=org.elasticsearch.distribution.integ-test-zip:elasticsearch:${version}:zip`,
@@ -384,7 +384,21 @@ function nodeSettings(layout: ClusterLayout, node: NodeLayout, formed: boolean):
   ];
 }
 
-const execFileAsync = promisify(execFile);
+/**
+ * Runs the launcher in a session of its own (setsid), so that the daemon it forks is in no terminal's
+ * process group: Ctrl-C in the terminal that ran `npm run demo` or `npm test` stops them, not the
+ * engine. Resolves with what it printed once it exits; rejects with that on a non-zero exit.
+ */
+function runDetached(file: string, argv: string[], options: { env: NodeJS.ProcessEnv; cwd: string }): Promise<string> {
+  return new Promise((done, fail) => {
+    const child = spawn(file, argv, { ...options, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.on('error', (error) => fail(Object.assign(error, { output })));
+    child.on('close', (code) => (code === 0 ? done(output) : fail(Object.assign(new Error(`exit ${code}`), { code, output }))));
+  });
+}
 
 /** Starts one node as a daemon; resolves once its process has started (bin/elasticsearch -d returns). */
 async function launchNode(layout: ClusterLayout, node: NodeLayout, home: string, heap: string, user: string | undefined, formed: boolean): Promise<void> {
@@ -392,11 +406,10 @@ async function launchNode(layout: ClusterLayout, node: NodeLayout, home: string,
   const run = asEngineUser(user, nodeEnvironment(node, heap), join(home, 'bin', 'elasticsearch'), args);
   const consoleLog = join(node.runDir, 'console.log');
   try {
-    const { stdout, stderr } = await execFileAsync(run.file, run.argv, { env: run.env, cwd: node.runDir, maxBuffer: 16 * 1024 * 1024 });
-    writeFileSync(consoleLog, `${stdout}${stderr}`);
+    writeFileSync(consoleLog, await runDetached(run.file, run.argv, { env: run.env, cwd: node.runDir }));
   } catch (error) {
-    const failed = error as { code?: number | string; stdout?: string; stderr?: string; message: string };
-    writeFileSync(consoleLog, `${failed.stdout ?? ''}${failed.stderr ?? ''}` || failed.message);
+    const failed = error as { code?: number | string; output?: string; message: string };
+    writeFileSync(consoleLog, failed.output || failed.message);
     throw new Error(`exit ${failed.code ?? '?'}`);
   }
 }

@@ -7,7 +7,7 @@ import { compareLayers, parseStandardInchi } from '../src/chemistry';
 import { readConfig } from '../src/config';
 import type { LookupContext } from '../src/domain/lookup';
 import { SourceCatalog } from '../src/domain/sources';
-import { searchConnectivity } from '../src/domain/v1';
+import { searchConnectivity } from '../src/api/v1/responses';
 import { Engine } from '../src/engine/client';
 import { startApi, type RunningApi } from './support/api';
 import { msearchesSent } from './support/engine';
@@ -174,8 +174,8 @@ describe('API v1', function () {
     });
 
     it('an InChIKey that is not indexed matches on its first block, with no InChI for the query', async () => {
-      const { body } = await api.post('/api/v1/connectivity', { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-AAAAAAAAAA-N' });
-      expect(body.searchedCompound).to.deep.equal({ uci: null, standardInchiKey: 'AGPKZVBTJJNPAG-AAAAAAAAAA-N', inchi: null });
+      const { body } = await api.post('/api/v1/connectivity', { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-AAAAAAAASA-N' });
+      expect(body.searchedCompound).to.deep.equal({ uci: null, standardInchiKey: 'AGPKZVBTJJNPAG-AAAAAAAASA-N', inchi: null });
       expect(body.sources.map((s: { compoundId: string }) => s.compoundId)).to.include('amino_acids/L-isoleucine');
     });
 
@@ -298,7 +298,7 @@ describe('API v1', function () {
       ['a missing field', { type: 'inchikey' }, 400, /"compound" is missing/],
       ['a wrong type', { type: 'uci', compound: true }, 400, /"compound" must be a string or a whole number/],
       ['a type outside the list', { type: 'smiles', compound: 'CCO' }, 400, /"type" must be one of/],
-      ['a malformed InChIKey', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA' }, 400, /not an InChIKey/],
+      ['a malformed InChIKey', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA' }, 400, /not a Standard InChIKey/],
       ['a UCI that is not a positive integer', { type: 'uci', compound: '-3' }, 400, /not a UCI/],
       ['a non-standard InChI', { type: 'inchi', compound: 'InChI=1/C5H5NO/c7-5-3-1-2-4-6-5/h1-4H,(H,6,7)/f/h6H' }, 400, /not a Standard InChI/],
       ['an InChI that does not parse', { type: 'inchi', compound: 'InChI=1S/C9H8O4/c1-6(10' }, 400, /InChI/],
@@ -315,6 +315,16 @@ describe('API v1', function () {
         expect(response.body.errors).to.be.an('array');
       });
     }
+
+    it('a key that is not a Standard InChIKey (too short, or non-standard) is worded the same by v1 and the legacy API', async () => {
+      for (const key of ['RZVAJINKPMORJF-UHFFFAOYSA', 'RZVAJINKPMORJF-UHFFFAOYNA-N']) {
+        const v1 = await api.post('/api/v1/compounds', { type: 'inchikey', compound: key });
+        const legacy = await api.get(`/rest/inchikey/${key}`);
+        expect([v1.status, legacy.status]).to.deep.equal([400, 400]);
+        expect(v1.body.error).to.equal(`"${key}" is not a Standard InChIKey: it has the form XXXXXXXXXXXXXX-XXXXXXXXSA-X (14 capital letters, a hyphen, 8 capital letters and SA, a hyphen, 1 capital letter)`);
+        expect(legacy.body.error).to.equal(v1.body.error);
+      }
+    });
 
     it('an InChI longer than MAX_INCHI_LENGTH is a 400', async () => {
       const long = readFileSync(join(fixturesDir, 'rules', 'structure.tsv'), 'utf8').split('\n').find((l) => l.includes('inchi-too-long'))!.split('\t')[1];

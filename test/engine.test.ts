@@ -6,7 +6,7 @@ import { EngineUnavailable, translateEngineError } from '../src/engine/errors';
 import { ensureBaseIndices, releaseShards } from '../src/engine/schema';
 import { putSource } from '../src/engine/sources';
 import { SourceCatalog } from '../src/domain/sources';
-import type { SourceDocument } from '../src/domain/types';
+import type { SourceDocument } from '../src/engine/documents';
 import { deleteIndicesByPrefix, msearchesSent } from './support/engine';
 import { fixturePrefix, testConfig } from './support/fixture';
 import { xrefsByUcis } from '../src/engine/lookups';

@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
-import type { SourceDocument, XrefDocument } from '../src/domain/types';
+import type { SourceDocument, XrefDocument } from '../src/engine/documents';
 import { Engine } from '../src/engine/client';
 import { compoundsByKey } from '../src/engine/compounds';
 import { currentReleaseIndices } from '../src/engine/schema';
@@ -174,7 +174,7 @@ describe('exports (issue 7)', function () {
     const { out, summary } = await exportOf(original, 'dump', 'dump');
     expect(summary.missingStructures).to.equal(0);
     const reference = await tsv(join(out, 'reference.tsv.gz'));
-    expect(reference[0]).to.deep.equal(['UCI', 'SRC_ID', 'SRC_COMPOUND_ID', 'ASSIGMENT']);
+    expect(reference[0]).to.deep.equal(['UCI', 'SRC_ID', 'SRC_COMPOUND_ID', 'ASSIGMENT', 'AUX_SRC']);
     expect(reference.slice(1).some((row) => row[3] === '0')).to.equal(true);
     expect((await tsv(join(out, 'structure.tsv.gz')))[0]).to.deep.equal(['UCI', 'STANDARDINCHI', 'STANDARDINCHIKEY']);
     const fixtureColumns = (await tsv(join(fixtureDump, 'source.tsv.gz')))[0];
@@ -221,6 +221,34 @@ describe('exports (issue 7)', function () {
     for (const table of ['source', 'structure', 'reference']) {
       expect(await tsv(join(again.out, `${table}.tsv.gz`)), table).to.deep.equal(await tsv(join(out, `${table}.tsv.gz`)));
     }
+  });
+
+  it('auxiliary data (aux_src) survives a dump and its load: AUX_SRC follows UniChem\'s four reference columns', async () => {
+    const prefix = await loadFixture(freshPrefix('export-aux'));
+    const [header, ...rows] = (await readFile(join(fixturesDir, 'releases', 'bzr-release-2.tsv'), 'utf8')).trim().split('\n');
+    const release = join(folder, 'bzr-release-aux.tsv');
+    await writeFile(release, `${header}\taux_src\n${rows.map((row, i) => `${row}\tbzr:${i}`).join('\n')}\n`);
+    await load(prefix, ['source', '104', release]);
+    const { out } = await exportOf(prefix, 'dump', 'dump-aux');
+    const reference = await tsv(join(out, 'reference.tsv.gz'));
+    expect(reference[0]).to.deep.equal(['UCI', 'SRC_ID', 'SRC_COMPOUND_ID', 'ASSIGMENT', 'AUX_SRC']);
+    expect(reference.filter((row) => row[1] === '104' && row[4] !== '')).to.have.length(rows.length);
+    expect(reference.filter((row) => row[1] !== '104' && row[1] !== 'SRC_ID').every((row) => row[4] === '')).to.equal(true);
+
+    const copy = freshPrefix('export-aux-copy');
+    expect((await load(copy, ['dump', out])).rowsRejected).to.equal(0);
+    const auxOf = async (of: string): Promise<string[]> => {
+      const engine = new Engine(testConfig(of));
+      try {
+        const result = await engine.client.search<XrefDocument>({ index: engine.names.xrefsOf(104), size: 1_000, query: { exists: { field: 'auxSrc' } } });
+        return result.hits.hits.map((hit) => `${hit._source!.compoundId} ${hit._source!.assignment} ${hit._source!.auxSrc}`).sort();
+      } finally {
+        await engine.close();
+      }
+    };
+    const original = await auxOf(prefix);
+    expect(original).to.have.length(rows.length);
+    expect(await auxOf(copy)).to.deep.equal(original);
   });
 
   describe('a reload of one source during an export', () => {

@@ -8,7 +8,7 @@ import { Engine } from '../src/engine/client';
 import { currentReleaseIndex, currentReleaseIndices } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
 import { loadHistory } from '../src/engine/loads';
-import type { XrefDocument } from '../src/domain/types';
+import type { XrefDocument } from '../src/engine/documents';
 import { fixtureDump, fixturesDir, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
 
 function table(file: string): Record<string, string>[] {

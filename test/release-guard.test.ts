@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
-import type { LoadRecord, XrefDocument } from '../src/domain/types';
+import type { LoadRecord, XrefDocument } from '../src/engine/documents';
 import { Engine } from '../src/engine/client';
 import { loadHistory, saveLoadRecord } from '../src/engine/loads';
 import { currentReleaseIndex } from '../src/engine/schema';

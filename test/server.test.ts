@@ -9,7 +9,7 @@ import express from 'express';
 import { errorHandler, errorSender, HttpError } from '../src/api/errors';
 import { clientKey, CostLimiter } from '../src/api/rate-limit';
 import { EngineUnavailable } from '../src/engine/errors';
-import { renderLegacyError } from '../src/legacy';
+import { renderLegacyError } from '../src/api/legacy';
 import { startServer } from '../src/server';
 import { startApi, type RunningApi } from './support/api';
 import { fixturePrefix, testConfig } from './support/fixture';

@@ -98,7 +98,7 @@ export function describeError(error: unknown, req?: Request): { status: number; 
   return { status: 500, message: 'an internal error occurred', details: [] };
 }
 
-/** Renders an error in the legacy family's shape (src/legacy). */
+/** Renders an error in the legacy family's shape (src/api/legacy). */
 export type LegacyErrorRenderer = (req: Request, status: number, message: string) => { type: string; body: string };
 
 export function isLegacyPath(path: string): boolean {

@@ -6,7 +6,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { LoadRecord, SourceDocument } from '../domain/types';
+import type { LoadRecord, SourceDocument } from '../engine/documents';
 import type { EngineObserver } from '../engine/client';
 
 /** The last load of each source, and the sources (for their names). */

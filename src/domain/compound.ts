@@ -1,6 +1,6 @@
 /** Building the compound document of a structure from its parsed Standard InChI. */
 import type { ParsedInchi } from '../chemistry';
-import type { CompoundDocument } from './types';
+import type { CompoundDocument } from '../engine/documents';
 
 /** The compounds-index document of one structure; components are kept only when there are several. */
 export function compoundDocument(uci: number, standardInchiKey: string, parsed: ParsedInchi, loadId?: string): CompoundDocument {

@@ -7,7 +7,7 @@ import { compareLayers, differenceCount, parseStandardInchi, type Comparison, ty
 import { compoundsByConnectivityBlock, compoundsWithComponent, countStructuresWithComponent } from '../engine/compounds';
 import { xrefsByConnectivityBlock, xrefsByUcis, type XrefFilter } from '../engine/lookups';
 import type { LookupContext } from './lookup';
-import type { CompoundDocument, SourceDocument, XrefDocument } from './types';
+import type { CompoundDocument, SourceDocument, XrefDocument } from '../engine/documents';
 
 /** How a result relates to the query, in SPEC order (the order also ranks results). */
 export const relations = ['match', 'queryIsComponent', 'componentIsResult', 'componentMatch'] as const;

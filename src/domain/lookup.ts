@@ -9,7 +9,7 @@ import { compoundsByKey, compoundsByUci } from '../engine/compounds';
 import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis, type XrefFilter } from '../engine/lookups';
 import { InvalidQuery, UnknownResource } from './errors';
 import { compoundUrl, type SourceCatalog } from './sources';
-import type { CompoundDocument, SourceDocument, XrefDocument } from './types';
+import type { CompoundDocument, SourceDocument, XrefDocument } from '../engine/documents';
 
 export const queryTypes = ['uci', 'inchi', 'inchikey', 'sourceID'] as const;
 export type QueryType = typeof queryTypes[number];
@@ -27,7 +27,8 @@ export interface LookupContext {
   sources: SourceCatalog;
 }
 
-const inchiKeyPattern = /^[A-Z]{14}-[A-Z]{10}-[A-Z]$/;
+/** A Standard InChIKey: a non-standard key (no SA) names no structure chemxref can hold. */
+const standardInchiKeyPattern = /^[A-Z]{14}-[A-Z]{8}SA-[A-Z]$/;
 
 /** A UCI from user text: a positive integer, else InvalidQuery. */
 export function parseUciText(text: string): number {
@@ -35,10 +36,10 @@ export function parseUciText(text: string): number {
   return Number(text);
 }
 
-/** An InChIKey from user text, checked against ^[A-Z]{14}-[A-Z]{10}-[A-Z]$. */
+/** A Standard InChIKey from user text (v1 and legacy alike); InvalidQuery (400) when it is not one. */
 export function checkInchiKey(text: string): string {
-  if (!inchiKeyPattern.test(text)) {
-    throw new InvalidQuery(`"${text}" is not an InChIKey: a Standard InChIKey has the form XXXXXXXXXXXXXX-XXXXXXXXXX-X (14, 10 and 1 capital letters)`);
+  if (!standardInchiKeyPattern.test(text)) {
+    throw new InvalidQuery(`"${text}" is not a Standard InChIKey: it has the form XXXXXXXXXXXXXX-XXXXXXXXSA-X (14 capital letters, a hyphen, 8 capital letters and SA, a hyphen, 1 capital letter)`);
   }
   return text;
 }

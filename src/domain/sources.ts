@@ -1,7 +1,7 @@
 /** Source metadata as the API shows it, and the link of a compound id in its source. */
 import type { Engine } from '../engine/client';
 import { allSources } from '../engine/sources';
-import type { SourceDocument } from './types';
+import type { SourceDocument } from '../engine/documents';
 
 /** The link of a compound in its source: baseIdUrl + id (or + auxSrc when auxForUrl), null when the source has none. */
 export function compoundUrl(source: SourceDocument, compoundId: string, auxSrc?: string | null): string | null {

@@ -1,8 +1,9 @@
 /** Reads of the compounds index: structures by InChIKey, by UCI, by connectivity block. */
-import type { CompoundDocument } from '../domain/types';
+import type { CompoundDocument } from './documents';
 import type { Engine } from './client';
 import { deleteWhere } from './loads';
-import { maxResultWindow, sortedSources } from './paging';
+import { maxResultWindow } from './limits';
+import { sortedSources } from './paging';
 
 /** `values` without repeats, in slices of at most `maxResultWindow`: one search each. */
 function uniqueSlices<T>(values: T[]): T[][] {

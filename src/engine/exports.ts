@@ -17,6 +17,8 @@ export interface ExportedAssignment {
   uci: number;
   compoundId: string;
   assignment: 0 | 1;
+  /** The source's auxiliary data of this assignment (read for dumps, not for mapping files). */
+  auxSrc?: string;
 }
 
 function isIndexGone(error: unknown): boolean {
@@ -38,7 +40,7 @@ export async function* scanRelease(
   const pageSize = options.pageSize ?? 10_000;
   let after: (string | number)[] | undefined;
   for (;;) {
-    let hits: { sort?: (string | number)[]; fields?: { assignment?: number[] } }[];
+    let hits: { sort?: (string | number)[]; fields?: { assignment?: number[]; auxSrc?: string[] } }[];
     try {
       const result = await engine.client.search({
         index,
@@ -48,7 +50,7 @@ export async function* scanRelease(
         // Neither _source nor _id: loading a stored field of hits that are not consecutive documents
         // decompresses a whole block per hit (10 s a page instead of 0.15 s on a 500,000-id release).
         stored_fields: ['_none_'],
-        ...(options.currentOnly ? {} : { docvalue_fields: ['assignment'] }),
+        ...(options.currentOnly ? {} : { docvalue_fields: ['assignment', 'auxSrc'] }),
         track_total_hits: false,
         ...(after ? { search_after: after } : {}),
         filter_path: ['hits.hits.sort', 'hits.hits.fields'],
@@ -63,6 +65,7 @@ export async function* scanRelease(
       uci: Number(hit.sort![0]),
       compoundId: String(hit.sort![1]),
       assignment: options.currentOnly ? 1 : (hit.fields?.assignment?.[0] === 0 ? 0 : 1),
+      ...(hit.fields?.auxSrc?.[0] !== undefined ? { auxSrc: hit.fields.auxSrc[0] } : {}),
     }));
     after = hits[hits.length - 1].sort;
     if (hits.length < pageSize) return;

@@ -58,3 +58,9 @@ export async function clusterReport(engine: Engine, timeoutMs = 2_000): Promise<
     indices: Object.fromEntries(Object.entries(indices).sort(([a], [b]) => a.localeCompare(b))),
   };
 }
+
+/** The indices of the cluster that are neither chemxref's (under its prefix) nor the engine's own (`.`). */
+export async function indicesOfOthers(engine: Engine): Promise<string[]> {
+  const rows = await engine.client.cat.indices({ format: 'json', h: 'index' }) as unknown as { index: string }[];
+  return rows.map((row) => row.index).filter((index) => !index.startsWith('.') && !index.startsWith(`${engine.names.prefix}-`)).sort();
+}

@@ -2,7 +2,7 @@
  * Reads only the legacy API needs: a source's current assignments a page at a time, joined page by
  * page against another source (mapping, mappingaux), and the release record.
  */
-import type { XrefDocument } from '../domain/types';
+import type { XrefDocument } from './documents';
 import type { Engine } from './client';
 import { EngineUnavailable } from './errors';
 

@@ -3,7 +3,7 @@
  * `npm run load -- history` lists and `npm run load -- doctor` repairs.
  */
 import { hostname } from 'node:os';
-import type { LoadRecord } from '../domain/types';
+import type { LoadRecord } from './documents';
 import type { Engine } from './client';
 
 /** How often a running load writes its heartbeat, and after how long without one it counts as killed. */

@@ -2,7 +2,7 @@
  * Reads of the assignments that answer API requests. Every user value is only ever a term value
  * (term / terms queries), never query syntax or a script.
  */
-import type { XrefDocument } from '../domain/types';
+import type { XrefDocument } from './documents';
 import type { Engine } from './client';
 import { sortedSources } from './paging';
 

@@ -19,7 +19,7 @@
  *   constant-score: filter context, `ids`, `terms`), and the merged clause sits in filter context.
  */
 import type { SearchHit, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
-import { maxResultWindow } from './paging';
+import { maxResultWindow } from './limits';
 
 type Value = string | number;
 type Body = Record<string, unknown>;

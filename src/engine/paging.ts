@@ -3,9 +3,6 @@ import type { SearchRequest } from '@elastic/elasticsearch/lib/api/types';
 import type { Engine } from './client';
 import { EngineUnavailable } from './errors';
 
-/** The most hits one search returns (the engine's index.max_result_window). */
-export const maxResultWindow = 10_000;
-
 const firstPage = 100;
 const laterPages = 5_000;
 

@@ -1,5 +1,5 @@
 /** The sources index: metadata of every source database, with its exact UCI count. */
-import type { SourceDocument } from '../domain/types';
+import type { SourceDocument } from './documents';
 import type { Engine } from './client';
 
 /** Every source, by sourceID. */

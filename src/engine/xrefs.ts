@@ -1,6 +1,6 @@
 /** The xrefs indices: one document per assignment, one physical index per release. */
 import { createHash } from 'node:crypto';
-import type { XrefDocument } from '../domain/types';
+import type { XrefDocument } from './documents';
 import type { Engine } from './client';
 
 /**

@@ -3,7 +3,7 @@
  * so that `npm run load -- dump <folder>` of the output rebuilds the same service elsewhere.
  */
 import { join } from 'node:path';
-import type { SourceDocument } from '../domain/types';
+import type { SourceDocument } from '../engine/documents';
 import type { Engine } from '../engine/client';
 import { compoundsByUci } from '../engine/compounds';
 import { TextWriter, toBinary } from './files';
@@ -88,8 +88,9 @@ export async function writeAssignmentTables(
   const structures = new TextWriter(join(folder, 'structure.tsv.gz'), { gzip: true });
   const references = new TextWriter(join(folder, 'reference.tsv.gz'), { gzip: true });
   await structures.write('UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
-  // The header really is misspelt upstream; UniChem's readers expect it so.
-  await references.write('UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n');
+  // The header really is misspelt upstream; UniChem's readers expect it so. AUX_SRC, after UniChem's
+  // four columns, carries the sources' auxiliary data, so that a dump loaded again keeps it.
+  await references.write('UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\tAUX_SRC\n');
   const total = [...snapshot.releases.values()].reduce((sum, release) => sum + release.rows, 0);
   progress.begin('write structure and reference tables', total);
 
@@ -108,7 +109,7 @@ export async function writeAssignmentTables(
       }
       for (const member of group.members) {
         for (let i = 0; i < member.ids.length; i += 1) {
-          referenceText += `${group.uci}\t${member.sourceId}\t${member.ids[i]}\t${member.assignments[i]}\n`;
+          referenceText += `${group.uci}\t${member.sourceId}\t${member.ids[i]}\t${member.assignments[i]}\t${member.aux[i]}\n`;
           if (member.assignments[i] === 1) counts.currentReferences += 1;
           else counts.obsoleteReferences += 1;
           rows += 1;

@@ -1,5 +1,5 @@
 /** README.txt of an export: what it holds, which source releases it reflects, and its row counts. */
-import type { LoadRecord, SourceDocument } from '../domain/types';
+import type { LoadRecord, SourceDocument } from '../engine/documents';
 import type { SourceRelease } from './snapshot';
 
 export interface ExportedFile { path: string; rows: number; note?: string }

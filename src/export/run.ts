@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
-import type { SourceDocument } from '../domain/types';
+import type { SourceDocument } from '../engine/documents';
 import type { Engine } from '../engine/client';
 import { loadHistory } from '../engine/loads';
 import { allSources } from '../engine/sources';
@@ -101,7 +101,7 @@ export async function runExport(engine: Engine, command: ExportCommand, options:
       if (counts.missingStructures > 0) {
         notes.push(`${counts.missingStructures} UCI(s) are assigned in a release but missing from the structures index; their references are in reference.tsv.gz, their structures are not.`);
       }
-      notes.push('Not carried by UniChem\'s formats, so not in this dump: auxiliary data (auxSrc) of assignments, and the retired flag of retired sources.');
+      notes.push('reference.tsv.gz has a fifth column, AUX_SRC, after UniChem\'s four: the sources\' auxiliary data of each assignment (empty when none). Not carried by UniChem\'s formats, so not in this dump: the retired flag of retired sources.');
     }
     if (skippedIds > 0) notes.push(`${skippedIds} assignment(s) left out: their compound ids hold a tab, a line break or NUL, which a tab-separated file cannot carry.`);
     const restarts = releases.reduce((sum, release) => sum + release.restarts, 0);

@@ -101,12 +101,14 @@ async function copyRelease(
       let page = 0;
       for await (const assignments of scanRelease(engine, index, sourceId, { currentOnly: options.currentOnly, pageSize: options.pageSize })) {
         let text = '';
-        for (const { uci, compoundId, assignment } of assignments) {
+        for (const { uci, compoundId, assignment, auxSrc } of assignments) {
           if (unrepresentable.test(compoundId)) {
             skippedIds += 1;
             continue;
           }
-          text += `${uci}\t${assignment}\t${toBinary(compoundId)}\n`;
+          // The id holds no tab, so a tab after it starts the auxiliary data (its own blanks made spaces).
+          const aux = auxSrc === undefined || auxSrc === '' ? '' : `\t${toBinary(auxSrc.replace(/[\t\n\r\0]/g, ' '))}`;
+          text += `${uci}\t${assignment}\t${toBinary(compoundId)}${aux}\n`;
           rows += 1;
         }
         const wait = writer.write(text);
@@ -129,6 +131,8 @@ export interface Member {
   sourceId: number;
   ids: string[];
   assignments: (0 | 1)[];
+  /** Auxiliary data of each id ('' for none), binary like the ids. */
+  aux: string[];
 }
 
 /** All assignments to one structure, by source (in the order of `sourceIds`), ids in byte order. */
@@ -161,12 +165,14 @@ export async function* structureGroups(snapshot: Snapshot, sourceIds: number[]):
       const members: Member[] = [];
       for (const cursor of cursors) {
         if (cursor.uci !== uci) continue;
-        const member: Member = { sourceId: cursor.sourceId, ids: [], assignments: [] };
+        const member: Member = { sourceId: cursor.sourceId, ids: [], assignments: [], aux: [] };
         while (cursor.uci === uci) {
           const line = cursor.reader.current!;
           const tab = line.indexOf('\t');
           member.assignments.push(line.charCodeAt(tab + 1) === 49 ? 1 : 0);
-          member.ids.push(line.slice(tab + 3));
+          const auxTab = line.indexOf('\t', tab + 3);
+          member.ids.push(auxTab < 0 ? line.slice(tab + 3) : line.slice(tab + 3, auxTab));
+          member.aux.push(auxTab < 0 ? '' : line.slice(auxTab + 1));
           const wait = cursor.reader.advance();
           if (wait) await wait;
           cursor.uci = uciOf(cursor.reader.current);

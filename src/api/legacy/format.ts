@@ -3,7 +3,7 @@
  * (`<opt><data .../></opt>`, as Perl's XML::Simple wrote it) for `Accept: text/xml`, and JSONP for
  * `?callback=name`. No Express here: the handlers pass what they read from the request.
  */
-import { InvalidQuery } from '../domain/errors';
+import { InvalidQuery } from '../../domain/errors';
 
 /** A legacy answer: every value a string (or null), in lists and objects. */
 export type LegacyValue = string | null | LegacyValue[] | { [key: string]: LegacyValue };

@@ -1,11 +1,11 @@
 /** The v1 handlers, by operationId of the OpenAPI document. Each calls one domain function. */
 import type { Request, RequestHandler } from 'express';
-import type { CompoundQuery, LookupContext } from '../domain/lookup';
-import { findCompounds, getSource, inchiOfUci, listSources, searchConnectivity } from '../domain/v1';
-import { clusterReport } from '../engine/health';
-import { engineReady } from '../engine/lookups';
-import { DepictionFailed, type Depictor } from '../isolated/depiction';
-import { HttpError } from './errors';
+import type { CompoundQuery, LookupContext } from '../../domain/lookup';
+import { findCompounds, getSource, inchiOfUci, listSources, searchConnectivity } from './responses';
+import { clusterReport } from '../../engine/health';
+import { engineReady } from '../../engine/lookups';
+import { DepictionFailed, type Depictor } from '../../isolated/depiction';
+import { HttpError } from '../errors';
 
 /**
  * The query of a validated v1 body, as the domain reads it: `compound` trimmed (SPEC §3), a UCI sent

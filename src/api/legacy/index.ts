@@ -3,8 +3,8 @@
  * the answer to a legacy path no operation matches, and the legacy error shape.
  */
 import type { Request, RequestHandler } from 'express';
-import { openApiDocument } from '../api/document';
-import { HttpError, isLegacyPath } from '../api/errors';
+import { openApiDocument } from '../document';
+import { HttpError, isLegacyPath } from '../errors';
 import { legacyFormat, renderLegacyErrorBody } from './format';
 import { formatOf } from './handlers';
 

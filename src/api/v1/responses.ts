@@ -1,15 +1,15 @@
 /** The answers of the v1 API (SPEC §3), shaped as UniChem's clients read them. */
-import { inchiKeyOf } from '../chemistry';
-import { compoundsByKey, compoundsByUci } from '../engine/compounds';
-import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../engine/lookups';
-import { connectivitySearch, readSkeleton, relations, searchedStructureOf, type SearchedStructure, type TypeOfSearch } from './connectivity';
-import { InvalidQuery, UnknownResource } from './errors';
+import { inchiKeyOf } from '../../chemistry';
+import { compoundsByKey, compoundsByUci } from '../../engine/compounds';
+import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../../engine/lookups';
+import { connectivitySearch, readSkeleton, relations, searchedStructureOf, type SearchedStructure, type TypeOfSearch } from '../../domain/connectivity';
+import { InvalidQuery, UnknownResource } from '../../domain/errors';
 import {
   checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, queryKey, requireSource, sourceEntry, sourceIdXrefs, xrefsOfQuery,
   type CompoundQuery, type CompoundView, type LookupContext,
-} from './lookup';
-import { sourceView } from './sources';
-import type { CompoundDocument, SourceDocument, XrefDocument } from './types';
+} from '../../domain/lookup';
+import { sourceView } from '../../domain/sources';
+import type { CompoundDocument, SourceDocument, XrefDocument } from '../../engine/documents';
 
 export interface NotFound {
   response: 'Not found';

@@ -2,11 +2,11 @@
  * The legacy connectivity search (SPEC §4 key_search / cpd_search): criteria A–H, and the two output
  * shapes of UniChem 1, on the one connectivity search of src/domain/connectivity.ts. No Express here.
  */
-import { inchiFromLayers, inchiKeyOf, parseStandardInchi, type Comparison } from '../chemistry';
-import { xrefsByCompoundId, xrefsByConnectivityBlock, xrefsByKeys } from '../engine/lookups';
-import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry, type SearchedStructure, type TypeOfSearch } from '../domain/connectivity';
-import { InvalidQuery, UnknownResource } from '../domain/errors';
-import { indexedStructure, requireSource, type LookupContext } from '../domain/lookup';
+import { inchiFromLayers, inchiKeyOf, parseStandardInchi, type Comparison } from '../../chemistry';
+import { xrefsByCompoundId, xrefsByConnectivityBlock, xrefsByKeys } from '../../engine/lookups';
+import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry, type SearchedStructure, type TypeOfSearch } from '../../domain/connectivity';
+import { InvalidQuery, UnknownResource } from '../../domain/errors';
+import { indexedStructure, requireSource, type LookupContext } from '../../domain/lookup';
 import type { LegacyValue } from './format';
 import labelTable from './labels.json';
 import { legacySource, maxSourceId, requireIdAssigned, sourceSummary } from './lookups';

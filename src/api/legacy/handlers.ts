@@ -5,11 +5,11 @@
  */
 import { pipeline } from 'node:stream/promises';
 import type { Request, RequestHandler } from 'express';
-import { blankCompound } from '../api/errors';
-import { log } from '../log';
-import { currentRequest } from '../request-context';
-import { InvalidQuery } from '../domain/errors';
-import type { LookupContext } from '../domain/lookup';
+import { blankCompound } from '../errors';
+import { log } from '../../log';
+import { currentRequest } from '../../request-context';
+import { InvalidQuery } from '../../domain/errors';
+import type { LookupContext } from '../../domain/lookup';
 import { compoundSearch, criterionNames, keySearch, parseCriteria } from './connectivity';
 import { legacyFormat, legacyList, renderLegacy, type LegacyFormat, type LegacyValue } from './format';
 import {

@@ -2,26 +2,17 @@
  * The lookups of the legacy API (SPEC §4), on the shared domain (src/domain/lookup.ts) and engine
  * reads: every value a string, as UniChem 1 returned them. No Express here.
  */
-import { compoundsByKey, compoundsByUci } from '../engine/compounds';
-import { releaseOfIndex, SourceRelease, type WholeSourceReadOptions } from '../engine/legacy';
-import { indexFigures, xrefsByCompoundId, xrefsByKeys, xrefsByUcis, type XrefFilter } from '../engine/lookups';
-import { InvalidQuery, UnknownResource } from '../domain/errors';
-import { requireSource, xrefsOfQuery, type LookupContext } from '../domain/lookup';
-import { compoundUrl } from '../domain/sources';
-import type { SourceDocument, XrefDocument } from '../domain/types';
+import { compoundsByKey, compoundsByUci } from '../../engine/compounds';
+import { releaseOfIndex, SourceRelease, type WholeSourceReadOptions } from '../../engine/legacy';
+import { indexFigures, xrefsByCompoundId, xrefsByKeys, xrefsByUcis, type XrefFilter } from '../../engine/lookups';
+import { InvalidQuery, UnknownResource } from '../../domain/errors';
+import { checkInchiKey, requireSource, xrefsOfQuery, type LookupContext } from '../../domain/lookup';
+import { compoundUrl } from '../../domain/sources';
+import type { SourceDocument, XrefDocument } from '../../engine/documents';
 import type { LegacyValue } from './format';
 
 type Row = Record<string, LegacyValue>;
 
-const legacyKeyPattern = /^[A-Z]{14}-[A-Z]{8}SA-[A-Z]$/;
-
-/** A Standard InChIKey in a legacy path; InvalidQuery (400) when it is not one. */
-export function legacyInchiKey(text: string): string {
-  if (!legacyKeyPattern.test(text)) {
-    throw new InvalidQuery(`"${text}" is not a Standard InChIKey: it has the form XXXXXXXXXXXXXX-XXXXXXXXSA-X (14 capital letters, 8 more followed by SA, one more)`);
-  }
-  return text;
-}
 
 /** The largest source id: source ids are 32-bit integers in the engine (and in the OpenAPI document). */
 export const maxSourceId = 2_147_483_647;
@@ -90,7 +81,7 @@ async function ucisOfId(context: LookupContext, id: string, source: SourceDocume
 
 /** inchikey / inchikey_all: the ids of a structure; `all` adds obsolete ones with their assignment. */
 export async function idsOfKey(context: LookupContext, key: string, all: boolean): Promise<Row[]> {
-  const xrefs = await xrefsOfQuery(context, { type: 'inchikey', compound: legacyInchiKey(key) }, { includeObsolete: all });
+  const xrefs = await xrefsOfQuery(context, { type: 'inchikey', compound: checkInchiKey(key) }, { includeObsolete: all });
   if (xrefs.length === 0) await requireKeyAssigned(context, key);
   return rows(xrefs, (x): Row => (all
     ? { src_id: String(x.sourceId), src_compound_id: x.compoundId, assignment: String(x.assignment) }
@@ -99,7 +90,7 @@ export async function idsOfKey(context: LookupContext, key: string, all: boolean
 
 /** verbose_inchikey: per source, its metadata and the structure's current ids in it. */
 export async function verboseIdsOfKey(context: LookupContext, key: string): Promise<Row[]> {
-  const xrefs = await xrefsOfQuery(context, { type: 'inchikey', compound: legacyInchiKey(key) });
+  const xrefs = await xrefsOfQuery(context, { type: 'inchikey', compound: checkInchiKey(key) });
   if (xrefs.length === 0) await requireKeyAssigned(context, key);
   const sources = await context.sources.all();
   const bySource = new Map<number, string[]>();
@@ -251,7 +242,7 @@ export async function structuresOfId(context: LookupContext, id: string, sourceT
 
 /** inchi/{key}: the Standard InChI of an indexed structure with a current assignment. */
 export async function inchiOfKey(context: LookupContext, key: string): Promise<Row[]> {
-  legacyInchiKey(key);
+  checkInchiKey(key);
   const current = await xrefsByKeys(context.engine, [key], {}, 1);
   const structure = current.length > 0 ? (await compoundsByKey(context.engine, [key])).get(key) : undefined;
   if (structure) return [{ standardinchi: structure.standardInchi }];

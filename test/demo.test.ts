@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'chai';
+import { readConfig } from '../src/config';
+import { clusterNodes } from '../scripts/engine';
+import { freshPrefix } from './support/fixture';
+
+const root = join(__dirname, '..');
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((done) => server.close(() => done()));
+  return port;
+}
+
+/** The session id of a process (the sixth field of /proc/<pid>/stat). */
+function sessionOf(pid: number | 'self'): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]);
+}
+
+/** Runs `npm run demo` in a process group of its own, as a terminal would; collects what it prints. */
+function demo(env: Record<string, string>, args: string[] = []): { child: ChildProcess; output: () => string } {
+  const child = spawn('npm', ['run', '--silent', 'demo', ...(args.length > 0 ? ['--', ...args] : [])], {
+    cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  return { child, output: () => output };
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // gone already
+  }
+}
+
+describe('the Quick start: npm run demo', function () {
+  this.timeout(180_000);
+  const config = readConfig();
+  const running: ChildProcess[] = [];
+  afterEach(() => { for (const child of running.splice(0)) killGroup(child, 'SIGKILL'); });
+
+  it('loads the sample, serves the API on PORT, every example request it prints answers, and Ctrl-C stops the demo but not the engine', async () => {
+    const port = await freePort();
+    // The test engine holds the other tests' indices: --force, as the demo's refusal says.
+    const run = demo({ PORT: String(port), ES_INDEX_PREFIX: freshPrefix('demo') }, ['--force']);
+    running.push(run.child);
+    const since = Date.now();
+    while (!run.output().includes('Stop with Ctrl-C')) {
+      if (Date.now() - since > 150_000 || run.child.exitCode !== null) throw new Error(`the demo did not start:\n${run.output()}`);
+      await sleep(200);
+    }
+    const loaded = run.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.message === 'sample loaded');
+    expect(loaded, run.output()).to.deep.include({ rowsRead: 7 + 28_359 + 28_659, rowsLoaded: 7 + 28_359 + 28_658, rowsRejected: 0 });
+    expect(run.output()).to.include(`chemxref is running on http://127.0.0.1:${port}`);
+    const examples = run.output().split('\n').filter((line) => line.startsWith('  curl ')).map((line) => line.trim());
+    expect(examples).to.have.length(4);
+    for (const example of examples) {
+      const curl = spawn('bash', ['-c', example], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let body = '';
+      curl.stdout!.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+      await once(curl, 'close');
+      const answer = JSON.parse(body) as { response?: string } | unknown[];
+      if (Array.isArray(answer)) expect(answer, example).to.not.be.empty;
+      else expect(answer.response, `${example}\n${body.slice(0, 300)}`).to.equal('Success');
+    }
+    killGroup(run.child, 'SIGINT');
+    await once(run.child, 'exit');
+    const health = await fetch(`${config.ES_URL.split(',')[0]}/_cluster/health`);
+    expect(health.status, 'the engine still answers after Ctrl-C').to.equal(200);
+  });
+
+  it('refuses to write into an engine that holds indices of others, and says how to go on', async () => {
+    const run = demo({ PORT: String(await freePort()), ES_INDEX_PREFIX: freshPrefix('demo-refused') });
+    running.push(run.child);
+    const [code] = await once(run.child, 'exit');
+    expect(code, run.output()).to.equal(2);
+    expect(run.output()).to.match(/holds indices that are not chemxref's/);
+    expect(run.output()).to.include('npm run demo -- --force');
+    expect(run.output()).to.include('ES_URL=http://127.0.0.1:9250 npm run demo');
+  });
+
+  it('the engine runs in a session of its own, so Ctrl-C in the terminal that started it does not reach it', () => {
+    const [node] = clusterNodes(config.ES_URL, config.ES_NODES);
+    expect(node.pid, 'the pid of the engine this project started').to.be.a('number');
+    expect(sessionOf(node.pid!)).to.not.equal(sessionOf('self'));
+  });
+});
