@@ -7,6 +7,7 @@ import { compareLayers, parseStandardInchi } from '../src/chemistry';
 import { readConfig } from '../src/config';
 import type { LookupContext } from '../src/domain/lookup';
 import { SourceCatalog } from '../src/domain/sources';
+import { keySearch, parseCriteria } from '../src/api/legacy/connectivity';
 import { searchConnectivity } from '../src/api/v1/responses';
 import { Engine } from '../src/engine/client';
 import { startApi, type RunningApi } from './support/api';
@@ -168,6 +169,22 @@ describe('API v1', function () {
         expect(msearches).to.have.length(1);
         expect(JSON.stringify(msearches[0])).to.include('"connectivityBlock":"AGPKZVBTJJNPAG"').and.to.include('AGPKZVBTJJNPAG-WHFBIAKZSA-N');
         expect(answer).to.deep.equal((await api.post('/api/v1/connectivity', { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' })).body);
+      } finally {
+        await engine.close();
+      }
+    });
+
+    it('a legacy key_search by a full key asks the engine once too, and answers as before', async () => {
+      const config = testConfig(prefix);
+      const engine = new Engine(config);
+      const context: LookupContext = { engine, config, sources: new SourceCatalog(engine, 60_000) };
+      try {
+        await context.sources.all();
+        let answer: object = {};
+        const msearches = await msearchesSent(engine, async () => { answer = await keySearch(context, 'AGPKZVBTJJNPAG-WHFBIAKZSA-N', parseCriteria({})); });
+        expect(msearches).to.have.length(1);
+        expect(answer).to.deep.equal((await api.get('/rest/key_search/AGPKZVBTJJNPAG-WHFBIAKZSA-N')).body);
+        expect(Object.keys(answer)).to.deep.equal(['1']);
       } finally {
         await engine.close();
       }

@@ -3,8 +3,12 @@
  * shapes of UniChem 1, on the one connectivity search of src/domain/connectivity.ts. No Express here.
  */
 import { inchiFromLayers, inchiKeyOf, parseStandardInchi, type Comparison } from '../../chemistry';
+import { compoundsByKey } from '../../engine/compounds';
 import { xrefsByCompoundId, xrefsByConnectivityBlock, xrefsByKeys } from '../../engine/lookups';
-import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry, type SearchedStructure, type TypeOfSearch } from '../../domain/connectivity';
+import {
+  connectivitySearch, readSkeleton, relations, searchedStructureOf,
+  type ConnectivityEntry, type ConnectivityOptions, type SearchedStructure, type SkeletonReads, type TypeOfSearch,
+} from '../../domain/connectivity';
 import { InvalidQuery, UnknownResource } from '../../domain/errors';
 import { indexedStructure, requireSource, type LookupContext } from '../../domain/lookup';
 import type { LegacyValue } from './format';
@@ -69,8 +73,10 @@ async function searchedOfKeyTerm(context: LookupContext, term: string, includeOb
   if (!/^[A-Z]{14}-[A-Z]{8}SA-[A-Z]$/.test(term)) {
     throw new InvalidQuery(`"${term}" is neither a Standard InChIKey (XXXXXXXXXXXXXX-XXXXXXXXSA-X) nor its first block (14 capital letters)`);
   }
-  const [indexed] = await xrefsByKeys(context.engine, [term], { includeObsolete }, 1);
-  const structure = indexed ? await indexedStructure(context, { uci: indexed.uci }) : undefined;
+  // Whether the key has an assignment and its structure by _id, side by side: one round trip with
+  // the skeleton's reads the caller started (keySearch).
+  const [[indexed], structures] = await Promise.all([xrefsByKeys(context.engine, [term], { includeObsolete }, 1), compoundsByKey(context.engine, [term])]);
+  const structure = indexed ? structures.get(term) : undefined;
   if (!structure) throw new UnknownResource(`no structure with InChIKey ${term}`);
   return searchedStructureOf(structure);
 }
@@ -156,20 +162,28 @@ function table(searched: SearchedStructure, entries: ConnectivityEntry[], criter
   })];
 }
 
-/** Each structure searched from, by its number; `queryKey` names the query as given (a first block stays 14 letters). */
-async function search(context: LookupContext, searchedList: SearchedStructure[], criteria: Criteria, queryKey?: string): Promise<Record<string, LegacyValue>> {
+/** The connectivity search that the criteria A to G ask for. */
+function optionsOf(context: LookupContext, criteria: Criteria): ConnectivityOptions {
+  return {
+    relations: new Set(relationsOfC[criteria.C]),
+    sameStereoAndIsotopes: criteria.B === 1,
+    frequencyCap: criteria.D || context.config.COMPONENT_FREQUENCY_CAP,
+    minComponentInchiLength: criteria.E,
+    sourceId: criteria.A || undefined,
+    includeObsolete: criteria.G === 1,
+    maxEntries: context.config.CONNECTIVITY_MAX_ENTRIES,
+  };
+}
+
+/**
+ * Each structure searched from, by its number; `queryKey` names the query as given (a first block
+ * stays 14 letters); `skeleton`: reads of the skeleton already started (a full key's).
+ */
+async function search(context: LookupContext, searchedList: SearchedStructure[], criteria: Criteria, queryKey?: string, skeleton?: SkeletonReads): Promise<Record<string, LegacyValue>> {
   if (criteria.A !== 0) await requireSource(context, criteria.A);
   const out: Record<string, LegacyValue> = {};
   for (const [i, searched] of searchedList.entries()) {
-    const result = await connectivitySearch(context, searched, {
-      relations: new Set(relationsOfC[criteria.C]),
-      sameStereoAndIsotopes: criteria.B === 1,
-      frequencyCap: criteria.D || context.config.COMPONENT_FREQUENCY_CAP,
-      minComponentInchiLength: criteria.E,
-      sourceId: criteria.A || undefined,
-      includeObsolete: criteria.G === 1,
-      maxEntries: context.config.CONNECTIVITY_MAX_ENTRIES,
-    });
+    const result = await connectivitySearch(context, searched, optionsOf(context, criteria), skeleton);
     const key = queryKey ?? searched.standardInchiKey;
     out[String(i + 1)] = criteria.H === 1 ? table(searched, result.entries, criteria) : nested(searched, key, result.entries, criteria);
   }
@@ -178,7 +192,10 @@ async function search(context: LookupContext, searchedList: SearchedStructure[],
 
 /** key_search/{key or first block}/A/.../H. */
 export async function keySearch(context: LookupContext, term: string, criteria: Criteria): Promise<Record<string, LegacyValue>> {
-  return search(context, [await searchedOfKeyTerm(context, term, criteria.G === 1)], criteria, term);
+  // A full key names its skeleton before it is resolved: the skeleton's reads leave with the key's
+  // own, in one round trip, as a v1 connectivity search by key does.
+  const skeleton = term.length > 14 && /^[A-Z]{14}-/.test(term) ? readSkeleton(context, term.slice(0, 14), optionsOf(context, criteria)) : undefined;
+  return search(context, [await searchedOfKeyTerm(context, term, criteria.G === 1)], criteria, term, skeleton);
 }
 
 /** cpd_search/{id}/{src}/A/.../H: one numbered result per structure the id stands for. */
