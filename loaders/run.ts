@@ -11,6 +11,7 @@ import type { LoadRecord } from '../src/engine/documents';
 import type { Engine } from '../src/engine/client';
 import { bulkWrite, packDocuments, type BulkFailure, type BulkItem } from '../src/engine/bulk';
 import { heartbeatEveryMs, saveLoadRecord } from '../src/engine/loads';
+import { stderrLog } from '../src/log';
 import { createReleaseIndex } from '../src/engine/schema';
 import { refusalReasons, ReleaseRefused, type ReleaseFigures } from './guard';
 import { mapBatches, readAhead, type ByteCounter, type Row, type RowRef } from './read';
@@ -51,6 +52,7 @@ export class LoadRun {
   readonly rejectsPath: string;
   private counter?: ByteCounter;
   private lastDraw = 0;
+  private lastLogged = Date.now();
   private heartbeat?: NodeJS.Timeout;
   private beating?: Promise<void>;
   private record: LoadRecord;
@@ -112,9 +114,22 @@ export class LoadRun {
     this.rejects.write(`${row.line}\t${reason.code}\t${clean(reason.message)}\t${clean(row.raw).slice(0, 10_000)}\n`);
   }
 
-  /** Called after each batch: redraws the progress bar and, now and then, the heartbeat. */
+  /**
+   * Called after each batch: redraws the progress bar on a terminal; elsewhere (a log collector, a
+   * container) writes a JSON progress line on stderr every LOAD_PROGRESS_EVERY, unless --no-progress.
+   */
   async tick(): Promise<void> {
     const now = Date.now();
+    if (!this.showProgress && this.options.progress !== false && now - this.lastLogged >= this.config.LOAD_PROGRESS_EVERY) {
+      this.lastLogged = now;
+      const seconds = (now - this.started.getTime()) / 1000;
+      const total = this.counter?.totalBytes ?? 0;
+      stderrLog.info('load progress', {
+        loadId: this.loadId, command: this.command, file: this.file, rowsRead: this.rowsRead, rowsRejected: this.rowsRejected,
+        rowsPerSecond: Math.round(this.rowsRead / Math.max(seconds, 0.001)),
+        ...(total > 0 ? { percent: Math.round(Math.min(this.counter!.bytesRead / total, 1) * 1000) / 10 } : {}),
+      });
+    }
     if (this.showProgress && now - this.lastDraw > 200) {
       this.lastDraw = now;
       const seconds = (now - this.started.getTime()) / 1000;

@@ -123,6 +123,7 @@ const settings = {
   ENGINE_TIMEOUT_MS: { description: 'deadline of each engine request the API makes (loads keep their long timeouts); a frozen engine gives a 503 after this', defaultValue: '3000ms', parse: duration },
   MAX_RELEASE_DROP: { description: 'a load that would drop more than this share of a source\'s current ids is refused (unless --allow-shrink)', defaultValue: '50%', parse: fraction },
   MAX_REJECT_RATIO: { description: 'a load that rejects more than this share of its rows is refused (unless --allow-shrink)', defaultValue: '20%', parse: fraction },
+  LOAD_PROGRESS_EVERY: { description: 'how often a load without a terminal writes a JSON progress line on stderr', defaultValue: '10s', parse: duration },
   RELEASE_GRACE: { description: 'how long a replaced release is kept (searches already routed to it finish; "what changed" reads it) before a load or `npm run load -- doctor` deletes it', defaultValue: '24h', parse: duration },
   HOST: {
     description: 'address the API binds to: 127.0.0.1 serves this machine only, 0.0.0.0 (the Docker image\'s) every interface', defaultValue: '127.0.0.1',

@@ -1,6 +1,7 @@
 /**
  * Structured logs (pino): one JSON line per event, `{"time", "level", "message", ...fields}`, on
- * stdout, errors on stderr. LOG_LEVEL picks the least severe level written (`info` by default;
+ * stdout, errors on stderr (the command-line tools' own lines all on stderr, `stderrLog`). LOG_LEVEL
+ * picks the least severe level written (`info` by default;
  * `silent` writes nothing). On a terminal the lines are shown pretty (pino-pretty) unless
  * LOG_FORMAT=json.
  */
@@ -8,13 +9,14 @@ import pino, { type Logger } from 'pino';
 
 export type LogFields = Record<string, unknown>;
 
-function createLogger(): Logger {
+function createLogger(toStderr = false): Logger {
   const level = process.env.LOG_LEVEL || 'info';
   const options: pino.LoggerOptions = {
     level, base: undefined, messageKey: 'message',
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
+  if (toStderr) return pino(options, pino.destination({ fd: 2, sync: true }));
   if (process.stdout.isTTY && process.env.LOG_FORMAT !== 'json') {
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -34,6 +36,16 @@ function createLogger(): Logger {
 let logger: Logger | undefined;
 /** Made on first use, so that LOG_LEVEL set by a test or a bench before it counts. */
 const current = (): Logger => (logger ??= createLogger());
+
+let stderrLogger: Logger | undefined;
+
+/**
+ * The same JSON lines, all on stderr: for the command-line tools, whose stdout carries their one
+ * summary line (a load's progress goes here).
+ */
+export const stderrLog = {
+  info: (message: string, fields: LogFields = {}): void => (stderrLogger ??= createLogger(true)).info(fields, message),
+};
 
 export const log = {
   /** False under LOG_LEVEL=silent (or above info): callers can skip gathering what they would log. */

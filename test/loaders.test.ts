@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -341,6 +341,20 @@ describe('npm run load', function () {
     const cas = (await allSources(engine)).find((s) => s.sourceID === 102)!;
     expect(cas.name).to.equal('cas_rn');
     expect(cas.UCICount).to.equal(0);
+  });
+
+  it('without a terminal a load writes JSON progress lines on stderr and only its summary on stdout', () => {
+    const result = spawnSync(process.execPath, ['--require', require.resolve('tsx/cjs'), join(__dirname, '..', 'loaders', 'cli.ts'), 'dump', fixtureDump], {
+      env: { ...process.env, ES_INDEX_PREFIX: freshPrefix('progress-lines'), LOAD_PROGRESS_EVERY: '1ms', LOG_LEVEL: 'info' }, encoding: 'utf8',
+    });
+    expect(result.status, result.stderr).to.equal(0);
+    const stdout = result.stdout.trim().split('\n');
+    expect(stdout).to.have.length(1);
+    expect(JSON.parse(stdout[0])).to.include({ command: 'dump', status: 'done' });
+    const progress = result.stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(progress.length, result.stderr).to.be.above(0);
+    expect(progress.every((line) => line.message === 'load progress' && line.level === 'info' && typeof line.rowsRead === 'number')).to.equal(true);
+    expect(new Set(progress.map((line) => line.command))).to.include('references');
   });
 
   it('consolidate serves every source from one merged release index again, with the same assignments and metadata', async () => {
