@@ -130,7 +130,7 @@ export class Engine {
       : config.ES_USERNAME ? { username: config.ES_USERNAME, password: config.ES_PASSWORD ?? '' } : undefined;
     // node:http rather than the client's default undici pool: at half the peak rate, six interleaved
     // pairs of sourceID lookups had p99 15.8-31.7 ms against 30.7-42.8 ms, at the same API CPU
-    // (BENCHMARKS.md, API, round G).
+    // (BENCHMARKS.md, API, design figures).
     // Several nodes: requests go round the living ones; a node that fails a request is marked dead
     // and tried again after a while with a real request (optimistic resurrection: the distribution
     // the project runs answers no `HEAD /`, the client's default probe).
