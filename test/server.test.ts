@@ -13,17 +13,10 @@ import { renderLegacyError } from '../src/api/legacy';
 import { startServer } from '../src/server';
 import { startApi, type RunningApi } from './support/api';
 import { fixturePrefix, testConfig } from './support/fixture';
+import { freePort } from './support/checking-clients';
 
 const repoRoot = join(__dirname, '..');
 
-/** A port nothing listens on (the OS's pick, released again). */
-async function freePort(): Promise<number> {
-  const probe = createTcpServer();
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-  const { port } = probe.address() as { port: number };
-  await new Promise<void>((done) => probe.close(() => done()));
-  return port;
-}
 
 /** Whether anything answers HTTP on `host`:`port`. */
 async function answers(port: number, host = '127.0.0.1'): Promise<boolean> {
