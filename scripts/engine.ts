@@ -70,12 +70,14 @@ export function fetchDistribution(version = elasticVersion()): string {
   const zip = join(downloadDir, `elasticsearch-${version}.zip`);
   if (!existsSync(zip)) {
     log(`fetching org.elasticsearch.distribution.integ-test-zip:elasticsearch:${version}:zip from Maven Central`);
-    // No ANSI colours in the output the demo and CI logs keep.
     const result = spawnSync('mvn', ['-B', '-q', '-Dstyle.color=never',
       // Maven 3.8 would otherwise fall back to an old dependency plugin without `copy -Dartifact`.
       'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy',
       `-Dartifact=org.elasticsearch.distribution.integ-test-zip:elasticsearch:${version}:zip`,
-      `-DoutputDirectory=${downloadDir}`], { stdio: 'inherit', cwd: engineRoot });
+      `-DoutputDirectory=${downloadDir}`], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', cwd: engineRoot, maxBuffer: 64 * 1024 * 1024 });
+    // What Maven says, without the ANSI codes it writes even in batch mode, for the demo's and CI's logs.
+    const said = `${result.stdout ?? ''}${result.stderr ?? ''}`.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
+    if (said.trim() !== '') process.stderr.write(said.endsWith('\n') ? said : `${said}\n`);
     if (result.error) throw new Error(`cannot run Maven (mvn): ${result.error.message}. Install Maven 3.8+ and a JDK 17+.`);
     if (result.status !== 0 || !existsSync(zip)) throw new Error(`Maven could not fetch Elasticsearch ${version} (exit ${result.status})`);
   }
