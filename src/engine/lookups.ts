@@ -11,7 +11,7 @@ export interface XrefFilter {
   includeObsolete?: boolean;
   /** Only obsolete assignments. */
   obsoleteOnly?: boolean;
-  /** Only these sources. */
+  /** Only this source (searched through its alias). */
   sourceId?: number;
 }
 
@@ -19,13 +19,13 @@ function filters(filter: XrefFilter): object[] {
   const clauses: object[] = [];
   if (filter.obsoleteOnly) clauses.push({ term: { assignment: 0 } });
   else if (!filter.includeObsolete) clauses.push({ term: { assignment: 1 } });
-  if (filter.sourceId !== undefined) clauses.push({ term: { sourceId: filter.sourceId } });
   return clauses;
 }
 
 /**
  * Every assignment matching `clause` and `filter`, in (uci, sourceId, compoundId) order, up to
- * `limit` documents. Searches the all-sources alias (or one source's alias).
+ * `limit` documents. Searches the all-sources alias, or with `filter.sourceId` that source's alias,
+ * which holds only its assignments (filtered on its id when its index is shared).
  */
 function xrefsWhere(engine: Engine, clause: object, filter: XrefFilter, limit: number): Promise<XrefDocument[]> {
   return sortedSources<XrefDocument>(engine, {
