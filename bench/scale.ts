@@ -43,8 +43,7 @@ import { readConfig, type Config } from '../src/config';
 import { parseStandardInchi, inchiKeyOf } from '../src/chemistry';
 import { compoundDocument } from '../src/domain/compound';
 import { Engine, mappingOf, type MappingName } from '../src/engine/client';
-import { currentReleaseIndices } from '../src/engine/schema';
-import { awaitTask } from '../src/engine/tasks';
+import { currentReleaseIndices, mergeIntoOneSegment } from '../src/engine/schema';
 import { xrefId } from '../src/engine/xrefs';
 import { Reject } from '../loaders/run';
 import { checkStructure } from '../loaders/structure-rules';
@@ -390,12 +389,6 @@ function tableRow(size: string, loadCells: string, disk: Storage, lookups: Await
   return `| ${size} | ${loadCells} | ${fmt(disk.structureBytes / disk.structureDocs)} / ${fmt(disk.assignmentBytes / disk.assignmentDocs)} | ${fmt(disk.heapUsedMb)} | ${disk.structureSegments} / ${disk.assignmentSegments} (${disk.assignmentIndices}) | ${lookupCells.join(' | ')} | ${fmt(lookups.answer.compounds, 1)}; ${fmt(lookups.mixtureAnswer.compounds, 1)} |`;
 }
 
-/** Merges an index into one segment, as `consolidate` merges its release (an engine task, followed to its end). */
-async function forceMerge(engine: Engine, index: string): Promise<void> {
-  const started = await engine.client.indices.forcemerge({ index, max_num_segments: 1, wait_for_completion: false });
-  await awaitTask(engine, String(started.task));
-}
-
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
@@ -489,7 +482,7 @@ async function main(): Promise<void> {
       rows.push(tableRow(`${fmt(disk.structureDocs)} / ${fmt(disk.assignmentDocs)}, consolidated`, `– | ${fmt(Number(consolidation.summary.rowsLoaded) / Number(consolidation.summary.seconds))} (consolidate)`, disk, lookups));
       out('\ncompounds index merged into one segment');
       const merging = process.hrtime.bigint();
-      await forceMerge(engine, engine.names.compounds);
+      await mergeIntoOneSegment(engine, engine.names.compounds);
       out(`  in ${fmt(since(merging), 1)} s`);
       disk = await storage(engine, prefix);
       lookups = await measureLookups(prefix, engine, rates, mixtures);

@@ -10,7 +10,7 @@
  * indices become previous releases (kept for RELEASE_GRACE). The sources' metadata (counts, dates,
  * retired) is left as it is: the assignments are the same ones.
  */
-import { currentReleaseIndices, mergeReleaseIndex, publishReleases, refreshIndex, sealReleaseIndex } from '../src/engine/schema';
+import { currentReleaseIndices, mergeIntoOneSegment, publishReleases, refreshIndex, sealReleaseIndex } from '../src/engine/schema';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import { assignmentsPerSource, scanAssignments } from '../src/engine/xrefs';
 import type { LoadRun } from './run';
@@ -28,13 +28,12 @@ export async function consolidateReleases(run: LoadRun): Promise<void> {
   }
   const served = await assignmentsPerSource(engine, engine.names.xrefs);
   const total = [...served.values()].reduce((sum, figures) => sum + figures.current + figures.obsolete, 0);
-  run.rowsRead = total;
   if (run.dryRun) {
+    run.rowsRead = total;
     run.rowsLoaded = total;
     return;
   }
   const index = await run.createIndex('dump', total);
-  run.rowsRead = 0;
   async function* copies(): AsyncGenerator<BulkItem<undefined>> {
     for await (const page of scanAssignments(engine, engine.names.xrefs)) {
       for (const { id, xref } of page) yield { index, id, op: 'create', document: xref, context: undefined };
@@ -55,7 +54,7 @@ export async function consolidateReleases(run: LoadRun): Promise<void> {
       throw new Error(`the consolidated index holds ${after.current} current and ${after.obsolete} obsolete assignments of source ${sourceId}, where ${before.current} and ${before.obsolete} were served: nothing published`);
     }
   }
-  await mergeReleaseIndex(engine, index);
+  await mergeIntoOneSegment(engine, index);
   const underReplicated = await sealReleaseIndex(engine, index);
   if (underReplicated) run.note(underReplicated);
   await publishReleases(engine, index, [...releases.keys()].sort((a, b) => a - b));

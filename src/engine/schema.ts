@@ -5,7 +5,6 @@
  */
 import type { Engine, MappingName } from './client';
 import { mappingOf } from './client';
-import { awaitTask } from './tasks';
 
 const baseIndices: MappingName[] = ['compounds', 'sources', 'meta'];
 /** Indices that grow with the data and take ES_SHARDS primary shards; the others keep one. */
@@ -75,13 +74,27 @@ export async function createReleaseIndex(engine: Engine, index: string, expected
 }
 
 /**
- * Merges a written release index into one segment before it is sealed: a release is never written
- * again, and each of its segments costs every search that reaches it a seek of its own. Runs as an
- * engine task, followed to its end.
+ * Merges an index that will not be written again (a consolidated release before it is sealed) into
+ * one segment: each segment costs every search that reaches it a seek of its own. Runs as an engine
+ * task, polled every 2 s until it ends (a merge of gigabytes outlasts any request timeout); a wait
+ * that fails cancels the task.
  */
-export async function mergeReleaseIndex(engine: Engine, index: string): Promise<void> {
-  const started = await engine.client.indices.forcemerge({ index, max_num_segments: 1, wait_for_completion: false });
-  await awaitTask(engine, String(started.task));
+export async function mergeIntoOneSegment(engine: Engine, index: string): Promise<void> {
+  const { task } = await engine.client.indices.forcemerge({ index, max_num_segments: 1, wait_for_completion: false });
+  const taskId = String(task);
+  try {
+    for (;;) {
+      const state = await engine.client.tasks.get({ task_id: taskId }) as { completed?: boolean; error?: { reason?: string; type?: string } };
+      if (state.completed) {
+        if (state.error) throw new Error(`merging ${index} into one segment failed: ${state.error.reason ?? state.error.type}`);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    }
+  } catch (error) {
+    await engine.client.tasks.cancel({ task_id: taskId }).catch(() => undefined);
+    throw error;
+  }
 }
 
 /** A written release could not be fully replicated in time: it is not published. */

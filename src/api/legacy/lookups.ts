@@ -13,7 +13,6 @@ import type { LegacyValue } from './format';
 
 type Row = Record<string, LegacyValue>;
 
-
 /** The largest source id: source ids are 32-bit integers in the engine (and in the OpenAPI document). */
 export const maxSourceId = 2_147_483_647;
 
