@@ -169,6 +169,12 @@ function spread<T>(items: T[], count: number): T[] {
  * UCIs, source ids and compound ids (current, obsolete, and ids with a `/`), offered for the
  * parameters and body fields of those names half of the time.
  */
+/** The warnings schemathesis shows by default, less the two that random compounds always raise. */
+const quietWarnings = [
+  'missing_auth', 'base_url_mismatch', 'missing_deserializer', 'unused_openapi_auth', 'unsupported_regex', 'method_not_allowed',
+  'constants_extraction', 'unmatched_filter', 'unresolvable_reference', 'rate_limited', 'dictionary_mismatch', 'timeout_units',
+];
+
 function schemathesisConfig(folder: string): string {
   const sources = readTable(folder, 'source').map((row) => row.SRC_ID);
   const structures = spread(readTable(folder, 'structure'), 40);
@@ -207,6 +213,12 @@ function schemathesisConfig(folder: string): string {
   }
   lines.push('[parameters]', ...bindings(parameters));
   lines.push('[[operations]]', 'include-path-regex = "_obsolete/"', '[operations.parameters]', ...bindings(obsoleteParameters));
+  // Compounds and connectivity: random InChIs that pass the document's `InChI=1S/` pattern are 400s and
+  // random keys or ids 404s, so "most generated data rejected" (validation_mismatch, missing_test_data)
+  // says nothing of these two; shown, it would make the closing line '1 warning in …s', the shape of a
+  // pytest run that ran no test, instead of 'No issues found'.
+  lines.push('[[operations]]', 'include-path-regex = "/api/v1/(compounds|connectivity)$"', 'include-method = "POST"',
+    `warnings = [${quietWarnings.map((name) => JSON.stringify(name)).join(', ')}]`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,6 +1,9 @@
 /** Test helpers around the real engine. */
 import { Client } from '@elastic/elasticsearch';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startEngine, stopEngine } from '../../scripts/engine';
 import { engineNodes, readConfig } from '../../src/config';
 import type { Engine } from '../../src/engine/client';
@@ -45,11 +48,14 @@ export async function msearchesSent(engine: Engine, work: () => Promise<unknown>
 /**
  * Root hooks of a test run: make sure the engine of ES_URL answers (start the project's nodes,
  * ES_NODES of them, if none does, and stop only what was started here unless KEEP_ENGINE is set),
- * and give the run its own index prefix `<stem>-xxxxxx`, deleted at the end, so tests never touch
- * real data. Request logs are off (LOG_LEVEL=info brings them back).
+ * and give the run its own index prefix `<stem>-xxxxxx` and its own TMPDIR (the files tests write
+ * and the loads' rejects files), both deleted at the end, so tests never touch real data nor leave
+ * files behind. Request logs are off (LOG_LEVEL=info brings them back).
  */
 export function engineHooks(stem: string): Mocha.RootHookObject {
   process.env.ES_INDEX_PREFIX = `${stem}-${randomBytes(3).toString('hex')}`;
+  const runTmp = mkdtempSync(join(tmpdir(), `${process.env.ES_INDEX_PREFIX}-`));
+  process.env.TMPDIR = runTmp;
   process.env.LOG_LEVEL ??= 'silent';
   let startedHere = false;
   return {
@@ -66,6 +72,7 @@ export function engineHooks(stem: string): Mocha.RootHookObject {
       // A failure here would leave this run's indices on the engine: say so, but do not fail the run for it.
       await deleteIndicesByPrefix(config.ES_URL, config.ES_INDEX_PREFIX).catch((error: Error) => process.stderr.write(`could not delete the ${config.ES_INDEX_PREFIX}-* test indices: ${error.message}\n`));
       if (startedHere && !process.env.KEEP_ENGINE) await stopEngine(config.ES_URL, config.ES_NODES);
+      rmSync(runTmp, { recursive: true, force: true });
     },
   };
 }

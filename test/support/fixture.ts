@@ -3,6 +3,7 @@
  * engine. `fixturePrefix()` is loaded once per test run and shared read-only by every test file;
  * a test that changes data loads its own copy under `freshPrefix(name)`.
  */
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readConfig, type Config } from '../../src/config';
 import { parseArguments, runCommand } from '../../loaders/cli';
@@ -22,7 +23,7 @@ export function freshPrefix(name: string): string {
 
 /** Runs `npm run load -- <argv>` in-process against `prefix`; resolves with the summary. */
 export async function load(prefix: string, argv: string[]): Promise<Record<string, unknown>> {
-  return runCommand(parseArguments([...argv, '--no-progress', '--rejects', join(process.env.TMPDIR ?? '/tmp', `chemxref-rejects-${prefix}-${Date.now()}.tsv`)]), testConfig(prefix));
+  return runCommand(parseArguments([...argv, '--no-progress', '--rejects', join(tmpdir(), `chemxref-rejects-${prefix}-${Date.now()}.tsv`)]), testConfig(prefix));
 }
 
 /** Loads the fixture dump under `prefix` (a fresh one by default). */
