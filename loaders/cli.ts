@@ -26,9 +26,11 @@ export const usage = `usage: npm run load -- <command> [--dry-run] [--allow-shri
   structures <structure.tsv(.gz)>    UCI, STANDARDINCHI, STANDARDINCHIKEY
   references <reference.tsv(.gz)>    UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGMENT (replaces every source in the file)
   dump <folder>                      source, structure and reference tables of one UniChem dump, in that order
-  source <sourceId> <file> [--id-property NAME]
+  source <sourceId> <file> [--id-property NAME] [--release N] [--release-date YYYY-MM-DD]
                                      one source's own release: TSV, CSV, JSON, JSON Lines (InChI and/or key,
-                                     or SMILES), or SDF (id from the title line or the data item NAME)
+                                     or SMILES), or SDF (id from the title line or the data item NAME);
+                                     --release names the release published (default: the last one + 1),
+                                     --release-date dates it (default: the day of the load)
   remove-source <sourceId>           retire a source: its ids become obsolete, its metadata stays
   consolidate                        serve every source from one release index again (after many reloads:
                                      each reload adds an index that every lookup searches)
@@ -65,6 +67,8 @@ export function parseArguments(argv: string[]): Parsed {
     else if (arg === '--progress') options.progress = true;
     else if (arg === '--rejects') options.rejectsFile = value();
     else if (arg === '--id-property') idProperty = value();
+    else if (arg === '--release') options.release = { ...options.release, number: releaseNumberArgument(value()) };
+    else if (arg === '--release-date') options.release = { ...options.release, date: releaseDateArgument(value()) };
     else if (arg === '--limit') limit = Number(value());
     else if (arg === '--help' || arg === '-h') throw new UsageError('');
     else if (arg.startsWith('--')) throw new UsageError(`unknown option ${arg}`);
@@ -72,7 +76,23 @@ export function parseArguments(argv: string[]): Parsed {
   }
   const [command, ...rest] = args;
   if (!command) throw new UsageError('no command given');
+  if (options.release && command !== 'source') throw new UsageError('--release and --release-date name the release of one source: they go with `source <sourceId> <file>` (a dump\'s source table gives each source\'s release)');
   return { command, args: rest, options, idProperty, limit, wait };
+}
+
+function releaseNumberArgument(value: string): string {
+  const number = value.trim();
+  if (number === '' || number.length > 64 || /[\u0000-\u001f\u007f]/.test(number)) throw new UsageError(`--release "${value}" is not a release name (1 to 64 printable characters, e.g. 35 or 2025_01)`);
+  return number;
+}
+
+function releaseDateArgument(value: string): string {
+  const date = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value.trim());
+  const parsed = date ? new Date(Date.UTC(Number(date[1]), Number(date[2]) - 1, Number(date[3]))) : undefined;
+  if (!date || !parsed || parsed.getUTCMonth() !== Number(date[2]) - 1 || parsed.getUTCDate() !== Number(date[3])) {
+    throw new UsageError(`--release-date "${value}" is not a date written YYYY-MM-DD (e.g. 2025-01-10)`);
+  }
+  return parsed.toISOString();
 }
 
 function sourceIdArgument(value: string | undefined): number {
@@ -201,11 +221,11 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
         const sourceId = sourceIdArgument(args[0]);
         const file = fileArgument(args[1], 'release');
         return await withPausedRefresh(() => step(engine, config, command, file, locking(`source-${sourceId}`),
-          (run) => loadSourceRelease(run, sourceId, file, { idProperty: parsed.idProperty }), { sourceId }));
+          (run) => loadSourceRelease(run, sourceId, file, { idProperty: parsed.idProperty }), { sourceId, sourceIds: [sourceId] }));
       }
       case 'remove-source': {
         const sourceId = sourceIdArgument(args[0]);
-        return await step(engine, config, command, null, locking(`source-${sourceId}`), (run) => removeSource(run, sourceId), { sourceId });
+        return await step(engine, config, command, null, locking(`source-${sourceId}`), (run) => removeSource(run, sourceId), { sourceId, sourceIds: [sourceId] });
       }
       case 'consolidate':
         return await step(engine, config, command, null, locking('all'), consolidateReleases);

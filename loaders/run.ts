@@ -11,6 +11,7 @@ import type { LoadRecord } from '../src/engine/documents';
 import type { Engine } from '../src/engine/client';
 import { bulkWrite, packDocuments, type BulkFailure, type BulkItem } from '../src/engine/bulk';
 import { heartbeatEveryMs, saveLoadRecord } from '../src/engine/loads';
+import { createRejectsIndex, publishRejects, writeRejects, type RejectDocument } from '../src/engine/rejects';
 import { stderrLog } from '../src/log';
 import { createReleaseIndex } from '../src/engine/schema';
 import { refusalReasons, ReleaseRefused, type ReleaseFigures } from './guard';
@@ -28,6 +29,8 @@ export interface LoadOptions {
   progress?: boolean;
   /** Publish a release even when the guard would refuse it (guard.ts). */
   allowShrink?: boolean;
+  /** The release a source load publishes (--release, --release-date as an ISO timestamp). */
+  release?: { number?: string; date?: string };
 }
 
 function formatDuration(seconds: number): string {
@@ -46,10 +49,17 @@ export class LoadRun {
   readonly rejectsByReason: Record<string, number> = {};
   /** The sources a reference table replaced, for the load record. */
   sourceIds?: number[];
+  /** The release a source load publishes, for the load record. */
+  release?: { number: string; date: string };
   /** Extra figures for the summary line (sources replaced, structures created, ...). */
   readonly details: Record<string, unknown> = {};
   private rejects?: WriteStream;
   readonly rejectsPath: string;
+  /** Rejected rows waiting to be indexed, the rejects index once created, and how many it holds. */
+  private rejectsToIndex: RejectDocument[] = [];
+  private rejectsIndex?: string;
+  private rejectsIndexed = 0;
+  private rejectsIndexError?: string;
   private counter?: ByteCounter;
   private lastDraw = 0;
   private lastLogged = Date.now();
@@ -112,6 +122,41 @@ export class LoadRun {
     }
     const clean = (text: string): string => text.replace(/[\t\r\n]+/g, ' ');
     this.rejects.write(`${row.line}\t${reason.code}\t${clean(reason.message)}\t${clean(row.raw).slice(0, 10_000)}\n`);
+    if (!this.dryRun && this.rejectsIndexed + this.rejectsToIndex.length < this.config.REJECTS_INDEXED) {
+      const fromRow = 'fields' in row ? Number(row.fields.src_id) : NaN;
+      this.rejectsToIndex.push({
+        loadId: this.loadId, command: this.command, file: this.file,
+        sourceId: this.record.sourceId ?? (Number.isSafeInteger(fromRow) && fromRow > 0 ? fromRow : null),
+        line: row.line, reason: reason.code, message: reason.message, row: row.raw.slice(0, 10_000), time: new Date().toISOString(),
+      });
+    }
+  }
+
+  /**
+   * Indexes the rejected rows gathered so far. A failure stops the indexing, not the load: the
+   * rejects file still holds every row, and the summary says why the index does not.
+   */
+  private async indexRejects(): Promise<void> {
+    if (this.rejectsToIndex.length === 0 || this.rejectsIndexError) return;
+    const documents = this.rejectsToIndex;
+    this.rejectsToIndex = [];
+    try {
+      this.rejectsIndex ??= await createRejectsIndex(this.engine, this.loadId);
+      await writeRejects(this.engine, this.rejectsIndex, documents);
+      this.rejectsIndexed += documents.length;
+    } catch (error) {
+      this.rejectsIndexError = (error as Error).message;
+    }
+  }
+
+  /** After the last batch: indexes what is left and makes this load's rejects the last load's. */
+  private async publishRejects(): Promise<void> {
+    await this.indexRejects();
+    if (this.rejectsIndex && !this.rejectsIndexError) {
+      await publishRejects(this.engine, this.loadId, this.config.REJECTS_KEPT_LOADS).catch((error: Error) => { this.rejectsIndexError = error.message; });
+    }
+    if (this.rejectsIndex) this.details.rejectsIndexed = this.rejectsIndexed;
+    if (this.rejectsIndexError) this.details.rejectsIndexError = `rejected rows not indexed past ${this.rejectsIndexed}: ${this.rejectsIndexError} (the rejects file has them all)`;
   }
 
   /**
@@ -119,6 +164,7 @@ export class LoadRun {
    * container) writes a JSON progress line on stderr every LOAD_PROGRESS_EVERY, unless --no-progress.
    */
   async tick(): Promise<void> {
+    if (this.rejectsToIndex.length >= 1_000) await this.indexRejects();
     const now = Date.now();
     if (!this.showProgress && this.options.progress !== false && now - this.lastLogged >= this.config.LOAD_PROGRESS_EVERY) {
       this.lastLogged = now;
@@ -146,7 +192,11 @@ export class LoadRun {
   }
 
   private snapshot(): LoadRecord {
-    return { ...this.record, ...(this.sourceIds ? { sourceIds: this.sourceIds } : {}), rowsRead: this.rowsRead, rowsLoaded: this.rowsLoaded, rowsRejected: this.rowsRejected, rejectsByReason: { ...this.rejectsByReason } };
+    return {
+      ...this.record, ...(this.sourceIds ? { sourceIds: this.sourceIds } : {}),
+      ...(this.release ? { releaseNumber: this.release.number, releaseDate: this.release.date } : {}),
+      rowsRead: this.rowsRead, rowsLoaded: this.rowsLoaded, rowsRejected: this.rowsRejected, rejectsByReason: { ...this.rejectsByReason },
+    };
   }
 
   /** Notes how the release was published when it could not be fully replicated (a node gone); also on stderr. */
@@ -182,6 +232,7 @@ export class LoadRun {
     await this.beating; // a heartbeat landing after the final record would mark the load running again
     if (this.showProgress) process.stderr.write('\n');
     if (this.rejects) await new Promise<void>((done) => this.rejects!.end(done));
+    await this.publishRejects();
     const ended = new Date();
     const seconds = Math.round((ended.getTime() - this.started.getTime()) / 10) / 100;
     const record: LoadRecord = { ...this.snapshot(), status, ended: ended.toISOString(), heartbeat: ended.toISOString(), seconds, message: message ?? null };

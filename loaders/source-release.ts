@@ -16,7 +16,7 @@ import { currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { sourceById } from '../src/engine/sources';
 import { allocateUcis } from '../src/engine/sequence';
 import { countCurrentOfSource, currentCompoundIds, existingIds, scanXrefs, xrefId } from '../src/engine/xrefs';
-import { publishSourceRelease } from './publish';
+import { nextRelease, publishSourceRelease } from './publish';
 import { ByteCounter, detectFormat, estimatedRows, FileFormatError, fileSize, readColumns, readRowBatches, type Format, type Row, type RowRef } from './read';
 import { rejectMalformed } from './reject';
 import { Reject, type LoadRun } from './run';
@@ -140,6 +140,9 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
   }
   const source = await sourceById(run.engine, sourceId).catch(() => undefined);
   if (!source) throw new FileFormatError(`source ${sourceId} is not known: load its metadata with \`npm run load -- sources\` first`);
+  const release = nextRelease(source, run.options.release);
+  run.release = release;
+  run.details.release = release;
   const previous = await currentReleaseIndex(run.engine, sourceId);
   const currentBefore = previous ? await countCurrentOfSource(run.engine, previous, sourceId) : 0;
   let dryRunIds: Set<string> | undefined = run.dryRun ? new Set() : undefined;
@@ -198,7 +201,7 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
     run.details.currentBefore = currentBefore;
     run.details.dropped = counted.dropped;
     run.guard([{ sourceId, currentBefore, dropped: counted.dropped }]);
-    run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true, onNote: run.note });
+    run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true, onNote: run.note, release });
   } finally {
     await toolkit.close();
   }

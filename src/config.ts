@@ -123,8 +123,16 @@ const settings = {
   ENGINE_TIMEOUT_MS: { description: 'deadline of each engine request the API makes (loads keep their long timeouts); a frozen engine gives a 503 after this', defaultValue: '3000ms', parse: duration },
   MAX_RELEASE_DROP: { description: 'a load that would drop more than this share of a source\'s current ids is refused (unless --allow-shrink)', defaultValue: '50%', parse: fraction },
   MAX_REJECT_RATIO: { description: 'a load that rejects more than this share of its rows is refused (unless --allow-shrink)', defaultValue: '20%', parse: fraction },
+  REJECTS_INDEXED: { description: 'rejected rows of each load also indexed in the rejects index, for Kibana (the first this many; the count and the rejects file stay whole); 0 for none', defaultValue: '100000', parse: (raw: string, name: string): number => (raw === '0' ? 0 : positiveInteger(raw, name)) },
+  REJECTS_KEPT_LOADS: { description: 'how many loads\' rejects the rejects index keeps (the most recent loads that rejected rows)', defaultValue: '50', parse: positiveInteger },
   LOAD_PROGRESS_EVERY: { description: 'how often a load without a terminal writes a JSON progress line on stderr', defaultValue: '10s', parse: duration },
   RELEASE_GRACE: { description: 'how long a replaced release is kept (searches already routed to it finish; "what changed" reads it) before a load or `npm run load -- doctor` deletes it', defaultValue: '24h', parse: duration },
+  KIBANA_URL: { description: 'the Kibana `npm run kibana:setup` installs the curators\' saved objects into', defaultValue: 'http://127.0.0.1:5601', parse: url },
+  KIBANA_USERNAME: { description: 'Kibana user (basic auth) for `npm run kibana:setup`, if Kibana has security on', defaultValue: '', parse: optional },
+  KIBANA_PASSWORD: { description: 'Kibana password (basic auth)', defaultValue: '', parse: optional },
+  KIBANA_SPACE: { description: 'the Kibana space `npm run kibana:setup` installs into (empty: the default space)', defaultValue: '', parse: optional },
+  KIBANA_WAIT: { description: 'how long `npm run kibana:setup` waits for Kibana to be ready', defaultValue: '5m', parse: duration },
+  CHEMXREF_URL: { description: 'where curators\' browsers reach this API: the links Kibana shows on InChIKeys, UCIs and compound ids', defaultValue: 'http://127.0.0.1:8080', parse: url },
   HOST: {
     description: 'address the API binds to: 127.0.0.1 serves this machine only, 0.0.0.0 (the Docker image\'s) every interface', defaultValue: '127.0.0.1',
     parse: (raw: string, name: string): string => {

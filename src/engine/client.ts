@@ -12,7 +12,7 @@ import { SearchBatcher } from './batch';
 import { Breaker } from './breaker';
 import { exactFieldsOf } from './merge';
 
-export type MappingName = 'compounds' | 'xrefs' | 'sources' | 'meta';
+export type MappingName = 'compounds' | 'xrefs' | 'sources' | 'meta' | 'rejects';
 
 const mappingsDir = join(__dirname, '..', '..', 'mappings');
 
@@ -29,6 +29,12 @@ export class IndexNames {
   get xrefs(): string { return `${this.prefix}-xrefs`; }
   get sources(): string { return `${this.prefix}-sources`; }
   get meta(): string { return `${this.prefix}-meta`; }
+  /** Alias over the rejected rows of every load kept (one index a load). */
+  get rejects(): string { return `${this.prefix}-rejects`; }
+  /** Alias of the rejected rows of the most recent load that rejected any. */
+  get rejectsOfLastLoad(): string { return `${this.prefix}-rejects-last`; }
+  /** The index of one load's rejected rows. */
+  rejectsOf(loadId: string): string { return `${this.prefix}-rejects-load-${loadId.toLowerCase()}`; }
   /** Alias of one source's current release. */
   xrefsOf(sourceId: number): string { return `${this.prefix}-xrefs-${sourceId}`; }
   /** Alias of the release a source served before its current one, kept for RELEASE_GRACE. */

@@ -58,6 +58,9 @@ export interface LoadRecord {
   /** The sources a reference table's load replaced (a `source` load names its one in sourceId). */
   sourceIds?: number[];
   index?: string | null;
+  /** The release a source load published (srcReleaseNumber and srcReleaseDate of the source). */
+  releaseNumber?: string;
+  releaseDate?: string;
   status: 'running' | 'done' | 'failed' | 'refused';
   dryRun: boolean;
   rowsRead: number;
