@@ -26,8 +26,8 @@ describe('npm run build and the image it makes', function () {
     expect(build.status, `${build.stdout}\n${build.stderr}`).to.equal(0);
   });
 
-  it('emits dist/ with the server, the loader and export CLIs, the OpenAPI document, the mappings and the workers', () => {
-    for (const path of ['src/server.js', 'loaders/cli.js', 'src/export/cli.js', 'src/api/openapi.yaml', 'mappings/xrefs.json', 'src/isolated/depict-worker.cjs', 'loaders/structure-reader.cjs', 'loaders/structure-reader.js', 'loaders/rdkit-worker.cjs']) {
+  it('emits dist/ with the server, the loader, export and kibana:setup CLIs, the OpenAPI document, the mappings, the workers and the Kibana objects', () => {
+    for (const path of ['src/server.js', 'loaders/cli.js', 'src/export/cli.js', 'src/kibana/cli.js', 'kibana/chemxref.ndjson', 'src/api/openapi.yaml', 'mappings/xrefs.json', 'mappings/rejects.json', 'src/isolated/depict-worker.cjs', 'loaders/structure-reader.cjs', 'loaders/structure-reader.js', 'loaders/rdkit-worker.cjs']) {
       expect(existsSync(join(root, 'dist', path)), `dist/${path}`).to.equal(true);
     }
     // No TypeScript tool at run time: nothing built requires tsx but the structure reader's
