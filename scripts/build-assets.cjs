@@ -1,7 +1,7 @@
 // The second half of `npm run build`: what tsc does not emit, copied beside the compiled code of
 // dist/, so that `node dist/src/server.js`, `node dist/loaders/cli.js` and `node dist/src/export/cli.js`
 // find it where the sources have it: the OpenAPI document, the index mappings and the workers'
-// plain JavaScript entries, and the Kibana saved objects.
+// plain JavaScript entries, the web pages' stylesheet and script, and the Kibana saved objects.
 const { cpSync, mkdirSync, readdirSync } = require('node:fs');
 const { join } = require('node:path');
 
@@ -13,6 +13,7 @@ const copies = [
   ...readdirSync(join(root, 'loaders')).filter((name) => name.endsWith('.cjs')).map((name) => [`loaders/${name}`, `loaders/${name}`]),
   ['mappings', 'mappings'],
   ['kibana', 'kibana'],
+  ['src/web/static', 'src/web/static'],
 ];
 for (const [from, to] of copies) {
   mkdirSync(join(dist, to, '..'), { recursive: true });

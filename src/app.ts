@@ -22,6 +22,7 @@ import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './api/le
 import { Depictor } from './isolated/depiction';
 import { log } from './log';
 import { asRequest, requestIdOf, type RequestContext } from './request-context';
+import { webPages, webPaths } from './web/pages';
 
 export interface AppOptions {
   /** Validate responses against the document too (tests). */
@@ -35,8 +36,6 @@ export interface App {
   sendError: ErrorSender;
   close: () => Promise<void>;
 }
-
-const docsNote = `<p>Data licences: ChEMBL data CC BY-SA 3.0 (attribution: ChEMBL, EMBL-EBI); PubChem and NCI/DTP public domain.</p>`;
 
 /** Builds the Express app for `config`. */
 export function createApp(config: Config, options: AppOptions = {}): App {
@@ -75,7 +74,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   });
   app.use(metrics.middleware);
   app.use(securityHeaders(swaggerUi.generateHTML(undefined, docsOptions)));
-  app.use(methodGuard(routeTable(operations(document), ['/', '/api/docs', '/metrics', ...documentPaths])));
+  app.use(methodGuard(routeTable(operations(document), [...webPaths, '/api/docs', '/metrics', ...documentPaths])));
   app.use(cors({ methods: ['GET', 'HEAD', 'POST', 'OPTIONS'] }));
   if (log.enabled) app.use((req, res, next) => {
     const started = process.hrtime.bigint();
@@ -97,7 +96,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   app.get(documentPaths, documentJson);
   app.get('/metrics', metrics.handler);
   app.use('/api/docs', swaggerUi.serve, swaggerUi.setup(undefined, docsOptions));
-  app.get('/', (_req, res) => { res.type('html').send(`<h1>chemxref</h1><p>Interactive API documentation: <a href="/api/docs">/api/docs</a>.</p>${docsNote}`); });
+  app.use(webPages(context));
 
   app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(OpenApiValidator.middleware({

@@ -46,6 +46,7 @@ async function main(): Promise<void> {
   process.stderr.write([
     '',
     `chemxref is running on ${url}`,
+    `Search page: ${url}/ (paracetamol: ${url}/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N)`,
     `Interactive API documentation: ${url}/api/docs`,
     '',
     'Try:',

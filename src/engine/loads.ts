@@ -24,6 +24,15 @@ export async function loadHistory(engine: Engine, limit = 100): Promise<LoadReco
   return (result.hits?.hits ?? []).map((hit) => hit._source!);
 }
 
+/** The loads of one source (its own, and reference tables and dumps that replaced it), most recent first. */
+export async function loadHistoryOfSource(engine: Engine, sourceId: number, limit = 100): Promise<LoadRecord[]> {
+  const result = await engine.client.search<LoadRecord>({
+    index: engine.names.meta, size: limit, sort: [{ started: 'desc' }],
+    query: { bool: { filter: [{ term: { kind: 'load' } }], should: [{ term: { sourceId } }, { term: { sourceIds: sourceId } }], minimum_should_match: 1 } },
+  }, { ignore: [404] });
+  return (result.hits?.hits ?? []).map((hit) => hit._source!);
+}
+
 async function loadRecord(engine: Engine, loadId: string): Promise<LoadRecord | undefined> {
   const result = await engine.client.get<LoadRecord>({ index: engine.names.meta, id: `load-${loadId}` }, { ignore: [404] });
   return result.found ? result._source : undefined;

@@ -58,7 +58,7 @@ export function sourcePageScript(sources: SourceDocument[]): string {
   const guard = "if (doc['sourceId'].size() == 0 || doc['compoundId'].size() == 0) { return; }";
   if (linked.length === 0) return guard;
   const cases = linked.map((source) => `if (id == ${source.sourceID}) { emit(${painlessString(source.baseIdUrl!)} + ${encodedCompoundId}); }`);
-  return `${guard} int id = doc['sourceId'].value; ${cases.join(' else ')}`;
+  return `${guard} long id = doc['sourceId'].value; ${cases.join(' else ')}`;
 }
 
 export interface Installation {

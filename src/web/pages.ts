@@ -1,0 +1,314 @@
+/**
+ * The web pages for chemists and curators: `/` (the search box), `/search?q=&source=`,
+ * `/compound/{uci}`, `/sources`, `/sources/{id}`. Server-rendered HTML built on the same domain
+ * functions as the API, so the two never disagree; they work without JavaScript (the script only
+ * adds copy buttons).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Router, type Request, type Response } from 'express';
+import { inchiKeyOf, type Comparison } from '../chemistry';
+import { compoundsByConnectivityBlock, compoundsByUci } from '../engine/compounds';
+import type { CompoundDocument, LoadRecord, SourceDocument, XrefDocument } from '../engine/documents';
+import { lastLoadOfEachSource, loadHistoryOfSource } from '../engine/loads';
+import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../engine/lookups';
+import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry } from '../domain/connectivity';
+import { InvalidQuery } from '../domain/errors';
+import { parseQueryInchi, type LookupContext } from '../domain/lookup';
+import { compoundUrl } from '../domain/sources';
+import { html, Html, page, type SourceChoice } from './html';
+import { understand } from './input';
+
+const staticDir = join(__dirname, 'static');
+const staticFiles: Record<string, { type: string; body: string }> = {
+  'chemxref.css': { type: 'text/css', body: readFileSync(join(staticDir, 'chemxref.css'), 'utf8') },
+  'chemxref.js': { type: 'text/javascript', body: readFileSync(join(staticDir, 'chemxref.js'), 'utf8') },
+  'favicon.svg': { type: 'image/svg+xml', body: readFileSync(join(staticDir, 'favicon.svg'), 'utf8') },
+};
+
+/** Relatives shown a page of the compound page. */
+const relativesPerPage = 50;
+
+/** The words of a layer that differs, for the relatives' table. */
+const layerWords: [keyof Comparison, string][] = [
+  ['formula', 'formula'], ['HAtoms', 'hydrogens'], ['charge', 'charge'], ['protonation', 'protonation'],
+  ['stereoDbond', 'double-bond stereo'], ['stereoSp3', 'tetrahedral stereo'], ['stereoSp3Inverted', 'inverted stereo'],
+  ['stereoType', 'stereo type'], ['isotope', 'isotopes'], ['isotopicExchangeableH', 'exchangeable isotopic H'],
+];
+
+const groups = [
+  { id: 'stereo', title: 'Stereoisomers' },
+  { id: 'isotope', title: 'Isotopologues' },
+  { id: 'charge', title: 'Other charge or protonation' },
+  { id: 'other', title: 'Same skeleton, other layers' },
+  { id: 'components', title: 'Salts and mixtures sharing a component' },
+] as const;
+type GroupId = typeof groups[number]['id'];
+
+const relationWords: Record<string, string> = {
+  queryIsComponent: 'contains this structure as a component',
+  componentIsResult: 'is a component of this structure',
+  componentMatch: 'shares a component with this structure',
+};
+
+function differences(comparison: Comparison): string[] {
+  return layerWords.filter(([layer]) => !comparison[layer]).map(([, words]) => words);
+}
+
+function groupOf(entry: ConnectivityEntry): GroupId {
+  if (entry.typeOfSearch !== 'match') return 'components';
+  const c = entry.comparison;
+  if (!c.stereoDbond || !c.stereoSp3 || !c.stereoSp3Inverted || !c.stereoType) return 'stereo';
+  if (!c.isotope || !c.isotopicExchangeableH) return 'isotope';
+  if (!c.charge || !c.protonation) return 'charge';
+  return 'other';
+}
+
+function choices(sources: Map<number, SourceDocument>): SourceChoice[] {
+  return [...sources.values()].sort((a, b) => a.sourceID - b.sourceID).map((s) => ({ sourceID: s.sourceID, label: s.nameLabel ?? s.name }));
+}
+
+function label(source: SourceDocument | undefined, sourceId: number): string {
+  return source ? source.nameLabel ?? source.name : `source ${sourceId}`;
+}
+
+function depiction(uci: number, size: 'large' | 'thumb', alt: string): Html {
+  return html`<img class="${size}" src="/api/v1/images/${uci}" alt="${alt}" loading="lazy">`;
+}
+
+function copyable(value: string, name: string): Html {
+  return html`<code>${value}</code> <button type="button" class="copy" data-copy="${value}" hidden>Copy ${name}</button>`;
+}
+
+function dateOf(iso: string | null | undefined): string {
+  return iso ? iso.slice(0, 10) : '–';
+}
+
+/** The table of every source holding a structure: its ids, current or obsolete, linked to the source's pages. */
+function sourcesTable(xrefs: XrefDocument[], sources: Map<number, SourceDocument>): Html {
+  const rows = [...xrefs].sort((a, b) => b.assignment - a.assignment || a.sourceId - b.sourceId || a.compoundId.localeCompare(b.compoundId)).map((xref) => {
+    const source = sources.get(xref.sourceId);
+    const url = source ? compoundUrl(source, xref.compoundId, xref.auxSrc) : null;
+    return html`<tr class="${xref.assignment === 1 ? 'current' : 'obsolete'}">
+<td><a href="/sources/${xref.sourceId}">${label(source, xref.sourceId)}</a></td>
+<td>${url ? html`<a href="${url}" rel="noopener">${xref.compoundId}</a>` : xref.compoundId}</td>
+<td>${xref.assignment === 1 ? 'current' : 'obsolete'}</td>
+<td>${xref.auxSrc ?? ''}</td>
+</tr>`;
+  });
+  return html`<table class="xrefs"><caption>${xrefs.filter((x) => x.assignment === 1).length} current ids in ${new Set(xrefs.filter((x) => x.assignment === 1).map((x) => x.sourceId)).size} sources</caption>
+<thead><tr><th scope="col">Source</th><th scope="col">Compound id</th><th scope="col">Assignment</th><th scope="col">Aux</th></tr></thead>
+<tbody>${rows}</tbody></table>`;
+}
+
+/** Structures as a list of thumbnails with their UCI and key, each linking to its page. */
+function structureList(structures: CompoundDocument[], note: (structure: CompoundDocument) => Html | string = () => ''): Html {
+  return html`<ul class="structures">${structures.map((s) => html`<li><a href="/compound/${s.uci}">${depiction(s.uci, 'thumb', `structure of UCI ${s.uci}`)}<span>UCI ${s.uci}</span><code>${s.standardInchiKey}</code></a>${note(s)}</li>`)}</ul>`;
+}
+
+interface Rendered { status: number; title: string; body: Html; canonical?: string }
+
+/** The compound page of one structure: depiction, identifiers, every source, the connectivity relatives. */
+async function compoundPage(context: LookupContext, structure: CompoundDocument, pageNumber: number): Promise<Rendered> {
+  const [sources, xrefs, related] = await Promise.all([
+    context.sources.all(),
+    xrefsByUcis(context.engine, [structure.uci], { includeObsolete: true }),
+    connectivitySearch(context, searchedStructureOf(structure), {
+      relations: new Set(relations), frequencyCap: context.config.COMPONENT_FREQUENCY_CAP, maxEntries: context.config.CONNECTIVITY_MAX_ENTRIES,
+    }),
+  ]);
+  const byUci = new Map<number, ConnectivityEntry>();
+  for (const entry of related.entries) if (entry.structure.uci !== structure.uci && !byUci.has(entry.structure.uci)) byUci.set(entry.structure.uci, entry);
+  const relatives = [...byUci.values()].sort((a, b) => groups.findIndex((g) => g.id === groupOf(a)) - groups.findIndex((g) => g.id === groupOf(b)) || a.structure.uci - b.structure.uci);
+  const pages = Math.max(1, Math.ceil(relatives.length / relativesPerPage));
+  const shown = relatives.slice((pageNumber - 1) * relativesPerPage, pageNumber * relativesPerPage);
+  const sections = groups.map((group) => {
+    const members = shown.filter((entry) => groupOf(entry) === group.id);
+    if (members.length === 0) return '';
+    return html`<section class="relatives" id="${group.id}"><h3>${group.title} (${relatives.filter((e) => groupOf(e) === group.id).length})</h3>
+${structureList(members.map((m) => m.structure), (s) => {
+      const entry = byUci.get(s.uci)!;
+      const words = entry.typeOfSearch === 'match' ? `differs in ${differences(entry.comparison).join(', ') || 'no layer'}` : relationWords[entry.typeOfSearch];
+      return html`<span class="relation">${words}</span>`;
+    })}</section>`;
+  });
+  const pager = pages > 1 ? html`<nav class="pager" aria-label="relatives pages">${Array.from({ length: pages }, (_, i) => i + 1).map((n) => (n === pageNumber ? html`<span aria-current="page">${n}</span> ` : html`<a href="/compound/${structure.uci}?page=${n}#relatives">${n}</a> `))}</nav>` : '';
+  const current = xrefs.filter((x) => x.assignment === 1).length;
+  return {
+    status: 200, title: `UCI ${structure.uci}`, canonical: `/compound/${structure.uci}`,
+    body: html`<article class="compound">
+<h1>UCI ${structure.uci}</h1>
+<div class="identity">
+${depiction(structure.uci, 'large', `structure of ${structure.standardInchiKey}`)}
+<dl>
+<dt>Standard InChIKey</dt><dd>${copyable(structure.standardInchiKey, 'InChIKey')}</dd>
+<dt>Standard InChI</dt><dd class="inchi">${copyable(structure.standardInchi, 'InChI')}</dd>
+<dt>UCI</dt><dd>${copyable(String(structure.uci), 'UCI')}</dd>
+<dt>Formula</dt><dd>${structure.layers.formula}</dd>
+</dl>
+</div>
+${current === 0 ? html`<p class="message">No source holds this structure now; the ids below are obsolete.</p>` : ''}
+<h2>In the sources</h2>
+${sourcesTable(xrefs, sources)}
+<h2 id="relatives">Same skeleton (${structure.connectivityBlock})</h2>
+${relatives.length === 0 ? html`<p>No other structure shares its skeleton or one of its components.</p>` : html`${sections}${pager}`}
+${related.truncated ? html`<p class="message">Only the first ${context.config.CONNECTIVITY_MAX_ENTRIES} assignments of the connectivity search are shown.</p>` : ''}
+</article>`,
+  };
+}
+
+function message(status: number, title: string, text: Html | string): Rendered {
+  return { status, title, body: html`<h1>${title}</h1><p class="message" role="alert">${text}</p>` };
+}
+
+/** Several structures an input stands for: a list to pick from. */
+function structuresPage(title: string, said: string, structures: CompoundDocument[], note?: (s: CompoundDocument) => Html | string): Rendered {
+  return { status: 200, title, body: html`<h1>${title}</h1><p class="understood">Searched: ${said}.</p>${structureList(structures, note)}` };
+}
+
+async function structuresOf(context: LookupContext, ucis: number[]): Promise<CompoundDocument[]> {
+  const found = await compoundsByUci(context.engine, ucis);
+  return [...found.values()].sort((a, b) => a.uci - b.uci);
+}
+
+/** The answer to one search: a compound page, a list of structures, or a message saying why not. */
+async function search(context: LookupContext, q: string, sourceId: number | undefined, pageNumber: number): Promise<Rendered> {
+  const sources = await context.sources.all();
+  const input = understand(q, sourceId, [...sources.values()]);
+  const understood = (rendered: Rendered, said: string): Rendered => ({ ...rendered, body: html`<p class="understood">Searched: ${said}.</p>${rendered.body}` });
+  switch (input.kind) {
+    case 'refused':
+      return message(400, 'Cannot search this', input.message);
+    case 'inchikey':
+    case 'inchi': {
+      const key = input.kind === 'inchikey' ? input.standardInchiKey : inchiKeyOf(parseQueryInchi(input.inchi, context.config.MAX_INCHI_LENGTH));
+      const current = await xrefsByKeys(context.engine, [key], {}, 1);
+      const structure = current.length > 0 ? (await compoundsByUci(context.engine, [current[0].uci])).get(current[0].uci) : undefined;
+      if (!structure) {
+        const block = key.slice(0, 14);
+        return message(404, 'Not found', html`No source holds the structure with InChIKey <code>${key}</code>. <a href="/search?q=${block}">Search its skeleton (${block})</a> for stereoisomers, isotopologues and other forms.`);
+      }
+      return understood(await compoundPage(context, structure, pageNumber), input.said);
+    }
+    case 'uci': {
+      const structure = (await compoundsByUci(context.engine, [input.uci])).get(input.uci);
+      if (!structure) return message(404, 'Not found', `There is no structure with UCI ${input.uci}.`);
+      return understood(await compoundPage(context, structure, pageNumber), input.said);
+    }
+    case 'connectivityBlock': {
+      const structures = (await compoundsByConnectivityBlock(context.engine, input.connectivityBlock, 1_000)).sort((a, b) => a.uci - b.uci);
+      if (structures.length === 0) return message(404, 'Not found', `No structure has the skeleton ${input.connectivityBlock}.`);
+      return structuresPage(`${structures.length} structures of skeleton ${input.connectivityBlock}`, input.said, structures);
+    }
+    case 'sourceId':
+    case 'anySource': {
+      const filter = input.kind === 'sourceId' ? { sourceId: input.source.sourceID } : {};
+      const own = await xrefsByCompoundId(context.engine, input.compoundId, filter);
+      const ucis = [...new Set(own.map((x) => x.uci))];
+      if (ucis.length === 0) {
+        const where = input.kind === 'sourceId' ? `in ${label(input.source, input.source.sourceID)}` : 'in any source (pick a source if it names a structure there, or give its InChIKey)';
+        return message(404, 'Not found', `No current compound id ${input.compoundId} ${where}.`);
+      }
+      const structures = await structuresOf(context, ucis);
+      if (structures.length === 1) return understood(await compoundPage(context, structures[0], pageNumber), input.said);
+      const inSource = (s: CompoundDocument): string => own.filter((x) => x.uci === s.uci).map((x) => label(sources.get(x.sourceId), x.sourceId)).join(', ');
+      return structuresPage(`${input.compoundId}: ${structures.length} structures`, input.said, structures, (s) => html`<span class="relation">in ${inSource(s)}</span>`);
+    }
+  }
+}
+
+function lastLoadCell(record: LoadRecord | undefined): Html {
+  if (!record) return html`<td>–</td>`;
+  return html`<td>${dateOf(record.ended ?? record.started)}, ${record.status}: ${record.rowsLoaded.toLocaleString('en')} loaded, ${record.rowsRejected.toLocaleString('en')} rejected</td>`;
+}
+
+async function sourcesPage(context: LookupContext): Promise<Rendered> {
+  const [sources, loads] = await Promise.all([context.sources.all(), lastLoadOfEachSource(context.engine)]);
+  const rows = [...sources.values()].sort((a, b) => a.sourceID - b.sourceID).map((s) => html`<tr>
+<td>${s.sourceID}</td><td><a href="/sources/${s.sourceID}">${s.nameLabel ?? s.name}</a>${s.retired ? ' (retired)' : ''}</td>
+<td>${s.UCICount.toLocaleString('en')}</td><td>${s.srcReleaseNumber ?? '–'} (${dateOf(s.srcReleaseDate)})</td>${lastLoadCell(loads.get(s.sourceID))}
+<td>${s.srcUrl ? html`<a href="${s.srcUrl}" rel="noopener">${s.nameLong ?? s.name}</a>` : s.nameLong ?? ''}</td>
+</tr>`);
+  return {
+    status: 200, title: 'Sources', canonical: '/sources',
+    body: html`<h1>Sources</h1><table class="sources"><thead><tr><th scope="col">Id</th><th scope="col">Name</th><th scope="col">Structures</th><th scope="col">Release (date)</th><th scope="col">Last load</th><th scope="col">Site</th></tr></thead><tbody>${rows}</tbody></table>`,
+  };
+}
+
+async function sourcePage(context: LookupContext, sourceId: number): Promise<Rendered> {
+  const source = await context.sources.get(sourceId);
+  if (!source) return message(404, 'Not found', `There is no source ${sourceId}.`);
+  const loads = await loadHistoryOfSource(context.engine, sourceId, 100);
+  const rows = loads.map((l) => html`<tr><td>${l.started.replace('T', ' ').slice(0, 19)}</td><td>${l.command}</td><td>${l.status}${l.dryRun ? ' (dry run)' : ''}</td><td>${l.releaseNumber ?? ''}</td><td>${l.rowsRead.toLocaleString('en')}</td><td>${l.rowsLoaded.toLocaleString('en')}</td><td>${l.rowsRejected.toLocaleString('en')}</td><td>${l.message ?? ''}</td></tr>`);
+  return {
+    status: 200, title: source.nameLabel ?? source.name, canonical: `/sources/${sourceId}`,
+    body: html`<h1>${source.nameLabel ?? source.name} <small>(source ${sourceId})</small></h1>
+<p>${source.description ?? ''}</p>
+<dl class="source">
+<dt>Structures</dt><dd>${source.UCICount.toLocaleString('en')}</dd>
+<dt>Release</dt><dd>${source.srcReleaseNumber ?? '–'}, ${dateOf(source.srcReleaseDate)}</dd>
+<dt>Last updated</dt><dd>${dateOf(source.lastUpdated)}</dd>
+${source.srcUrl ? html`<dt>Site</dt><dd><a href="${source.srcUrl}" rel="noopener">${source.srcUrl}</a></dd>` : ''}
+</dl>
+<h2>Loads</h2>
+${loads.length === 0 ? html`<p>No load of this source is recorded.</p>` : html`<table class="loads"><thead><tr><th scope="col">Started (UTC)</th><th scope="col">Command</th><th scope="col">Status</th><th scope="col">Release</th><th scope="col">Read</th><th scope="col">Loaded</th><th scope="col">Rejected</th><th scope="col">Message</th></tr></thead><tbody>${rows}</tbody></table>`}`,
+  };
+}
+
+const home: Rendered = {
+  status: 200, title: 'Search', canonical: '/',
+  body: html`<h1>Find a compound in every source</h1>
+<p>Give a Standard InChIKey (<a href="/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N">RZVAJINKPMORJF-UHFFFAOYSA-N</a>), a Standard InChI, a UCI,
+<code>source:id</code> (<a href="/search?q=chembl%3ACHEMBL112">chembl:CHEMBL112</a>) or a compound id with its source. SMILES are not accepted yet.</p>`,
+};
+
+function positive(text: unknown): number | undefined {
+  return typeof text === 'string' && /^[1-9][0-9]{0,9}$/.test(text) ? Number(text) : undefined;
+}
+
+/** The web pages, for `app.use`. `onError` renders what a page could not (an engine that is down). */
+export function webPages(context: LookupContext): Router {
+  const router = Router();
+  const send = async (req: Request, res: Response, render: () => Promise<Rendered> | Rendered): Promise<void> => {
+    const sources = await context.sources.all().catch(() => new Map<number, SourceDocument>());
+    let rendered: Rendered;
+    try {
+      rendered = await render();
+    } catch (error) {
+      if (error instanceof InvalidQuery) rendered = message(400, 'Cannot search this', error.message);
+      else {
+        const status = (error as { status?: number }).status;
+        rendered = message(status === 503 || status === undefined ? 503 : status, 'Not available', `The search engine did not answer: try again in a moment. (${(error as Error).message})`);
+      }
+    }
+    const q = typeof req.query.q === 'string' ? req.query.q : undefined;
+    res.status(rendered.status).type('html').send(page({ title: rendered.title, q, source: positive(req.query.source), sources: choices(sources), canonical: rendered.canonical }, rendered.body));
+  };
+  router.get('/', (req, res) => send(req, res, () => home));
+  router.get('/search', (req, res) => send(req, res, () => {
+    const source = req.query.source;
+    if (source !== undefined && source !== '' && positive(source) === undefined) return message(400, 'Cannot search this', `"${String(source)}" is not a source id.`);
+    return search(context, typeof req.query.q === 'string' ? req.query.q : '', positive(source), positive(req.query.page) ?? 1);
+  }));
+  router.get('/compound/:uci', (req, res) => send(req, res, async () => {
+    const uci = positive(req.params.uci);
+    const structure = uci === undefined ? undefined : (await compoundsByUci(context.engine, [uci])).get(uci);
+    if (!structure) return message(404, 'Not found', `There is no structure with UCI ${req.params.uci}.`);
+    return compoundPage(context, structure, positive(req.query.page) ?? 1);
+  }));
+  router.get('/sources', (req, res) => send(req, res, () => sourcesPage(context)));
+  router.get('/sources/:id', (req, res) => send(req, res, () => {
+    const id = positive(req.params.id);
+    return id === undefined ? message(404, 'Not found', `"${req.params.id}" is not a source id.`) : sourcePage(context, id);
+  }));
+  router.get('/static/:file', (req, res, next) => {
+    const file = staticFiles[req.params.file];
+    if (!file) return next();
+    res.type(file.type).setHeader('Cache-Control', 'public, max-age=3600');
+    res.send(file.body);
+  });
+  return router;
+}
+
+/** The paths the web pages answer (GET), for the method guard. */
+export const webPaths = ['/', '/search', '/compound/{uci}', '/sources', '/sources/{id}', '/static/{file}'];

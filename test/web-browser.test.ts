@@ -1,0 +1,88 @@
+import { existsSync } from 'node:fs';
+import { expect } from 'chai';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startApi, type RunningApi } from './support/api';
+import { fixturePrefix, testConfig } from './support/fixture';
+
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+describe('the search pages in a real browser', function () {
+  this.timeout(180_000);
+  let api: RunningApi;
+  let browser: Browser;
+
+  before(async () => {
+    if (!existsSync(chromiumPath)) {
+      throw new Error(`no Chromium at ${chromiumPath}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
+    }
+    api = await startApi(testConfig(await fixturePrefix()));
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await api?.stop();
+  });
+
+  /** A page that records console errors, failed requests and uncaught exceptions. */
+  async function watchedPage(javaScriptEnabled = true): Promise<{ page: Page; problems: string[] }> {
+    const context = await browser.newContext({ javaScriptEnabled });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+    page.on('pageerror', (error) => problems.push(error.message));
+    // A page left while its thumbnails load aborts them: that is the browser's doing, not a fault.
+    page.on('requestfailed', (request) => { if (request.failure()?.errorText !== 'net::ERR_ABORTED') problems.push(`${request.url()}: ${request.failure()?.errorText}`); });
+    return { page, problems };
+  }
+
+  async function search(page: Page, text: string, source = ''): Promise<void> {
+    await page.goto(`${api.url}/`);
+    await page.getByLabel('InChIKey, InChI, UCI').fill(text);
+    await page.getByLabel('in source').selectOption(source);
+    await Promise.all([page.waitForURL(/\/search\?/), page.getByRole('button', { name: 'Search' }).click()]);
+  }
+
+  it('searches paracetamol by key, by CHEMBL112 with ChEMBL, by InChI; the depiction loads; no console error', async () => {
+    const { page, problems } = await watchedPage();
+    const depiction = page.waitForResponse((response) => response.url().endsWith('/api/v1/images/614'));
+    await search(page, 'RZVAJINKPMORJF-UHFFFAOYSA-N');
+    expect(await page.locator('h1').textContent()).to.equal('UCI 614');
+    expect(await page.locator('table.xrefs').textContent()).to.contain('CHEMBL112');
+    expect((await depiction).status(), 'the depiction loads').to.equal(200);
+    expect((await depiction).headers()['content-type']).to.match(/^image\/svg\+xml/);
+    await search(page, 'CHEMBL112', '1');
+    expect(await page.locator('.understood').textContent()).to.equal('Searched: compound id CHEMBL112 in ChEMBL.');
+    await search(page, 'InChI=1S/C8H9NO2/c1-6(10)9-7-2-4-8(11)5-3-7/h2-5,11H,1H3,(H,9,10)');
+    expect(await page.locator('h1').textContent()).to.equal('UCI 614');
+    expect(await page.locator('button.copy').first().isVisible(), 'copy buttons shown with JavaScript').to.equal(true);
+    expect(problems, problems.join("\n")).to.deep.equal([]);
+  });
+
+  it('follows a source link and a stereoisomer to its own page', async () => {
+    const { page, problems } = await watchedPage();
+    await page.goto(`${api.url}/compound/229`);
+    await Promise.all([page.waitForURL(/\/compound\/230$/), page.locator('#stereo a[href="/compound/230"]').click()]);
+    expect(await page.locator('h1').textContent()).to.equal('UCI 230');
+    await Promise.all([page.waitForURL(/\/sources\/\d+$/), page.locator('table.xrefs a[href^="/sources/"]').first().click()]);
+    expect(await page.locator('h2').first().textContent()).to.equal('Loads');
+    expect(problems, problems.join('\n')).to.deep.equal([]);
+  });
+
+  it('a bad input shows its message', async () => {
+    const { page } = await watchedPage();
+    await search(page, 'CC(=O)Nc1ccc(O)cc1');
+    expect(await page.getByRole('alert').textContent()).to.contain('reads as a SMILES');
+  });
+
+  it('the basic search works with JavaScript off (no copy buttons then)', async () => {
+    const { page, problems } = await watchedPage(false);
+    await search(page, 'chembl:CHEMBL112');
+    expect(await page.locator('h1').textContent()).to.equal('UCI 614');
+    expect(await page.locator('button.copy').first().isVisible()).to.equal(false);
+    expect(problems).to.deep.equal([]);
+  });
+});

@@ -1,0 +1,116 @@
+import { expect } from 'chai';
+import { startApi, type RunningApi } from './support/api';
+import { fixturePrefix, testConfig } from './support/fixture';
+
+const paracetamol = {
+  key: 'RZVAJINKPMORJF-UHFFFAOYSA-N',
+  inchi: 'InChI=1S/C8H9NO2/c1-6(10)9-7-2-4-8(11)5-3-7/h2-5,11H,1H3,(H,9,10)',
+  uci: 614,
+};
+
+describe('the web pages: search, compound, sources', function () {
+  this.timeout(120_000);
+  let api: RunningApi;
+  before(async () => {
+    api = await startApi(testConfig(await fixturePrefix()));
+  });
+  after(() => api.stop());
+
+  const get = async (path: string): Promise<{ status: number; text: string; type: string }> => {
+    const answer = await api.get(path);
+    return { status: answer.status, text: answer.text, type: answer.headers.get('content-type') ?? '' };
+  };
+
+  it('a Standard InChIKey finds paracetamol: its identifiers, depiction and every source holding it, linked to their pages', async () => {
+    const answer = await get(`/search?q=${paracetamol.key}`);
+    expect(answer.status).to.equal(200);
+    expect(answer.type).to.match(/^text\/html/);
+    expect(answer.text).to.contain('Searched: a Standard InChIKey.');
+    expect(answer.text).to.contain('<h1>UCI 614</h1>');
+    expect(answer.text).to.contain(`<img class="large" src="/api/v1/images/614"`);
+    expect(answer.text).to.contain(paracetamol.inchi);
+    expect(answer.text).to.contain('<a href="https://www.ebi.ac.uk/chembldb/compound/inspect/CHEMBL112" rel="noopener">CHEMBL112</a>');
+    expect(answer.text).to.contain('<a href="/sources/1">ChEMBL</a>');
+    expect(answer.text).to.contain('3 current ids in 3 sources');
+    expect(answer.text).to.contain('<link rel="canonical" href="/compound/614">');
+  });
+
+  it('CHEMBL112 with ChEMBL picked, chembl:CHEMBL112, CHEMBL112 alone, the InChI and the UCI all open the same compound, each saying what it understood', async () => {
+    const searches: [string, string][] = [
+      ['/search?q=CHEMBL112&source=1', 'Searched: compound id CHEMBL112 in ChEMBL.'],
+      ['/search?q=chembl%3ACHEMBL112', 'Searched: compound id CHEMBL112 in ChEMBL.'],
+      ['/search?q=CHEMBL112', 'Searched: compound id CHEMBL112, in every source.'],
+      [`/search?q=${encodeURIComponent(paracetamol.inchi)}`, 'Searched: a Standard InChI.'],
+      ['/search?q=614', 'Searched: UCI 614 (pick a source to search 614 as a compound id).'],
+      ['/search?q=%20rzvajinkpmorjf-uhfffaoysa-n%20', 'Searched: a Standard InChIKey.'],
+    ];
+    for (const [path, said] of searches) {
+      const answer = await get(path);
+      expect(answer.status, path).to.equal(200);
+      expect(answer.text, path).to.contain(said);
+      expect(answer.text, path).to.contain('<h1>UCI 614</h1>');
+    }
+  });
+
+  it('input it cannot use gets a clear message and the status that goes with it', async () => {
+    const cases: [string, number, string][] = [
+      ['/search?q=CC(%3DO)Nc1ccc(O)cc1', 400, 'reads as a SMILES: structures as input are not accepted yet'],
+      ['/search?q=InChI%3D1%2FC8H9NO2%2Fc1', 400, 'This is not a Standard InChI'],
+      ['/search?q=RZVAJINKPMORJF-UHFFFAOYNA-N', 400, 'is a non-standard InChIKey'],
+      ['/search?q=InChI%3D1S%2Fnonsense', 400, 'Cannot search this'],
+      ['/search?q=', 400, 'Type a Standard InChIKey'],
+      ['/search?q=CHEMBL112&source=999', 400, 'There is no source 999.'],
+      ['/search?q=CHEMBL112&source=abc', 400, '&quot;abc&quot; is not a source id.'],
+      ['/search?q=NOSUCHID42', 404, 'No current compound id NOSUCHID42 in any source'],
+      ['/compound/999999999', 404, 'There is no structure with UCI 999999999.'],
+      ['/sources/999', 404, 'There is no source 999.'],
+    ];
+    for (const [path, status, text] of cases) {
+      const answer = await get(path);
+      expect(answer.status, path).to.equal(status);
+      expect(answer.text, path).to.contain(text);
+      expect(answer.text, path).to.contain('role="alert"');
+    }
+  });
+
+  it('an InChIKey no source holds says so and offers the search of its skeleton, which lists the structures sharing it', async () => {
+    const missing = await get('/search?q=GZCGUPFRVQAUEE-AAAAAAAASA-N');
+    expect(missing.status).to.equal(404);
+    expect(missing.text).to.contain('<a href="/search?q=GZCGUPFRVQAUEE">Search its skeleton (GZCGUPFRVQAUEE)</a>');
+    const skeleton = await get('/search?q=GZCGUPFRVQAUEE');
+    expect(skeleton.status).to.equal(200);
+    expect(skeleton.text).to.contain('9 structures of skeleton GZCGUPFRVQAUEE');
+    expect(skeleton.text.match(/<a href="\/compound\/\d+">/g)).to.have.length(9);
+  });
+
+  it('a compound page groups the structures of its skeleton by relation, with what differs in words and a thumbnail', async () => {
+    const answer = await get('/compound/229');
+    expect(answer.status).to.equal(200);
+    expect(answer.text).to.contain('<h3>Stereoisomers (8)</h3>');
+    expect(answer.text).to.contain('differs in tetrahedral stereo');
+    expect(answer.text).to.match(/<a href="\/compound\/230"><img class="thumb" src="\/api\/v1\/images\/230"/);
+  });
+
+  it('/sources lists every source with its structures, release and last load; /sources/{id} its load history', async () => {
+    const list = await get('/sources');
+    expect(list.status).to.equal(200);
+    for (const name of ['ChEMBL', 'ZINC', 'PubChem', 'NCI/DTP', 'CAS RN', 'Chemical structures', 'BZR names']) expect(list.text).to.contain(`>${name}</a>`);
+    expect(list.text).to.match(/done: [0-9,]+ loaded, 0 rejected/);
+    const chembl = await get('/sources/1');
+    expect(chembl.status).to.equal(200);
+    expect(chembl.text).to.contain('<h1>ChEMBL <small>(source 1)</small></h1>');
+    expect(chembl.text).to.contain('<td>references</td><td>done</td>');
+  });
+
+  it('escapes what it is given, serves its stylesheet and script from this origin under the API\'s security headers', async () => {
+    const hostile = await get('/search?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E');
+    expect(hostile.text).to.not.contain('<script>alert(1)</script>');
+    expect(hostile.text).to.contain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    const home = await api.get('/');
+    expect(home.headers.get('content-security-policy')).to.contain("script-src 'self'");
+    expect(home.text).to.contain('<form class="search" action="/search" method="get" role="search">');
+    expect((await get('/static/chemxref.css')).type).to.match(/^text\/css/);
+    expect((await get('/static/chemxref.js')).type).to.match(/^text\/javascript/);
+    expect((await get('/static/nothing.js')).status).to.equal(404);
+  });
+});
