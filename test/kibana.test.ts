@@ -166,9 +166,10 @@ describe('Kibana saved objects for curators (kibana/chemxref.ndjson)', function 
       const formats = JSON.parse(assignments.attributes.fieldFormatMap as string);
       expect(formats.sourceId.params.lookupEntries).to.deep.include({ key: '1', value: 'ChEMBL (1)' });
       expect(formats.sourceId.params.lookupEntries).to.have.length((await allSources(engine)).length);
-      expect(formats.standardInchiKey.params.urlTemplate).to.equal('https://chemxref.example.org/rest/verbose_inchikey/{{value}}');
+      expect(formats.standardInchiKey.params.urlTemplate).to.equal('https://chemxref.example.org/search?q={{value}}');
+      expect(formats.uci.params.urlTemplate).to.equal('https://chemxref.example.org/compound/{{value}}');
       const runtime = JSON.parse(assignments.attributes.runtimeFieldMap as string);
-      expect(runtime.chemxrefPage.script.source).to.contain("emit('https://chemxref.example.org/rest/src_compound_id_all/'");
+      expect(runtime.chemxrefPage.script.source).to.contain("emit('https://chemxref.example.org/search?q=' + doc['sourceId'].value + '%3A' + ");
       expect(runtime.sourcePage.script.source).to.contain("if (id == 1) { emit('https://www.ebi.ac.uk/chembldb/compound/inspect/' + doc['compoundId'].value");
       const loads = fitted.find((o) => o.id === 'chemxref-loads')!;
       expect(JSON.parse(loads.attributes.fieldFormatMap as string).sourceIds.params.lookupEntries).to.deep.equal(formats.sourceId.params.lookupEntries);

@@ -39,6 +39,7 @@ describe('the web pages: search, compound, sources', function () {
     const searches: [string, string][] = [
       ['/search?q=CHEMBL112&source=1', 'Searched: compound id CHEMBL112 in ChEMBL.'],
       ['/search?q=chembl%3ACHEMBL112', 'Searched: compound id CHEMBL112 in ChEMBL.'],
+      ['/search?q=1%3ACHEMBL112', 'Searched: compound id CHEMBL112 in ChEMBL.'],
       ['/search?q=CHEMBL112', 'Searched: compound id CHEMBL112, in every source.'],
       [`/search?q=${encodeURIComponent(paracetamol.inchi)}`, 'Searched: a Standard InChI.'],
       ['/search?q=614', 'Searched: UCI 614 (pick a source to search 614 as a compound id).'],

@@ -46,8 +46,8 @@ function painlessString(text: string): string {
   return `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
-/** Painless that percent-encodes the characters of a compound id that would break a URL path. */
-const encodedCompoundId = "doc['compoundId'].value.replace('%', '%25').replace('/', '%2F').replace('?', '%3F').replace('#', '%23').replace(' ', '%20')";
+/** Painless that percent-encodes the characters of a compound id that would break a URL's path or query. */
+const encodedCompoundId = "doc['compoundId'].value.replace('%', '%25').replace('/', '%2F').replace('?', '%3F').replace('#', '%23').replace(' ', '%20').replace('&', '%26').replace('+', '%2B')";
 
 /**
  * The runtime field `sourcePage` of the assignments data view: the compound's page at its source
