@@ -1,10 +1,8 @@
-import { existsSync } from 'node:fs';
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startApi, type RunningApi } from './support/api';
+import { launchChromium } from './support/browser';
 import { fixturePrefix, testConfig } from './support/fixture';
-
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describe('the interactive docs page in a real browser', function () {
   this.timeout(180_000);
@@ -12,15 +10,8 @@ describe('the interactive docs page in a real browser', function () {
   let browser: Browser;
 
   before(async () => {
-    if (!existsSync(chromiumPath)) {
-      throw new Error(`no Chromium at ${chromiumPath}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
-    }
     api = await startApi(testConfig(await fixturePrefix()));
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -1,10 +1,9 @@
-import { existsSync } from 'node:fs';
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { startApi, type RunningApi } from './support/api';
+import { findChromium, launchChromium } from './support/browser';
+import { chromium } from 'playwright-core';
 import { fixturePrefix, testConfig } from './support/fixture';
-
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describe('the search pages in a real browser', function () {
   this.timeout(180_000);
@@ -12,15 +11,8 @@ describe('the search pages in a real browser', function () {
   let browser: Browser;
 
   before(async () => {
-    if (!existsSync(chromiumPath)) {
-      throw new Error(`no Chromium at ${chromiumPath}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
-    }
     api = await startApi(testConfig(await fixturePrefix()));
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -76,6 +68,26 @@ describe('the search pages in a real browser', function () {
     const { page } = await watchedPage();
     await search(page, 'CC(=O)Nc1ccc(O)cc1');
     expect(await page.getByRole('alert').textContent()).to.contain('reads as a SMILES');
+  });
+
+  it('runs in the Chromium the dev dependencies ship, so a machine without a browser passes `npm test`', async () => {
+    const asked = process.env.CHROMIUM_PATH;
+    process.env.CHROMIUM_PATH = 'bundled';
+    try {
+      const bundled = await findChromium();
+      expect(bundled.origin).to.equal('@sparticuz/chromium');
+      const own = await chromium.launch({ executablePath: bundled.executablePath, args: bundled.args });
+      try {
+        const page = await own.newPage();
+        await page.goto(`${api.url}/search?q=CHEMBL112&source=1`);
+        expect(await page.locator('h1').textContent()).to.equal('UCI 614');
+      } finally {
+        await own.close();
+      }
+    } finally {
+      if (asked === undefined) delete process.env.CHROMIUM_PATH;
+      else process.env.CHROMIUM_PATH = asked;
+    }
   });
 
   it('the basic search works with JavaScript off (no copy buttons then)', async () => {
