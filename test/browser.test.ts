@@ -1,26 +1,14 @@
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import { startApi, type RunningApi } from './support/api';
-import { launchChromium } from './support/browser';
-import { fixturePrefix, testConfig } from './support/fixture';
+import type { Page } from 'playwright-core';
+import { browserOnFixture } from './support/browser';
 
 describe('the interactive docs page in a real browser', function () {
   this.timeout(180_000);
-  let api: RunningApi;
-  let browser: Browser;
-
-  before(async () => {
-    api = await startApi(testConfig(await fixturePrefix()));
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await api?.stop();
-  });
+  const fixture = browserOnFixture();
 
   /** A new page that collects every Content-Security-Policy violation it meets. */
   async function watchedPage(): Promise<{ page: Page; violations: string[] }> {
-    const page = await browser.newPage();
+    const page = await fixture.browser.newPage();
     const violations: string[] = [];
     page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()); });
     await page.exposeFunction('reportViolation', (text: string) => { violations.push(text); });
@@ -31,7 +19,7 @@ describe('the interactive docs page in a real browser', function () {
 
   it('"Try it out" on POST /compounds finds paracetamol in ChEMBL (CHEMBL112) and NCI/DTP (3991), without a Content-Security-Policy violation', async () => {
     const { page, violations } = await watchedPage();
-    await page.goto(`${api.url}/api/docs/`);
+    await page.goto(`${fixture.api.url}/api/docs/`);
     const operation = page.locator('#operations-compounds-postCompounds');
     await operation.locator('.opblock-summary').click();
     // The page opens operations ready to try (tryItOutEnabled); click "Try it out" only if it is offered.
@@ -57,15 +45,15 @@ describe('the interactive docs page in a real browser', function () {
 
   it('the home page links to the docs, without a Content-Security-Policy violation', async () => {
     const { page, violations } = await watchedPage();
-    await page.goto(`${api.url}/`);
+    await page.goto(`${fixture.api.url}/`);
     await page.locator('a[href="/api/docs"]').click();
     await page.locator('#operations-compounds-postCompounds').waitFor();
     expect(violations).to.deep.equal([]);
   });
 
   it('the docs page credits the data licences', async () => {
-    const page = await browser.newPage();
-    await page.goto(`${api.url}/api/docs/`);
+    const page = await fixture.browser.newPage();
+    await page.goto(`${fixture.api.url}/api/docs/`);
     await page.locator('.information-container').waitFor();
     expect(await page.locator('.information-container').innerText()).to.contain('CC BY-SA 3.0');
   });

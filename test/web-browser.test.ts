@@ -1,27 +1,15 @@
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import { startApi, type RunningApi } from './support/api';
-import { findChromium, launchChromium } from './support/browser';
+import type { Page } from 'playwright-core';
+import { browserOnFixture, findChromium } from './support/browser';
 import { chromium } from 'playwright-core';
-import { fixturePrefix, testConfig } from './support/fixture';
 
 describe('the search pages in a real browser', function () {
   this.timeout(180_000);
-  let api: RunningApi;
-  let browser: Browser;
-
-  before(async () => {
-    api = await startApi(testConfig(await fixturePrefix()));
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await api?.stop();
-  });
+  const fixture = browserOnFixture();
 
   /** A page that records console errors, failed requests and uncaught exceptions. */
   async function watchedPage(javaScriptEnabled = true): Promise<{ page: Page; problems: string[] }> {
-    const context = await browser.newContext({ javaScriptEnabled });
+    const context = await fixture.browser.newContext({ javaScriptEnabled });
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
@@ -32,7 +20,7 @@ describe('the search pages in a real browser', function () {
   }
 
   async function search(page: Page, text: string, source = ''): Promise<void> {
-    await page.goto(`${api.url}/`);
+    await page.goto(`${fixture.api.url}/`);
     await page.getByLabel('InChIKey, InChI, UCI').fill(text);
     await page.getByLabel('in source').selectOption(source);
     await Promise.all([page.waitForURL(/\/search\?/), page.getByRole('button', { name: 'Search' }).click()]);
@@ -56,7 +44,7 @@ describe('the search pages in a real browser', function () {
 
   it('follows a source link and a stereoisomer to its own page', async () => {
     const { page, problems } = await watchedPage();
-    await page.goto(`${api.url}/compound/229`);
+    await page.goto(`${fixture.api.url}/compound/229`);
     await Promise.all([page.waitForURL(/\/compound\/230$/), page.locator('#stereo a[href="/compound/230"]').click()]);
     expect(await page.locator('h1').textContent()).to.equal('UCI 230');
     await Promise.all([page.waitForURL(/\/sources\/\d+$/), page.locator('table.xrefs a[href^="/sources/"]').first().click()]);
@@ -79,7 +67,7 @@ describe('the search pages in a real browser', function () {
       const own = await chromium.launch({ executablePath: bundled.executablePath, args: bundled.args });
       try {
         const page = await own.newPage();
-        await page.goto(`${api.url}/search?q=CHEMBL112&source=1`);
+        await page.goto(`${fixture.api.url}/search?q=CHEMBL112&source=1`);
         expect(await page.locator('h1').textContent()).to.equal('UCI 614');
       } finally {
         await own.close();

@@ -6,6 +6,8 @@
  */
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
+import { startApi, type RunningApi } from './api';
+import { fixturePrefix, testConfig } from './fixture';
 
 const systemChromiums = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
 const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -28,4 +30,22 @@ export async function findChromium(): Promise<{ executablePath: string; args: st
 export async function launchChromium(): Promise<Browser> {
   const found = await findChromium();
   return chromium.launch({ executablePath: found.executablePath, args: found.args });
+}
+
+/**
+ * The hooks of a browser test file: the API on the fixture and a Chromium, both started before its
+ * tests and closed after them. Read them through the returned object once the tests run.
+ */
+export function browserOnFixture(): { readonly api: RunningApi; readonly browser: Browser } {
+  let api: RunningApi | undefined;
+  let browser: Browser | undefined;
+  before(async () => {
+    api = await startApi(testConfig(await fixturePrefix()));
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    await api?.stop();
+  });
+  return { get api() { return api!; }, get browser() { return browser!; } };
 }
