@@ -96,7 +96,10 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   app.get(documentPaths, documentJson);
   app.get('/metrics', metrics.handler);
   app.use('/api/docs', swaggerUi.serve, swaggerUi.setup(undefined, docsOptions));
-  app.use(webPages(context));
+  // RATE_LIMIT charges each operation its `x-rate-cost`, and a web page that searches a connectivity search's; the service's own probes are free.
+  const limiter = config.RATE_LIMIT > 0 ? new CostLimiter(config.RATE_LIMIT) : undefined;
+  const costs = operationCosts(document);
+  app.use(webPages(context, limiter ? rateLimit(limiter, () => costs.get('postConnectivity') ?? 5) : undefined));
 
   app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(OpenApiValidator.middleware({
@@ -110,9 +113,6 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   }));
 
   const handlers = { ...v1Handlers(context, depictor), ...legacyHandlers(context) };
-  // RATE_LIMIT charges each operation its `x-rate-cost`; the service's own probes are free.
-  const limiter = config.RATE_LIMIT > 0 ? new CostLimiter(config.RATE_LIMIT) : undefined;
-  const costs = operationCosts(document);
   for (const operation of operations(document)) {
     const handler = handlers[operation.operationId];
     if (!handler) throw new Error(`no handler for operationId ${operation.operationId}`);

@@ -114,4 +114,22 @@ describe('the web pages: search, compound, sources', function () {
     expect((await get('/static/chemxref.js')).type).to.match(/^text\/javascript/);
     expect((await get('/static/nothing.js')).status).to.equal(404);
   });
+
+  it('under RATE_LIMIT a page that searches costs what a connectivity search does, and a client over its limit gets a 429 page with Retry-After', async () => {
+    const limited = await startApi(testConfig(await fixturePrefix(), { RATE_LIMIT: '10' }));
+    try {
+      expect((await limited.get('/compound/614')).status).to.equal(200);
+      const first = await limited.get('/search?q=CHEMBL112');
+      expect(first.status).to.equal(200);
+      expect(first.headers.get('ratelimit-remaining')).to.equal('0');
+      const refused = await limited.get('/sources');
+      expect(refused.status).to.equal(429);
+      expect(refused.headers.get('content-type')).to.match(/^text\/html/);
+      expect(Number(refused.headers.get('retry-after'))).to.be.above(0);
+      expect(refused.text).to.contain('Too many searches');
+      expect((await limited.get('/')).status, 'the search box itself is free').to.equal(200);
+    } finally {
+      await limited.stop();
+    }
+  });
 });

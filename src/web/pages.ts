@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Router, type Request, type Response } from 'express';
+import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { inchiKeyOf, type Comparison } from '../chemistry';
 import { compoundsByConnectivityBlock, compoundsByUci } from '../engine/compounds';
 import type { CompoundDocument, LoadRecord, SourceDocument, XrefDocument } from '../engine/documents';
@@ -266,9 +266,13 @@ function positive(text: unknown): number | undefined {
   return typeof text === 'string' && /^[1-9][0-9]{0,9}$/.test(text) ? Number(text) : undefined;
 }
 
-/** The web pages, for `app.use`. `onError` renders what a page could not (an engine that is down). */
-export function webPages(context: LookupContext): Router {
+/**
+ * The web pages, for `app.use`. `limit`, when RATE_LIMIT is on, charges each page that searches
+ * (a compound page runs a connectivity search); a refusal is a 429 page with Retry-After.
+ */
+export function webPages(context: LookupContext, limit?: RequestHandler): Router {
   const router = Router();
+  if (limit) router.use(['/search', '/compound/:uci', '/sources'], limit);
   const send = async (req: Request, res: Response, render: () => Promise<Rendered> | Rendered): Promise<void> => {
     const sources = await context.sources.all().catch(() => new Map<number, SourceDocument>());
     let rendered: Rendered;
@@ -301,6 +305,14 @@ export function webPages(context: LookupContext): Router {
     const id = positive(req.params.id);
     return id === undefined ? message(404, 'Not found', `"${req.params.id}" is not a source id.`) : sourcePage(context, id);
   }));
+  const refused: ErrorRequestHandler = (error, req, res, next) => {
+    const status = (error as { status?: number }).status;
+    if (status !== 429) return next(error);
+    const retryAfter = (error as { retryAfter?: number }).retryAfter;
+    if (retryAfter !== undefined) res.setHeader('Retry-After', String(retryAfter));
+    void send(req, res, () => message(429, 'Too many searches', (error as Error).message));
+  };
+  router.use(refused);
   router.get('/static/:file', (req, res, next) => {
     const file = staticFiles[req.params.file];
     if (!file) return next();
