@@ -85,7 +85,13 @@ function dateOf(iso: string | null | undefined): string {
 }
 
 /** The table of every source holding a structure: its ids, current or obsolete, linked to the source's pages. */
+function plural(count: number, word: string): string {
+  return `${count.toLocaleString('en')} ${word}${count === 1 ? '' : 's'}`;
+}
+
 function sourcesTable(xrefs: XrefDocument[], sources: Map<number, SourceDocument>): Html {
+  const withAux = xrefs.some((xref) => xref.auxSrc);
+  const current = xrefs.filter((x) => x.assignment === 1);
   const rows = [...xrefs].sort((a, b) => b.assignment - a.assignment || a.sourceId - b.sourceId || a.compoundId.localeCompare(b.compoundId)).map((xref) => {
     const source = sources.get(xref.sourceId);
     const url = source ? compoundUrl(source, xref.compoundId, xref.auxSrc) : null;
@@ -93,11 +99,11 @@ function sourcesTable(xrefs: XrefDocument[], sources: Map<number, SourceDocument
 <td><a href="/sources/${xref.sourceId}">${label(source, xref.sourceId)}</a></td>
 <td>${url ? html`<a href="${url}" rel="noopener">${xref.compoundId}</a>` : xref.compoundId}</td>
 <td>${xref.assignment === 1 ? 'current' : 'obsolete'}</td>
-<td>${xref.auxSrc ?? ''}</td>
+${withAux ? html`<td>${xref.auxSrc ?? ''}</td>` : ''}
 </tr>`;
   });
-  return html`<table class="xrefs"><caption>${xrefs.filter((x) => x.assignment === 1).length} current ids in ${new Set(xrefs.filter((x) => x.assignment === 1).map((x) => x.sourceId)).size} sources</caption>
-<thead><tr><th scope="col">Source</th><th scope="col">Compound id</th><th scope="col">Assignment</th><th scope="col">Aux</th></tr></thead>
+  return html`<table class="xrefs"><caption>${plural(current.length, 'current id')} in ${plural(new Set(current.map((x) => x.sourceId)).size, 'source')}</caption>
+<thead><tr><th scope="col">Source</th><th scope="col">Compound id</th><th scope="col">Assignment</th>${withAux ? html`<th scope="col">Aux</th>` : ''}</tr></thead>
 <tbody>${rows}</tbody></table>`;
 }
 
