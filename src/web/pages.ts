@@ -26,6 +26,8 @@ const staticFiles: Record<string, { type: string; body: string }> = {
   'favicon.svg': { type: 'image/svg+xml', body: readFileSync(join(staticDir, 'favicon.svg'), 'utf8') },
 };
 
+/** Structures a skeleton's list shows, at most. */
+const skeletonListed = 1_000;
 /** Relatives shown a page of the compound page. */
 const relativesPerPage = 50;
 
@@ -202,9 +204,10 @@ async function search(context: LookupContext, q: string, sourceId: number | unde
       return understood(await compoundPage(context, structure, pageNumber), input.said);
     }
     case 'connectivityBlock': {
-      const structures = (await compoundsByConnectivityBlock(context.engine, input.connectivityBlock, 1_000)).sort((a, b) => a.uci - b.uci);
+      const structures = (await compoundsByConnectivityBlock(context.engine, input.connectivityBlock, skeletonListed)).sort((a, b) => a.uci - b.uci);
       if (structures.length === 0) return message(404, 'Not found', `No structure has the skeleton ${input.connectivityBlock}.`);
-      return structuresPage(`${structures.length} structures of skeleton ${input.connectivityBlock}`, input.said, structures);
+      const title = structures.length === skeletonListed ? `The first ${skeletonListed} structures of skeleton ${input.connectivityBlock}` : `${structures.length} structures of skeleton ${input.connectivityBlock}`;
+      return structuresPage(title, input.said, structures);
     }
     case 'sourceId':
     case 'anySource': {
