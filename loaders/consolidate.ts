@@ -13,7 +13,6 @@
 import { currentReleaseIndices, mergeIntoOneSegment, publishReleases, refreshIndex, sealReleaseIndex } from '../src/engine/schema';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import { assignmentsPerSource, scanAssignments } from '../src/engine/xrefs';
-import { readAhead } from './read';
 import type { LoadRun } from './run';
 
 export async function consolidateReleases(run: LoadRun): Promise<void> {
@@ -35,16 +34,11 @@ export async function consolidateReleases(run: LoadRun): Promise<void> {
     return;
   }
   const index = await run.createIndex('dump', total);
-  // The next pages of the scan are read while the bulk helper writes this one.
   async function* copies(): AsyncGenerator<BulkItem<undefined>> {
-    let sinceTick = 0;
-    for await (const { id, xref } of readAhead(scanAssignments(engine, engine.names.xrefs), 2)) {
-      yield { index, id, op: 'create', document: xref, context: undefined };
-      run.rowsRead += 1;
-      if (++sinceTick === 5_000) {
-        sinceTick = 0;
-        await run.tick();
-      }
+    for await (const page of scanAssignments(engine, engine.names.xrefs)) {
+      for (const { id, xref } of page) yield { index, id, op: 'create', document: xref, context: undefined };
+      run.rowsRead += page.length;
+      await run.tick();
     }
   }
   let refused: string | undefined;
