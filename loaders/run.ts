@@ -15,6 +15,7 @@ import { createRejectsIndex, publishRejects, writeRejects, type RejectDocument }
 import { stderrLog } from '../src/log';
 import { createReleaseIndex } from '../src/engine/schema';
 import { refusalReasons, ReleaseRefused, type ReleaseFigures } from './guard';
+import type { ReleaseName } from './publish';
 import { mapBatches, readAhead, type ByteCounter, type Row, type RowRef } from './read';
 import { Reject } from './reject';
 
@@ -50,7 +51,7 @@ export class LoadRun {
   /** The sources a reference table replaced, for the load record. */
   sourceIds?: number[];
   /** The release a source load publishes, for the load record. */
-  release?: { number: string; date: string };
+  release?: ReleaseName;
   /** Extra figures for the summary line (sources replaced, structures created, ...). */
   readonly details: Record<string, unknown> = {};
   private rejects?: WriteStream;

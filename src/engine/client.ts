@@ -35,6 +35,8 @@ export class IndexNames {
   get rejectsOfLastLoad(): string { return `${this.prefix}-rejects-last`; }
   /** The index of one load's rejected rows. */
   rejectsOf(loadId: string): string { return `${this.prefix}-rejects-load-${loadId.toLowerCase()}`; }
+  /** Every load's rejects index. */
+  get rejectsOfEveryLoad(): string { return `${this.prefix}-rejects-load-*`; }
   /** Alias of one source's current release. */
   xrefsOf(sourceId: number): string { return `${this.prefix}-xrefs-${sourceId}`; }
   /** Alias of the release a source served before its current one, kept for RELEASE_GRACE. */

@@ -16,19 +16,14 @@ export async function saveLoadRecord(engine: Engine, record: LoadRecord): Promis
   await engine.client.index({ index: engine.names.meta, id: `load-${record.loadId}`, document: record, refresh: true });
 }
 
-/** Past loads, most recent first. */
-export async function loadHistory(engine: Engine, limit = 100): Promise<LoadRecord[]> {
+/**
+ * Past loads, most recent first; with `sourceId`, only the loads of that source (its own, and the
+ * reference tables and dumps that replaced it).
+ */
+export async function loadHistory(engine: Engine, limit = 100, sourceId?: number): Promise<LoadRecord[]> {
+  const ofSource = sourceId === undefined ? {} : { should: [{ term: { sourceId } }, { term: { sourceIds: sourceId } }], minimum_should_match: 1 };
   const result = await engine.client.search<LoadRecord>({
-    index: engine.names.meta, size: limit, query: { term: { kind: 'load' } }, sort: [{ started: 'desc' }],
-  }, { ignore: [404] });
-  return (result.hits?.hits ?? []).map((hit) => hit._source!);
-}
-
-/** The loads of one source (its own, and reference tables and dumps that replaced it), most recent first. */
-export async function loadHistoryOfSource(engine: Engine, sourceId: number, limit = 100): Promise<LoadRecord[]> {
-  const result = await engine.client.search<LoadRecord>({
-    index: engine.names.meta, size: limit, sort: [{ started: 'desc' }],
-    query: { bool: { filter: [{ term: { kind: 'load' } }], should: [{ term: { sourceId } }, { term: { sourceIds: sourceId } }], minimum_should_match: 1 } },
+    index: engine.names.meta, size: limit, query: { bool: { filter: [{ term: { kind: 'load' } }], ...ofSource } }, sort: [{ started: 'desc' }],
   }, { ignore: [404] });
   return (result.hits?.hits ?? []).map((hit) => hit._source!);
 }

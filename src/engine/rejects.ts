@@ -45,7 +45,7 @@ export async function writeRejects(engine: Engine, index: string, documents: Rej
  */
 export async function publishRejects(engine: Engine, loadId: string, kept: number): Promise<string[]> {
   const index = engine.names.rejectsOf(loadId);
-  const all = `${engine.names.rejectsOf('')}*`;
+  const all = engine.names.rejectsOfEveryLoad;
   await engine.client.indices.refresh({ index });
   await engine.client.indices.updateAliases({
     actions: [

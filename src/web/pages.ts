@@ -10,11 +10,11 @@ import { Router, type ErrorRequestHandler, type Request, type RequestHandler, ty
 import { inchiKeyOf, type Comparison } from '../chemistry';
 import { compoundsByConnectivityBlock, compoundsByUci } from '../engine/compounds';
 import type { CompoundDocument, LoadRecord, SourceDocument, XrefDocument } from '../engine/documents';
-import { lastLoadOfEachSource, loadHistoryOfSource } from '../engine/loads';
+import { lastLoadOfEachSource, loadHistory } from '../engine/loads';
 import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../engine/lookups';
 import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry } from '../domain/connectivity';
 import { InvalidQuery } from '../domain/errors';
-import { parseQueryInchi, type LookupContext } from '../domain/lookup';
+import { indexedStructure, parseQueryInchi, type LookupContext } from '../domain/lookup';
 import { compoundUrl } from '../domain/sources';
 import { html, Html, page, type SourceChoice } from './html';
 import { understand } from './input';
@@ -190,16 +190,16 @@ async function search(context: LookupContext, q: string, sourceId: number | unde
     case 'inchikey':
     case 'inchi': {
       const key = input.kind === 'inchikey' ? input.standardInchiKey : inchiKeyOf(parseQueryInchi(input.inchi, context.config.MAX_INCHI_LENGTH));
-      const current = await xrefsByKeys(context.engine, [key], {}, 1);
-      const structure = current.length > 0 ? (await compoundsByUci(context.engine, [current[0].uci])).get(current[0].uci) : undefined;
-      if (!structure) {
+      // The key names its structure: read it while a current assignment is looked for.
+      const [current, structure] = await Promise.all([xrefsByKeys(context.engine, [key], {}, 1), indexedStructure(context, { standardInchiKey: key })]);
+      if (current.length === 0 || !structure) {
         const block = key.slice(0, 14);
         return message(404, 'Not found', html`No source holds the structure with InChIKey <code>${key}</code>. <a href="/search?q=${block}">Search its skeleton (${block})</a> for stereoisomers, isotopologues and other forms.`);
       }
       return understood(await compoundPage(context, structure, pageNumber), input.said);
     }
     case 'uci': {
-      const structure = (await compoundsByUci(context.engine, [input.uci])).get(input.uci);
+      const structure = await indexedStructure(context, { uci: input.uci });
       if (!structure) return message(404, 'Not found', `There is no structure with UCI ${input.uci}.`);
       return understood(await compoundPage(context, structure, pageNumber), input.said);
     }
@@ -247,7 +247,7 @@ async function sourcesPage(context: LookupContext): Promise<Rendered> {
 async function sourcePage(context: LookupContext, sourceId: number): Promise<Rendered> {
   const source = await context.sources.get(sourceId);
   if (!source) return message(404, 'Not found', `There is no source ${sourceId}.`);
-  const loads = await loadHistoryOfSource(context.engine, sourceId, 100);
+  const loads = await loadHistory(context.engine, 100, sourceId);
   const rows = loads.map((l) => html`<tr><td>${l.started.replace('T', ' ').slice(0, 19)}</td><td>${l.command}</td><td>${l.status}${l.dryRun ? ' (dry run)' : ''}</td><td>${l.releaseNumber ?? ''}</td><td>${l.rowsRead.toLocaleString('en')}</td><td>${l.rowsLoaded.toLocaleString('en')}</td><td>${l.rowsRejected.toLocaleString('en')}</td><td>${l.message ?? ''}</td></tr>`);
   return {
     status: 200, title: source.nameLabel ?? source.name, canonical: `/sources/${sourceId}`,
@@ -305,7 +305,7 @@ export function webPages(context: LookupContext, limit?: RequestHandler): Router
   }));
   router.get('/compound/:uci', (req, res) => send(req, res, async () => {
     const uci = positive(req.params.uci);
-    const structure = uci === undefined ? undefined : (await compoundsByUci(context.engine, [uci])).get(uci);
+    const structure = uci === undefined ? undefined : await indexedStructure(context, { uci });
     if (!structure) return message(404, 'Not found', `There is no structure with UCI ${req.params.uci}.`);
     return compoundPage(context, structure, positive(req.query.page) ?? 1);
   }));
