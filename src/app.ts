@@ -18,6 +18,8 @@ import { securityHeaders } from './api/security';
 import { collapseSlashes, methodGuard, routeTable } from './api/methods';
 import { Metrics, routeOf } from './api/metrics';
 import { v1Handlers } from './api/v1/routes';
+import { batchHandler } from './api/v1/batch';
+import { QueryAnswerer } from './batch/answer';
 import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './api/legacy';
 import { Depictor } from './isolated/depiction';
 import { log } from './log';
@@ -101,6 +103,15 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   const costs = operationCosts(document);
   app.use(webPages(context, limiter ? rateLimit(limiter, () => costs.get('postConnectivity') ?? 5) : undefined));
 
+  // The bulk endpoints read their own bodies, streamed (a batch's queries are each validated as the
+  // body of their single endpoint, by the same document): they come before the JSON body parser.
+  const answerer = new QueryAnswerer(context);
+  const bulkHandlers: Record<string, RequestHandler> = { postBatch: batchHandler(config, answerer, limiter, costs) };
+  for (const operation of operations(document).filter((candidate) => bulkHandlers[candidate.operationId])) {
+    const chain = limiter ? [rateLimit(limiter, () => 1), bulkHandlers[operation.operationId]] : [bulkHandlers[operation.operationId]];
+    for (const server of operation.servers) (app as unknown as Record<string, (path: string, ...handlers: RequestHandler[]) => void>)[operation.method](`${server.replace(/\/$/, '')}${operation.path}`, ...chain);
+  }
+
   app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(OpenApiValidator.middleware({
     apiSpec: document as never,
@@ -114,6 +125,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
 
   const handlers = { ...v1Handlers(context, depictor), ...legacyHandlers(context) };
   for (const operation of operations(document)) {
+    if (bulkHandlers[operation.operationId]) continue;
     const handler = handlers[operation.operationId];
     if (!handler) throw new Error(`no handler for operationId ${operation.operationId}`);
     const cost = costs.get(operation.operationId) ?? 1;

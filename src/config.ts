@@ -77,10 +77,18 @@ function heap(raw: string, name: string): string {
 }
 
 function byteSize(raw: string, name: string): number {
-  const match = /^([0-9]+)\s*(b|kb|mb)?$/i.exec(raw);
-  if (!match) throw new ConfigError(`${name} must be a size such as 16kb or 1mb, got "${raw}"`);
-  const unit = (match[2] ?? 'b').toLowerCase();
-  return Number(match[1]) * (unit === 'mb' ? 1024 * 1024 : unit === 'kb' ? 1024 : 1);
+  const match = /^([0-9]+)\s*(b|kb|mb|gb)?$/i.exec(raw);
+  if (!match) throw new ConfigError(`${name} must be a size such as 16kb, 1mb or 2gb, got "${raw}"`);
+  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(match[2] ?? 'b').toLowerCase() as 'b'];
+  return Number(match[1]) * unit;
+}
+
+/** `true` or `false` (also 1/0, yes/no). */
+function boolean(raw: string, name: string): boolean {
+  const value = raw.toLowerCase();
+  if (['true', '1', 'yes'].includes(value)) return true;
+  if (['false', '0', 'no'].includes(value)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
 /** A share such as `50%` or `0.5`, as a fraction from 0 to 1. */
@@ -133,6 +141,17 @@ const settings = {
   KIBANA_SPACE: { description: 'the Kibana space `npm run kibana:setup` installs into (empty: the default space)', defaultValue: '', parse: optional },
   KIBANA_WAIT: { description: 'how long `npm run kibana:setup` waits for Kibana to be ready', defaultValue: '5m', parse: duration },
   CHEMXREF_URL: { description: 'where curators\' browsers reach this API: the links Kibana shows on InChIKeys, UCIs and compound ids', defaultValue: 'http://127.0.0.1:8080', parse: url },
+  BATCH_MAX_QUERIES: { description: 'most queries one POST /api/v1/batch takes (more: 413, before any is answered)', defaultValue: '10000', parse: positiveInteger },
+  BATCH_BODY_LIMIT: { description: 'largest body POST /api/v1/batch accepts (b, kb, mb)', defaultValue: '32mb', parse: byteSize },
+  BATCH_CONCURRENCY: { description: 'queries of one batch answered at a time (their searches go to the engine together, merged)', defaultValue: '64', parse: positiveInteger },
+  JOBS_ENABLED: { description: 'whether POST /api/v1/jobs takes jobs (false: 404 for every jobs path)', defaultValue: 'true', parse: boolean },
+  JOB_MAX_QUERIES: { description: 'most queries one job takes', defaultValue: '1000000', parse: positiveInteger },
+  JOB_BODY_LIMIT: { description: 'largest body POST /api/v1/jobs accepts (b, kb, mb)', defaultValue: '256mb', parse: byteSize },
+  JOB_MAX_ACTIVE: { description: 'most jobs queued or running at once, in all (more: 429 with Retry-After)', defaultValue: '4', parse: positiveInteger },
+  JOB_CONCURRENCY: { description: 'queries of a job answered at a time: its share of the engine, next to the lookups (jobs run one at a time)', defaultValue: '8', parse: positiveInteger },
+  JOB_MAX_BYTES: { description: 'most bytes of results one job keeps (b, kb, mb); a job that would pass it fails, saying so', defaultValue: '2gb', parse: byteSize },
+  JOBS_MAX_BYTES: { description: 'most bytes of results all kept jobs hold together; a new job is refused (507) while they hold more', defaultValue: '20gb', parse: byteSize },
+  JOB_TTL: { description: 'how long a job and its results are kept after it is submitted', defaultValue: '7d', parse: duration },
   HOST: {
     description: 'address the API binds to: 127.0.0.1 serves this machine only, 0.0.0.0 (the Docker image\'s) every interface', defaultValue: '127.0.0.1',
     parse: (raw: string, name: string): string => {

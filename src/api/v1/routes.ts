@@ -12,7 +12,7 @@ import { HttpError } from '../errors';
  * as a JSON number made its digits, and `sourceID` dropped unless `type` is `sourceID` (clients
  * send `""`, `0` or `null` there with every other type; UniChem ignores it).
  */
-function compoundQuery<T extends { type: CompoundQuery['type']; compound: string | number; sourceID?: unknown }>(body: T): Omit<T, 'compound' | 'sourceID'> & CompoundQuery {
+export function compoundQuery<T extends { type: CompoundQuery['type']; compound: string | number; sourceID?: unknown }>(body: T): Omit<T, 'compound' | 'sourceID'> & CompoundQuery {
   const { sourceID, compound, ...rest } = body;
   const query = { ...rest, compound: String(compound).trim() } as Omit<T, 'compound' | 'sourceID'> & CompoundQuery;
   if (body.type === 'sourceID') query.sourceID = sourceID as number;

@@ -1,0 +1,112 @@
+/**
+ * POST /api/v1/batch (SPEC §7): up to BATCH_MAX_QUERIES compounds or connectivity queries in one
+ * request, as `{"queries": [...]}` or one query a line (NDJSON), answered as NDJSON in query order.
+ * The queries are all read (and counted: too many is a 413 before any is answered), then answered
+ * BATCH_CONCURRENCY at a time, their searches merged into shared `_msearch` requests; each line is
+ * written as its turn comes and the next queries wait while the client does not read (backpressure),
+ * so memory holds the queries and a window of answers, whatever the batch's size.
+ */
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import type { Request, RequestHandler, Response } from 'express';
+import type { Config } from '../../config';
+import { operationOf, QueryAnswerer, serialiseLine, UnreadableQuery, type AnswerLine } from '../../batch/answer';
+import { HttpError } from '../errors';
+import { clientKey, type CostLimiter } from '../rate-limit';
+
+export const ndjsonTypes = ['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/jsonlines', 'application/x-jsonlines'];
+
+/** The queries of a body: parsed (JSON form) or as lines still to parse (NDJSON); throws an HttpError when the body cannot be a batch. */
+export async function readQueries(req: Request, limits: { maxQueries: number; maxBytes: number; what: string; alternative?: string }): Promise<unknown[]> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const tooMany = (count: string): HttpError => new HttpError(413, `the ${limits.what} has ${count} queries, more than the ${limits.maxQueries} it may hold${limits.alternative ? `: ${limits.alternative}` : ''}`);
+  let bytes = 0;
+  const tooLarge = (): HttpError => new HttpError(413, `the body is larger than the ${limits.maxBytes} bytes a ${limits.what} accepts`);
+  if (type === 'application/json' || type.endsWith('+json')) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      if (bytes > limits.maxBytes) throw tooLarge();
+      chunks.push(chunk);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch (error) {
+      throw new HttpError(400, `the body is not valid JSON: ${(error as Error).message}`);
+    }
+    if (body === null || typeof body !== 'object' || Array.isArray(body) || !Array.isArray((body as { queries?: unknown }).queries)) {
+      throw new HttpError(400, 'the body must be a JSON object with a list of queries, {"queries": [{"type": "inchikey", "compound": "..."}, ...]}, or one query a line (Content-Type: application/x-ndjson)');
+    }
+    const extra = Object.keys(body).filter((key) => key !== 'queries');
+    if (extra.length > 0) throw new HttpError(400, `the field "${extra[0]}" is not part of this request (unknown field): the body holds only "queries"`);
+    const queries = (body as { queries: unknown[] }).queries;
+    if (queries.length > limits.maxQueries) throw tooMany(String(queries.length));
+    return queries;
+  }
+  if (ndjsonTypes.includes(type)) {
+    const queries: unknown[] = [];
+    const lines = createInterface({ input: req, crlfDelay: Infinity });
+    for await (const line of lines) {
+      bytes += Buffer.byteLength(line) + 1;
+      if (bytes > limits.maxBytes) { lines.close(); throw tooLarge(); }
+      if (line.trim() === '') continue;
+      if (queries.length === limits.maxQueries) { lines.close(); throw tooMany(`more than ${limits.maxQueries}`); }
+      queries.push(parseLine(line));
+    }
+    return queries;
+  }
+  throw new HttpError(415, `the body must be JSON (Content-Type: application/json, {"queries": [...]}) or NDJSON (Content-Type: application/x-ndjson, one query a line), not ${type ? `"${type}"` : 'without a Content-Type'}`);
+}
+
+/** One NDJSON line as a query, or what it is when it is not JSON. */
+export function parseLine(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch (error) {
+    return new UnreadableQuery((error as Error).message);
+  }
+}
+
+/** Writes `text`, waiting while the client's socket is full; false once the client is gone. */
+export async function writeOrWait(res: Response, text: string): Promise<boolean> {
+  if (res.destroyed || res.writableEnded) return false;
+  if (res.write(text)) return true;
+  await Promise.race([once(res, 'drain'), once(res, 'close')]);
+  return !res.destroyed;
+}
+
+/** The cost a query charges a client's bucket: a lookup 1, a connectivity search 5 (the single endpoints' `x-rate-cost`). */
+function costOf(costs: Map<string, number>, query: unknown): number {
+  return (operationOf(query) === 'connectivity' ? costs.get('postConnectivity') : costs.get('postCompounds')) ?? 1;
+}
+
+export function batchHandler(config: Config, answerer: QueryAnswerer, limiter: CostLimiter | undefined, costs: Map<string, number>): RequestHandler {
+  return async (req, res) => {
+    const queries = await readQueries(req, {
+      maxQueries: config.BATCH_MAX_QUERIES, maxBytes: config.BATCH_BODY_LIMIT, what: 'batch',
+      alternative: 'send it in several batches, or as a job (POST /api/v1/jobs)',
+    });
+    // Under RATE_LIMIT the request has paid its entry (rateLimit, in front of this handler: a 429 when
+    // the client's bucket is empty); then each query costs what its single request would, and waits
+    // for the bucket to refill when it is empty, so a batch runs at its client's pace.
+    const client = clientKey(req.ip);
+    const before = limiter ? async (query: unknown): Promise<void> => {
+      for (;;) {
+        const decision = limiter.take(client, costOf(costs, query));
+        if (decision.allowed || res.destroyed) return;
+        await new Promise((resolve) => setTimeout(resolve, decision.retryAfterSeconds * 1000));
+      }
+    } : undefined;
+    res.status(200).type('application/x-ndjson; charset=utf-8').set('X-Batch-Queries', String(queries.length));
+    res.flushHeaders();
+    const lines: AsyncGenerator<AnswerLine> = answerer.answerInOrder(queries, { concurrency: config.BATCH_CONCURRENCY, before });
+    for await (const line of lines) {
+      if (!await writeOrWait(res, serialiseLine(line))) {
+        await lines.return(undefined);
+        return;
+      }
+    }
+    res.end();
+  };
+}

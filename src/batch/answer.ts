@@ -1,0 +1,92 @@
+/**
+ * Queries answered in bulk (the batch endpoint, jobs, `npm run map`): each query is a v1 compounds
+ * or connectivity request plus an optional `op` and a client `id`, and gets, on a line of its own,
+ * the status and body its single endpoint would have answered. A bad query fails alone.
+ */
+import type { Request } from 'express';
+import { describeError } from '../api/errors';
+import { compoundQuery } from '../api/v1/routes';
+import { findCompounds, searchConnectivity } from '../api/v1/responses';
+import type { LookupContext } from '../domain/lookup';
+import { log } from '../log';
+import { QueryValidator, type QueryOperation } from './validate';
+
+export type QueryId = string | number | boolean | null;
+
+/** One answered query, as a line of a batch's or a job's results. */
+export interface AnswerLine {
+  index: number;
+  id?: QueryId;
+  status: number;
+  body: unknown;
+}
+
+/** A query line that is not JSON: it is answered as such, in its place. */
+export class UnreadableQuery {
+  constructor(readonly reason: string) {}
+}
+
+/** What one query costs of a client's rate limit, by its operation, and what it asks for. */
+export function operationOf(query: unknown): QueryOperation {
+  return query !== null && typeof query === 'object' && (query as { op?: unknown }).op === 'connectivity' ? 'connectivity' : 'compounds';
+}
+
+function lineOf(index: number, id: QueryId | undefined, status: number, body: unknown): AnswerLine {
+  return id === undefined ? { index, status, body } : { index, id, status, body };
+}
+
+/** The line of a refused query: its status and the v1 error body. */
+function failed(index: number, id: QueryId | undefined, status: number, message: string, details: { path: string; message: string }[] = []): AnswerLine {
+  return lineOf(index, id, status, { response: 'Error', error: message, errors: details });
+}
+
+export class QueryAnswerer {
+  constructor(private readonly context: LookupContext, private readonly validator = new QueryValidator()) {}
+
+  /** The line of query `index`; never rejects. */
+  async answer(index: number, query: unknown): Promise<AnswerLine> {
+    if (query instanceof UnreadableQuery) return failed(index, undefined, 400, `query ${index} is not valid JSON: ${query.reason}`);
+    if (query === null || typeof query !== 'object' || Array.isArray(query)) {
+      return failed(index, undefined, 400, `query ${index} must be a JSON object, such as {"type": "inchikey", "compound": "..."}`);
+    }
+    const { op, id, ...request } = query as { op?: unknown; id?: unknown };
+    if (id !== undefined && id !== null && typeof id === 'object') return failed(index, undefined, 400, '"id" must be a string, a number, a boolean or null: it is echoed on the query\'s line');
+    const queryId = id as QueryId | undefined;
+    if (op !== undefined && op !== 'compounds' && op !== 'connectivity') return failed(index, queryId, 400, `"op" is ${JSON.stringify(op)}: it must be "compounds" or "connectivity"`);
+    const operation: QueryOperation = op ?? 'compounds';
+    const asRequest = QueryValidator.requestOf(operation, request);
+    try {
+      await this.validator.check(asRequest);
+      const body = asRequest.body as Parameters<typeof compoundQuery>[0];
+      const answer = operation === 'compounds' ? await findCompounds(this.context, compoundQuery(body)) : await searchConnectivity(this.context, compoundQuery(body));
+      return lineOf(index, queryId, 200, answer);
+    } catch (error) {
+      const { status, message, details } = describeError(error, asRequest as unknown as Request);
+      if (status >= 500 && status !== 503) log.error('batch query failed', { index, error: (error as Error)?.stack ?? String(error) });
+      return failed(index, queryId, status, message, details);
+    }
+  }
+
+  /**
+   * The lines of `queries`, in their order, answering up to `concurrency` at a time (their searches
+   * leave for the engine together, merged). `before`, when given, is awaited before each query starts
+   * (a rate limit's wait). The consumer's pace bounds the work ahead of it: at most `concurrency`
+   * answers wait to be taken.
+   */
+  async *answerInOrder(queries: Iterable<unknown> | AsyncIterable<unknown>, options: { concurrency: number; firstIndex?: number; before?: (query: unknown) => Promise<void> }): AsyncGenerator<AnswerLine> {
+    const inFlight: Promise<AnswerLine>[] = [];
+    let index = options.firstIndex ?? 0;
+    for await (const query of queries) {
+      if (options.before) await options.before(query);
+      inFlight.push(this.answer(index, query));
+      index += 1;
+      if (inFlight.length >= options.concurrency) yield await inFlight.shift()!;
+    }
+    while (inFlight.length > 0) yield await inFlight.shift()!;
+  }
+}
+
+/** A line of results as sent: one JSON object and a newline; `id` only when the query had one. */
+export function serialiseLine(line: AnswerLine): string {
+  return `${JSON.stringify(line)}\n`;
+}

@@ -1,0 +1,86 @@
+import { expect } from 'chai';
+import { startApi, type RunningApi } from './support/api';
+import { fixturePrefix, testConfig } from './support/fixture';
+
+/** POSTs a batch and reads its NDJSON lines. */
+async function batch(api: RunningApi, body: string, contentType: string): Promise<{ status: number; lines: any[]; text: string; headers: Headers }> {
+  const response = await fetch(`${api.url}/api/v1/batch`, { method: 'POST', headers: { 'content-type': contentType }, body });
+  const text = await response.text();
+  const lines = response.headers.get('content-type')?.startsWith('application/x-ndjson') ? text.split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
+  return { status: response.status, lines, text, headers: response.headers };
+}
+
+const mixed: Record<string, unknown>[] = [
+  { id: 'key', type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' },
+  { id: 'chembl', type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 },
+  { id: 7, type: 'uci', compound: 229, sourceID: '' },
+  { id: 'inchi', type: 'inchi', compound: 'InChI=1S/C8H9NO2/c1-6(10)9-7-2-4-8(11)5-3-7/h2-5,11H,1H3,(H,9,10)' },
+  { id: 'isoleucine', op: 'connectivity', type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' },
+  { id: 'salt', op: 'connectivity', type: 'sourceID', compound: 'CHEMBL1511957', sourceID: 1, searchComponents: true },
+  { id: 'not found', type: 'inchikey', compound: 'AAAAAAAAAAAAAA-BBBBBBBBSA-N' },
+  { id: 'unknown source', type: 'sourceID', compound: 'CHEMBL112', sourceID: 99999 },
+  { id: 'bad key', type: 'inchikey', compound: 'RZVAJINKPMORJF' },
+  { id: 'bad inchi', type: 'inchi', compound: 'InChI=1S/C8H9NO2/c1-6(10' },
+  { id: 'no type', compound: 'CHEMBL112' },
+  { id: 'bad type', type: 'smarts', compound: 'CC' },
+  { id: 'no sourceID', type: 'sourceID', compound: 'CHEMBL112' },
+  { id: 'unknown field', type: 'uci', compound: '229', colour: 'blue' },
+  { id: null, type: 'uci', compound: '0' },
+  { type: 'inchikey', compound: '   ' },
+];
+
+describe('POST /api/v1/batch', function () {
+  this.timeout(300_000);
+  let api: RunningApi;
+
+  before(async () => {
+    api = await startApi(testConfig(await fixturePrefix(), { BATCH_MAX_QUERIES: '50', BATCH_CONCURRENCY: '4' }));
+  });
+  after(async () => { await api?.stop(); });
+
+  it('answers mixed queries line by line exactly as the single endpoints do', async () => {
+    const { status, lines, headers } = await batch(api, JSON.stringify({ queries: mixed }), 'application/json');
+    expect(status).to.equal(200);
+    expect(headers.get('x-batch-queries')).to.equal(String(mixed.length));
+    expect(lines.map((line) => line.index)).to.deep.equal(mixed.map((_query, i) => i));
+    for (const [i, query] of mixed.entries()) {
+      const { op, id, ...request } = query;
+      const single = await api.post(`/api/v1/${op ?? 'compounds'}`, request);
+      expect(lines[i], JSON.stringify(query)).to.deep.equal({ index: i, ...(id === undefined ? {} : { id }), status: single.status, body: single.body });
+    }
+    expect(lines.map((line) => line.status)).to.deep.equal([200, 200, 200, 200, 200, 200, 200, 404, 400, 400, 400, 400, 400, 400, 400, 400]);
+  });
+
+  it('takes NDJSON, one query a line, and answers a line that is not JSON in its place', async () => {
+    const body = ['{"id": 1, "type": "inchikey", "compound": "RZVAJINKPMORJF-UHFFFAOYSA-N"}', '', '{"type": "inchikey", "compound": ', '  ["a list"]', '{"op": "mapping", "type": "uci", "compound": "1"}', '{"id": {"no": 1}, "type": "uci", "compound": "1"}'].join('\r\n');
+    const { status, lines } = await batch(api, body, 'application/x-ndjson');
+    expect(status).to.equal(200);
+    expect(lines.map((line) => [line.index, line.status])).to.deep.equal([[0, 200], [1, 400], [2, 400], [3, 400], [4, 400]]);
+    expect(lines[0].id).to.equal(1);
+    expect(lines[0].body.compounds[0].standardInchiKey).to.equal('RZVAJINKPMORJF-UHFFFAOYSA-N');
+    expect(lines[1].body.error).to.match(/^query 1 is not valid JSON/);
+    expect(lines[2].body.error).to.equal('query 2 must be a JSON object, such as {"type": "inchikey", "compound": "..."}');
+    expect(lines[3].body.error).to.equal('"op" is "mapping": it must be "compounds" or "connectivity"');
+    expect(lines[4].body.error).to.match(/"id" must be a string, a number, a boolean or null/);
+  });
+
+  it('refuses more queries than BATCH_MAX_QUERIES with a 413 before answering any', async () => {
+    const queries = Array.from({ length: 51 }, () => ({ type: 'uci', compound: '1' }));
+    for (const [body, type] of [[JSON.stringify({ queries }), 'application/json'], [queries.map((query) => JSON.stringify(query)).join('\n'), 'application/x-ndjson']]) {
+      const { status, text } = await batch(api, body, type);
+      expect(status).to.equal(413);
+      expect(JSON.parse(text).error).to.match(/more than the 50 it may hold: send it in several batches, or as a job/);
+    }
+  });
+
+  it('says what a batch body must be', async () => {
+    expect(JSON.parse((await batch(api, '[{"type": "uci", "compound": "1"}]', 'application/json')).text).error).to.match(/^the body must be a JSON object with a list of queries/);
+    expect(JSON.parse((await batch(api, '{"queries": [], "more": 1}', 'application/json')).text).error).to.match(/"more" is not part of this request/);
+    expect(JSON.parse((await batch(api, '{"queries": [', 'application/json')).text).error).to.match(/^the body is not valid JSON/);
+    const wrongType = await batch(api, 'CHEMBL112', 'text/plain');
+    expect(wrongType.status).to.equal(415);
+    expect(JSON.parse(wrongType.text).error).to.match(/NDJSON \(Content-Type: application\/x-ndjson/);
+    const empty = await batch(api, '{"queries": []}', 'application/json');
+    expect([empty.status, empty.text]).to.deep.equal([200, '']);
+  });
+});
