@@ -20,6 +20,8 @@ import { Metrics, routeOf } from './api/metrics';
 import { v1Handlers } from './api/v1/routes';
 import { batchHandler } from './api/v1/batch';
 import { QueryAnswerer } from './batch/answer';
+import { Jobs } from './batch/jobs';
+import { jobHandlers } from './api/v1/jobs';
 import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './api/legacy';
 import { Depictor } from './isolated/depiction';
 import { log } from './log';
@@ -106,7 +108,10 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   // The bulk endpoints read their own bodies, streamed (a batch's queries are each validated as the
   // body of their single endpoint, by the same document): they come before the JSON body parser.
   const answerer = new QueryAnswerer(context);
-  const bulkHandlers: Record<string, RequestHandler> = { postBatch: batchHandler(config, answerer, limiter, costs) };
+  const jobs = new Jobs(engine, config, answerer);
+  if (config.JOBS_ENABLED) jobs.start();
+  const { postJobs, ...jobQueries } = jobHandlers(jobs, config);
+  const bulkHandlers: Record<string, RequestHandler> = { postBatch: batchHandler(config, answerer, limiter, costs), postJobs };
   for (const operation of operations(document).filter((candidate) => bulkHandlers[candidate.operationId])) {
     const chain = limiter ? [rateLimit(limiter, () => 1), bulkHandlers[operation.operationId]] : [bulkHandlers[operation.operationId]];
     for (const server of operation.servers) (app as unknown as Record<string, (path: string, ...handlers: RequestHandler[]) => void>)[operation.method](`${server.replace(/\/$/, '')}${operation.path}`, ...chain);
@@ -123,7 +128,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     useRequestUrl: true,
   }));
 
-  const handlers = { ...v1Handlers(context, depictor), ...legacyHandlers(context) };
+  const handlers = { ...v1Handlers(context, depictor), ...jobQueries, ...legacyHandlers(context) };
   for (const operation of operations(document)) {
     if (bulkHandlers[operation.operationId]) continue;
     const handler = handlers[operation.operationId];
@@ -144,6 +149,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     app, context, sendError,
     close: async () => {
       limiter?.close();
+      await jobs.stop();
       await depictor.close();
       await engine.close();
     },

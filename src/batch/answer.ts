@@ -26,7 +26,16 @@ export class UnreadableQuery {
   constructor(readonly reason: string) {}
 }
 
-/** What one query costs of a client's rate limit, by its operation, and what it asks for. */
+/** One NDJSON line as a query, or what it is when it is not JSON. */
+export function parseLine(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch (error) {
+    return new UnreadableQuery((error as Error).message);
+  }
+}
+
+/** The operation a query asks for: its `op`, `compounds` when it has none (or one that is not valid: its line says so). */
 export function operationOf(query: unknown): QueryOperation {
   return query !== null && typeof query === 'object' && (query as { op?: unknown }).op === 'connectivity' ? 'connectivity' : 'compounds';
 }

@@ -6,7 +6,7 @@
 import type { Engine, MappingName } from './client';
 import { mappingOf } from './client';
 
-const baseIndices: MappingName[] = ['compounds', 'sources', 'meta'];
+const baseIndices = ['compounds', 'sources', 'meta'] as const;
 /** Indices that grow with the data and take ES_SHARDS primary shards; the others keep one. */
 const largeIndices = new Set<MappingName>(['compounds', 'xrefs']);
 

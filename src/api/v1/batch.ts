@@ -6,11 +6,10 @@
  * written as its turn comes and the next queries wait while the client does not read (backpressure),
  * so memory holds the queries and a window of answers, whatever the batch's size.
  */
-import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Config } from '../../config';
-import { operationOf, QueryAnswerer, serialiseLine, UnreadableQuery, type AnswerLine } from '../../batch/answer';
+import { operationOf, parseLine, serialiseLine, type AnswerLine, type QueryAnswerer } from '../../batch/answer';
 import { HttpError } from '../errors';
 import { clientKey, type CostLimiter } from '../rate-limit';
 
@@ -59,20 +58,15 @@ export async function readQueries(req: Request, limits: { maxQueries: number; ma
   throw new HttpError(415, `the body must be JSON (Content-Type: application/json, {"queries": [...]}) or NDJSON (Content-Type: application/x-ndjson, one query a line), not ${type ? `"${type}"` : 'without a Content-Type'}`);
 }
 
-/** One NDJSON line as a query, or what it is when it is not JSON. */
-export function parseLine(line: string): unknown {
-  try {
-    return JSON.parse(line);
-  } catch (error) {
-    return new UnreadableQuery((error as Error).message);
-  }
-}
-
 /** Writes `text`, waiting while the client's socket is full; false once the client is gone. */
 export async function writeOrWait(res: Response, text: string): Promise<boolean> {
   if (res.destroyed || res.writableEnded) return false;
   if (res.write(text)) return true;
-  await Promise.race([once(res, 'drain'), once(res, 'close')]);
+  await new Promise<void>((resolve) => {
+    const done = (): void => { res.off('drain', done); res.off('close', done); resolve(); };
+    res.on('drain', done);
+    res.on('close', done);
+  });
   return !res.destroyed;
 }
 
