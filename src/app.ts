@@ -20,6 +20,7 @@ import { Metrics, routeOf } from './api/metrics';
 import { v1Handlers } from './api/v1/routes';
 import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './api/legacy';
 import { Depictor } from './isolated/depiction';
+import { StructureConverter } from './isolated/structures';
 import { log } from './log';
 import { asRequest, requestIdOf, type RequestContext } from './request-context';
 import { webPages, webPaths } from './web/pages';
@@ -45,7 +46,8 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     return { loads, sources };
   });
   const engine: Engine = new Engine(config, { serving: true, observer: metrics });
-  const context: LookupContext = { engine, config, sources: new SourceCatalog(engine) };
+  const structures = new StructureConverter(config.STRUCTURE_TIMEOUT_MS);
+  const context: LookupContext = { engine, config, sources: new SourceCatalog(engine), structures };
   const depictor = new Depictor();
   const document = openApiDocument();
   const app = express();
@@ -133,6 +135,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     close: async () => {
       limiter?.close();
       await depictor.close();
+      await structures.close();
       await engine.close();
     },
   };
