@@ -23,7 +23,7 @@ const shots: [string, string, number][] = [
   ['compound-relatives.png', '/search?q=chembl%3ACHEMBL75', 1200],
   ['sources.png', '/sources', 1200],
   ['search-phone.png', '/search?q=CHEMBL112&source=1', 390],
-  ['bad-input.png', '/search?q=CC(%3DO)Nc1ccc(O)cc1', 1200],
+  ['bad-input.png', '/search?q=CC(%3DO)Nc1ccc(O', 1200],
 ];
 
 async function main(): Promise<void> {

@@ -24,6 +24,7 @@ import { Jobs } from './batch/jobs';
 import { jobHandlers } from './api/v1/jobs';
 import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './api/legacy';
 import { Depictor } from './isolated/depiction';
+import { StructureConverter } from './isolated/structures';
 import { log } from './log';
 import { asRequest, requestIdOf, type RequestContext } from './request-context';
 import { webPages, webPaths } from './web/pages';
@@ -49,7 +50,8 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     return { loads, sources };
   });
   const engine: Engine = new Engine(config, { serving: true, observer: metrics });
-  const context: LookupContext = { engine, config, sources: new SourceCatalog(engine) };
+  const structures = new StructureConverter(config.STRUCTURE_TIMEOUT_MS);
+  const context: LookupContext = { engine, config, sources: new SourceCatalog(engine), structures };
   const depictor = new Depictor();
   const document = openApiDocument();
   const app = express();
@@ -151,6 +153,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
       limiter?.close();
       await jobs.stop();
       await depictor.close();
+      await structures.close();
       await engine.close();
     },
   };

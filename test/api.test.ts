@@ -311,7 +311,7 @@ describe('API v1', function () {
       ['an unknown field', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N', colour: 'red' }, 400, /colour.*unknown field/],
       ['a missing field', { type: 'inchikey' }, 400, /"compound" is missing/],
       ['a wrong type', { type: 'uci', compound: true }, 400, /"compound" must be a string or a whole number/],
-      ['a type outside the list', { type: 'smiles', compound: 'CCO' }, 400, /"type" must be one of/],
+      ['a type outside the list', { type: 'name', compound: 'aspirin' }, 400, /"type" must be one of uci, inchi, inchikey, sourceID, smiles, molfile$/],
       ['a malformed InChIKey', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA' }, 400, /not a Standard InChIKey/],
       ['a UCI that is not a positive integer', { type: 'uci', compound: '-3' }, 400, /not a UCI/],
       ['a non-standard InChI', { type: 'inchi', compound: 'InChI=1/C5H5NO/c7-5-3-1-2-4-6-5/h1-4H,(H,6,7)/f/h6H' }, 400, /not a Standard InChI/],

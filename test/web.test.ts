@@ -35,7 +35,7 @@ describe('the web pages: search, compound, sources', function () {
     expect(answer.text).to.contain('<link rel="canonical" href="/compound/614">');
   });
 
-  it('CHEMBL112 with ChEMBL picked, chembl:CHEMBL112, CHEMBL112 alone, the InChI and the UCI all open the same compound, each saying what it understood', async () => {
+  it('CHEMBL112 with ChEMBL picked, chembl:CHEMBL112, CHEMBL112 alone, the InChI, the SMILES and the UCI all open the same compound, each saying what it understood', async () => {
     const searches: [string, string][] = [
       ['/search?q=CHEMBL112&source=1', 'Searched: compound id CHEMBL112 in ChEMBL.'],
       ['/search?q=chembl%3ACHEMBL112', 'Searched: compound id CHEMBL112 in ChEMBL.'],
@@ -44,6 +44,7 @@ describe('the web pages: search, compound, sources', function () {
       [`/search?q=${encodeURIComponent(paracetamol.inchi)}`, 'Searched: a Standard InChI.'],
       ['/search?q=614', 'Searched: UCI 614 (pick a source to search 614 as a compound id).'],
       ['/search?q=%20rzvajinkpmorjf-uhfffaoysa-n%20', 'Searched: a Standard InChIKey.'],
+      ['/search?q=CC(%3DO)Nc1ccc(O)cc1', 'Searched: a SMILES, by the Standard InChIKey computed from it (RZVAJINKPMORJF-UHFFFAOYSA-N).'],
     ];
     for (const [path, said] of searches) {
       const answer = await get(path);
@@ -55,7 +56,8 @@ describe('the web pages: search, compound, sources', function () {
 
   it('input it cannot use gets a clear message and the status that goes with it', async () => {
     const cases: [string, number, string][] = [
-      ['/search?q=CC(%3DO)Nc1ccc(O)cc1', 400, 'reads as a SMILES: structures as input are not accepted yet'],
+      ['/search?q=CC(%3DO)Nc1ccc(O', 400, 'the SMILES could not be read: extra open parentheses'],
+      ['/search?q=CC(%3DO)Nc1ccc(*)cc1', 422, 'the SMILES was read, but it has no Standard InChI'],
       ['/search?q=InChI%3D1%2FC8H9NO2%2Fc1', 400, 'This is not a Standard InChI'],
       ['/search?q=RZVAJINKPMORJF-UHFFFAOYNA-N', 400, 'is a non-standard InChIKey'],
       ['/search?q=InChI%3D1S%2Fnonsense', 400, 'Cannot search this'],

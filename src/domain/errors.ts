@@ -9,3 +9,6 @@ export class InvalidQuery extends Error {
 
 /** A named thing (a source, a UCI in a path) does not exist (HTTP 404). */
 export class UnknownResource extends Error {}
+
+/** A well-formed structure the toolkit read but could not turn into a Standard InChI, or not in time (HTTP 422). */
+export class UnprocessableStructure extends Error {}

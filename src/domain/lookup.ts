@@ -11,8 +11,14 @@ import { InvalidQuery, UnknownResource } from './errors';
 import { compoundUrl, type SourceCatalog } from './sources';
 import type { CompoundDocument, SourceDocument, XrefDocument } from '../engine/documents';
 
-export const queryTypes = ['uci', 'inchi', 'inchikey', 'sourceID'] as const;
+/** Query types that name a structure by an identifier (UniChem's). */
+export const identifierTypes = ['uci', 'inchi', 'inchikey', 'sourceID'] as const;
+/** Query types that draw a structure (SPEC §7): its Standard InChI is computed, then it is looked up as an InChI. */
+export const structureTypes = ['smiles', 'molfile'] as const;
+export const queryTypes = [...identifierTypes, ...structureTypes] as const;
 export type QueryType = typeof queryTypes[number];
+export type IdentifierType = typeof identifierTypes[number];
+export type StructureType = typeof structureTypes[number];
 
 export interface CompoundQuery {
   type: QueryType;
@@ -20,11 +26,23 @@ export interface CompoundQuery {
   sourceID?: number;
 }
 
+/** A query by identifier: what a structure query becomes once its InChI is computed. */
+export interface IdentifierQuery extends CompoundQuery {
+  type: IdentifierType;
+}
+
+/** Reads SMILES and molfiles (RDKit, in an isolated worker): the Standard InChI of one, or a domain error saying why not. */
+export interface StructureReader {
+  standardInchi(type: StructureType, text: string): Promise<string>;
+}
+
 /** Everything a lookup needs, built once per process. */
 export interface LookupContext {
   engine: Engine;
   config: Config;
   sources: SourceCatalog;
+  /** Structures as input; a context without it answers SMILES and molfile queries with an error. */
+  structures?: StructureReader;
 }
 
 /** A Standard InChIKey: a non-standard key (no SA) names no structure chemxref can hold. */
@@ -84,7 +102,7 @@ export async function requireSource(context: LookupContext, sourceId: number): P
 }
 
 /** The InChIKey an `inchikey` or `inchi` query names (checked, or computed); undefined for the other types. */
-export function queryKey(context: LookupContext, query: CompoundQuery): string | undefined {
+export function queryKey(context: LookupContext, query: IdentifierQuery): string | undefined {
   const compound = query.compound.trim();
   if (query.type === 'inchikey') return checkInchiKey(compound);
   if (query.type === 'inchi') return inchiKeyOf(parseQueryInchi(compound, context.config.MAX_INCHI_LENGTH));
@@ -92,7 +110,7 @@ export function queryKey(context: LookupContext, query: CompoundQuery): string |
 }
 
 /** The assignments a query stands for, under `filter` (current only by default). */
-export async function xrefsOfQuery(context: LookupContext, query: CompoundQuery, filter: XrefFilter = {}): Promise<XrefDocument[]> {
+export async function xrefsOfQuery(context: LookupContext, query: IdentifierQuery, filter: XrefFilter = {}): Promise<XrefDocument[]> {
   const compound = query.compound.trim();
   switch (query.type) {
     case 'uci':

@@ -1,6 +1,6 @@
 /**
  * What a chemist typed in the search box: a Standard InChIKey, its first block, a Standard InChI, a
- * UCI, `source:id`, or a compound id (in the source picked, or in any source). Decided from the
+ * SMILES, a UCI, `source:id`, or a compound id (in the source picked, or in any source). Decided from the
  * text alone; each kind says in words what it understood.
  */
 import type { SourceDocument } from '../engine/documents';
@@ -9,6 +9,7 @@ export type Understood =
   | { kind: 'inchikey'; standardInchiKey: string; said: string }
   | { kind: 'connectivityBlock'; connectivityBlock: string; said: string }
   | { kind: 'inchi'; inchi: string; said: string }
+  | { kind: 'smiles'; smiles: string; said: string }
   | { kind: 'uci'; uci: number; said: string }
   | { kind: 'sourceId'; source: SourceDocument; compoundId: string; said: string }
   | { kind: 'anySource'; compoundId: string; said: string }
@@ -32,7 +33,7 @@ function looksLikeSmiles(text: string): boolean {
 /** Reads the search box (`q`) and the source picker (`source`, a source id or empty). */
 export function understand(q: string, source: number | undefined, sources: SourceDocument[]): Understood {
   const text = q.trim();
-  if (text === '') return { kind: 'refused', message: 'Type a Standard InChIKey, a Standard InChI, a UCI, source:id (chembl:CHEMBL112) or a compound id.' };
+  if (text === '') return { kind: 'refused', message: 'Type a Standard InChIKey, a Standard InChI, a SMILES, a UCI, source:id (chembl:CHEMBL112) or a compound id.' };
   const picked = source === undefined ? undefined : sources.find((s) => s.sourceID === source);
   if (source !== undefined && !picked) return { kind: 'refused', message: `There is no source ${source}.` };
 
@@ -55,6 +56,6 @@ export function understand(q: string, source: number | undefined, sources: Sourc
   }
   if (picked) return { kind: 'sourceId', source: picked, compoundId: text, said: `compound id ${text} in ${sourceLabel(picked)}` };
   if (/^[0-9]{1,15}$/.test(text) && Number(text) > 0) return { kind: 'uci', uci: Number(text), said: `UCI ${Number(text)} (pick a source to search ${text} as a compound id)` };
-  if (looksLikeSmiles(text)) return { kind: 'refused', message: `${text} reads as a SMILES: structures as input are not accepted yet. Search by its Standard InChIKey or InChI instead.` };
+  if (looksLikeSmiles(text)) return { kind: 'smiles', smiles: text, said: 'a SMILES, by the Standard InChIKey computed from it' };
   return { kind: 'anySource', compoundId: text, said: `compound id ${text}, in every source` };
 }

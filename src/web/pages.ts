@@ -13,9 +13,10 @@ import type { CompoundDocument, LoadRecord, SourceDocument, XrefDocument } from 
 import { lastLoadOfEachSource, loadHistory } from '../engine/loads';
 import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../engine/lookups';
 import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry } from '../domain/connectivity';
-import { InvalidQuery } from '../domain/errors';
+import { InvalidQuery, UnprocessableStructure } from '../domain/errors';
 import { indexedStructure, parseQueryInchi, type LookupContext } from '../domain/lookup';
 import { compoundUrl } from '../domain/sources';
+import { computeStandardInchi } from '../domain/structures';
 import { html, Html, page, type SourceChoice } from './html';
 import { understand } from './input';
 
@@ -188,15 +189,18 @@ async function search(context: LookupContext, q: string, sourceId: number | unde
     case 'refused':
       return message(400, 'Cannot search this', input.message);
     case 'inchikey':
-    case 'inchi': {
-      const key = input.kind === 'inchikey' ? input.standardInchiKey : inchiKeyOf(parseQueryInchi(input.inchi, context.config.MAX_INCHI_LENGTH));
+    case 'inchi':
+    case 'smiles': {
+      const key = input.kind === 'inchikey' ? input.standardInchiKey
+        : input.kind === 'inchi' ? inchiKeyOf(parseQueryInchi(input.inchi, context.config.MAX_INCHI_LENGTH))
+          : (await computeStandardInchi(context, 'smiles', input.smiles)).standardInchiKey;
       // The key names its structure: read it while a current assignment is looked for.
       const [current, structure] = await Promise.all([xrefsByKeys(context.engine, [key], {}, 1), indexedStructure(context, { standardInchiKey: key })]);
       if (current.length === 0 || !structure) {
         const block = key.slice(0, 14);
         return message(404, 'Not found', html`No source holds the structure with InChIKey <code>${key}</code>. <a href="/search?q=${block}">Search its skeleton (${block})</a> for stereoisomers, isotopologues and other forms.`);
       }
-      return understood(await compoundPage(context, structure, pageNumber), input.said);
+      return understood(await compoundPage(context, structure, pageNumber), input.kind === 'smiles' ? `${input.said} (${key})` : input.said);
     }
     case 'uci': {
       const structure = await indexedStructure(context, { uci: input.uci });
@@ -268,7 +272,7 @@ const home: Rendered = {
   status: 200, title: 'Search', canonical: '/',
   body: html`<h1>Find a compound in every source</h1>
 <p>Give a Standard InChIKey (<a href="/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N">RZVAJINKPMORJF-UHFFFAOYSA-N</a>), a Standard InChI, a UCI,
-<code>source:id</code> (<a href="/search?q=chembl%3ACHEMBL112">chembl:CHEMBL112</a>) or a compound id with its source. SMILES are not accepted yet.</p>`,
+a SMILES (<a href="/search?q=CC(%3DO)Nc1ccc(O)cc1">CC(=O)Nc1ccc(O)cc1</a>), <code>source:id</code> (<a href="/search?q=chembl%3ACHEMBL112">chembl:CHEMBL112</a>) or a compound id with its source.</p>`,
 };
 
 function positive(text: unknown): number | undefined {
@@ -289,6 +293,7 @@ export function webPages(context: LookupContext, limit?: RequestHandler): Router
       rendered = await render();
     } catch (error) {
       if (error instanceof InvalidQuery) rendered = message(400, 'Cannot search this', error.message);
+      else if (error instanceof UnprocessableStructure) rendered = message(422, 'Cannot search this', error.message);
       else {
         const status = (error as { status?: number }).status;
         rendered = message(status === 503 || status === undefined ? 503 : status, 'Not available', `The search engine did not answer: try again in a moment. (${(error as Error).message})`);

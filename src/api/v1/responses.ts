@@ -4,9 +4,10 @@ import { compoundsByKey, compoundsByUci } from '../../engine/compounds';
 import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../../engine/lookups';
 import { connectivitySearch, readSkeleton, relations, searchedStructureOf, type SearchedStructure, type TypeOfSearch } from '../../domain/connectivity';
 import { InvalidQuery, UnknownResource } from '../../domain/errors';
+import { asIdentifierQuery, structureText, type Computed } from '../../domain/structures';
 import {
   checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, queryKey, requireSource, sourceEntry, sourceIdXrefs, xrefsOfQuery,
-  type CompoundQuery, type CompoundView, type LookupContext,
+  type CompoundQuery, type CompoundView, type IdentifierQuery, type LookupContext, type StructureType,
 } from '../../domain/lookup';
 import { sourceView } from '../../domain/sources';
 import type { CompoundDocument, SourceDocument, XrefDocument } from '../../engine/documents';
@@ -23,7 +24,7 @@ function notFound(compound: string, error: string): NotFound {
   return { response: 'Not found', error, totalCompounds: 0, compounds: [], notFound: [compound] };
 }
 
-function describe(query: CompoundQuery): string {
+function describe(query: IdentifierQuery): string {
   const compound = query.compound.trim();
   switch (query.type) {
     case 'uci': return `no structure with UCI ${compound}`;
@@ -33,8 +34,27 @@ function describe(query: CompoundQuery): string {
   }
 }
 
+/**
+ * The answer to a query, by identifier or by structure: a SMILES or molfile is answered as its
+ * computed Standard InChI, and the answer (Success or Not found) adds what was computed; its
+ * `notFound` names the structure as it was sent.
+ */
+async function answer<Q extends CompoundQuery, R extends { response: string }>(
+  context: LookupContext, query: Q, answerIdentifier: (query: Q & IdentifierQuery) => Promise<R>,
+): Promise<R | (R & { computed: Computed })> {
+  const { query: identifierQuery, computed } = await asIdentifierQuery(context, query);
+  const result = await answerIdentifier(identifierQuery);
+  if (!computed) return result;
+  const sent = result.response === 'Not found' ? { notFound: [structureText(query.type as StructureType, query.compound)] } : {};
+  return { ...result, ...sent, computed };
+}
+
 /** POST /compounds: the structures a query stands for, with their records in every source. */
-export async function findCompounds(context: LookupContext, query: CompoundQuery): Promise<{ response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[] } | NotFound> {
+export async function findCompounds(context: LookupContext, query: CompoundQuery): Promise<{ response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[]; computed?: Computed } | NotFound & { computed?: Computed }> {
+  return answer(context, query, (identifierQuery) => findByIdentifier(context, identifierQuery));
+}
+
+async function findByIdentifier(context: LookupContext, query: IdentifierQuery): Promise<{ response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[] } | NotFound> {
   const compounds = await compoundViews(context, ...await queryXrefs(context, query));
   if (compounds.length === 0) return notFound(query.compound.trim(), describe(query));
   return { response: 'Success', totalCompounds: compounds.length, notFound: [], compounds };
@@ -45,7 +65,7 @@ export async function findCompounds(context: LookupContext, query: CompoundQuery
  * a key or InChI names its structure, read while its assignments are searched; a source's id names
  * its structures' keys, read while their other assignments are searched.
  */
-async function queryXrefs(context: LookupContext, query: CompoundQuery): Promise<[XrefDocument[], Map<string, CompoundDocument>?]> {
+async function queryXrefs(context: LookupContext, query: IdentifierQuery): Promise<[XrefDocument[], Map<string, CompoundDocument>?]> {
   const key = queryKey(context, query);
   if (key !== undefined) return Promise.all([xrefsByKeys(context.engine, [key]), compoundsByKey(context.engine, [key])]);
   if (query.type !== 'sourceID') return [await xrefsOfQuery(context, query)];
@@ -54,7 +74,7 @@ async function queryXrefs(context: LookupContext, query: CompoundQuery): Promise
 }
 
 /** The structure a connectivity query stands for; undefined when it names nothing indexed. */
-export async function resolveSearched(context: LookupContext, query: CompoundQuery): Promise<SearchedStructure | undefined> {
+export async function resolveSearched(context: LookupContext, query: IdentifierQuery): Promise<SearchedStructure | undefined> {
   const compound = query.compound.trim();
   const fromIndexed = async (uci: number): Promise<SearchedStructure | undefined> => {
     const structure = await indexedStructure(context, { uci });
@@ -97,6 +117,10 @@ export async function resolveSearched(context: LookupContext, query: CompoundQue
 
 /** POST /connectivity. */
 export async function searchConnectivity(context: LookupContext, query: CompoundQuery & { searchComponents?: boolean }): Promise<object> {
+  return answer(context, query, (identifierQuery) => searchByIdentifier(context, identifierQuery));
+}
+
+async function searchByIdentifier(context: LookupContext, query: IdentifierQuery & { searchComponents?: boolean }): Promise<NotFound | { response: 'Success'; [field: string]: unknown }> {
   const options = {
     relations: new Set<TypeOfSearch>(query.searchComponents ? relations : ['match']),
     frequencyCap: context.config.COMPONENT_FREQUENCY_CAP,

@@ -5,16 +5,20 @@ import { findCompounds, getSource, inchiOfUci, listSources, searchConnectivity }
 import { clusterReport } from '../../engine/health';
 import { engineReady } from '../../engine/lookups';
 import { DepictionFailed, type Depictor } from '../../isolated/depiction';
+import { isStructureType, structureText } from '../../domain/structures';
 import { HttpError } from '../errors';
 
 /**
- * The query of a validated v1 body, as the domain reads it: `compound` trimmed (SPEC §3), a UCI sent
+ * The query of a validated v1 body, as the domain reads it: `compound` trimmed (SPEC §3; a molfile
+ * at its end only), a UCI sent
  * as a JSON number made its digits, and `sourceID` dropped unless `type` is `sourceID` (clients
  * send `""`, `0` or `null` there with every other type; UniChem ignores it).
  */
 export function compoundQuery<T extends { type: CompoundQuery['type']; compound: string | number; sourceID?: unknown }>(body: T): Omit<T, 'compound' | 'sourceID'> & CompoundQuery {
   const { sourceID, compound, ...rest } = body;
-  const query = { ...rest, compound: String(compound).trim() } as Omit<T, 'compound' | 'sourceID'> & CompoundQuery;
+  // A molfile keeps its leading lines: they are its header.
+  const text = isStructureType(body.type) ? structureText(body.type, String(compound)) : String(compound).trim();
+  const query = { ...rest, compound: text } as Omit<T, 'compound' | 'sourceID'> & CompoundQuery;
   if (body.type === 'sourceID') query.sourceID = sourceID as number;
   return query;
 }
