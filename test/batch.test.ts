@@ -17,6 +17,9 @@ const mixed: Record<string, unknown>[] = [
   { id: 'inchi', type: 'inchi', compound: 'InChI=1S/C8H9NO2/c1-6(10)9-7-2-4-8(11)5-3-7/h2-5,11H,1H3,(H,9,10)' },
   { id: 'isoleucine', op: 'connectivity', type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' },
   { id: 'salt', op: 'connectivity', type: 'sourceID', compound: 'CHEMBL1511957', sourceID: 1, searchComponents: true },
+  { id: 'smiles', type: 'smiles', compound: 'CC(=O)Nc1ccc(O)cc1' },
+  { id: 'smiles connectivity', op: 'connectivity', type: 'smiles', compound: 'CC[C@H](C)[C@H](N)C(=O)O' },
+  { id: 'bad smiles', type: 'smiles', compound: 'C1CC' },
   { id: 'not found', type: 'inchikey', compound: 'AAAAAAAAAAAAAA-BBBBBBBBSA-N' },
   { id: 'unknown source', type: 'sourceID', compound: 'CHEMBL112', sourceID: 99999 },
   { id: 'bad key', type: 'inchikey', compound: 'RZVAJINKPMORJF' },
@@ -48,7 +51,7 @@ describe('POST /api/v1/batch', function () {
       const single = await api.post(`/api/v1/${op ?? 'compounds'}`, request);
       expect(lines[i], JSON.stringify(query)).to.deep.equal({ index: i, ...(id === undefined ? {} : { id }), status: single.status, body: single.body });
     }
-    expect(lines.map((line) => line.status)).to.deep.equal([200, 200, 200, 200, 200, 200, 200, 404, 400, 400, 400, 400, 400, 400, 400, 400]);
+    expect(lines.map((line) => line.status)).to.deep.equal([200, 200, 200, 200, 200, 200, 200, 200, 400, 200, 404, 400, 400, 400, 400, 400, 400, 400, 400]);
   });
 
   it('takes NDJSON, one query a line, and answers a line that is not JSON in its place', async () => {

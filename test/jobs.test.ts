@@ -140,7 +140,7 @@ describe('jobs: /api/v1/jobs', function () {
       return [status, answer.error];
     };
     expect(await refused('1\n2\n3\n4', 'text/plain', '?type=uci')).to.deep.equal([413, 'the job has more than the 3 queries a job may hold (JOB_MAX_QUERIES): split it into several jobs']);
-    expect(await refused('CHEMBL112', 'text/plain')).to.deep.equal([400, 'a list of compounds needs ?type=: what each line is, one of uci, inchi, inchikey, sourceID']);
+    expect(await refused('CHEMBL112', 'text/plain')).to.deep.equal([400, 'a list of compounds needs ?type=: what each line is, one of uci, inchi, inchikey, sourceID, smiles, molfile']);
     expect((await refused('CHEMBL112', 'text/plain', '?type=sourceID'))[1]).to.match(/needs \?sourceID=/);
     expect((await refused('CHEMBL112', 'text/plain', '?type=sourceID&sourceID=1&colour=blue'))[1]).to.match(/"colour" is not part of this request/);
     expect((await refused('{"type": "uci", "compound": "1"}', 'application/x-ndjson', '?type=uci'))[1]).to.match(/applies to a plain list of compounds/);
