@@ -9,3 +9,6 @@ export class InvalidQuery extends Error {
 
 /** A named thing (a source, a UCI in a path) does not exist (HTTP 404). */
 export class UnknownResource extends Error {}
+
+/** What was asked is not kept any more, or was never recorded (HTTP 410): the message says what can be asked instead. */
+export class NoLongerAvailable extends Error {}

@@ -12,7 +12,7 @@ import { SearchBatcher } from './batch';
 import { Breaker } from './breaker';
 import { exactFieldsOf } from './merge';
 
-export type MappingName = 'compounds' | 'xrefs' | 'sources' | 'meta' | 'rejects';
+export type MappingName = 'compounds' | 'xrefs' | 'sources' | 'meta' | 'rejects' | 'changes';
 
 const mappingsDir = join(__dirname, '..', '..', 'mappings');
 
@@ -37,6 +37,8 @@ export class IndexNames {
   rejectsOf(loadId: string): string { return `${this.prefix}-rejects-load-${loadId.toLowerCase()}`; }
   /** Every load's rejects index. */
   get rejectsOfEveryLoad(): string { return `${this.prefix}-rejects-load-*`; }
+  /** What each load changed in its sources' current assignments (one document per compound id and change). */
+  get changes(): string { return `${this.prefix}-changes`; }
   /** Alias of one source's current release. */
   xrefsOf(sourceId: number): string { return `${this.prefix}-xrefs-${sourceId}`; }
   /** Alias of the release a source served before its current one, kept for RELEASE_GRACE. */

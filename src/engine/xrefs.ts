@@ -72,6 +72,36 @@ export async function currentCompoundIds(engine: Engine, index: string, sourceId
   return found;
 }
 
+/**
+ * The UCIs each of `compoundIds` is currently assigned to in the source's release `index` (ids with
+ * none are left out). Asked 1,000 ids at a time; a group whose ids hold more assignments than one
+ * answer carries is asked again in halves.
+ */
+export async function currentUcisOf(engine: Engine, index: string, sourceId: number, compoundIds: Iterable<string>): Promise<Map<string, Set<number>>> {
+  const found = new Map<string, Set<number>>();
+  const maxHits = 10_000;
+  const ask = async (chunk: string[]): Promise<void> => {
+    const result = await engine.client.search<{ compoundId: string; uci: number }>({
+      index, size: maxHits, track_total_hits: false, _source: ['compoundId', 'uci'],
+      query: { bool: { filter: [{ term: { sourceId } }, { term: { assignment: 1 } }, { terms: { compoundId: chunk } }] } },
+    });
+    const hits = result.hits.hits;
+    if (hits.length >= maxHits && chunk.length > 1) {
+      await ask(chunk.slice(0, chunk.length >> 1));
+      await ask(chunk.slice(chunk.length >> 1));
+      return;
+    }
+    for (const hit of hits) {
+      const { compoundId, uci } = hit._source!;
+      if (!found.has(compoundId)) found.set(compoundId, new Set());
+      found.get(compoundId)!.add(uci);
+    }
+  };
+  const unique = [...new Set(compoundIds)];
+  for (let start = 0; start < unique.length; start += 1_000) await ask(unique.slice(start, start + 1_000));
+  return found;
+}
+
 /** Current and obsolete assignments of each source in an index or alias (its filters applied). */
 export async function assignmentsPerSource(engine: Engine, index: string): Promise<Map<number, { current: number; obsolete: number }>> {
   const result = await engine.client.search({
