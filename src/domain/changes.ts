@@ -165,11 +165,16 @@ export async function* changesAsJson(engine: Engine, span: ChangeSpan): AsyncGen
   yield '}';
 }
 
-/** The changes answer as NDJSON: one line per change, `{"change": "added"|"dropped"|"moved", ...}`, by compound id. */
+/** One NDJSON line of a change: `{"change": "added"|"dropped"|"moved", "compoundId", ...}`. */
+export function changeLine(change: Change): string {
+  return `${JSON.stringify(change)}\n`;
+}
+
+/** The changes answer as NDJSON: one line per change (`changeLine`), by compound id. */
 export async function* changesAsNdjson(engine: Engine, span: ChangeSpan): AsyncGenerator<string> {
   let text = '';
   for await (const change of changesOfSpan(engine, span)) {
-    text += `${JSON.stringify(change)}\n`;
+    text += changeLine(change);
     if (text.length >= chunkSize) {
       yield text;
       text = '';
