@@ -43,11 +43,13 @@ describe('loads and changes of a source', function () {
   const ucis: Record<string, number> = {};
   /** The answers right after release 2, as JSON and as NDJSON lines. */
   let afterRelease2: { body: any; lines: object[] };
+  let dumpChanges: unknown;
 
   before(async () => {
     prefix = freshPrefix('changes');
     const dump = await load(prefix, ['dump', fixtureDump]);
     dumpLoad = String((dump.steps as Record<string, unknown>[])[2].loadId);
+    dumpChanges = (dump.steps as Record<string, unknown>[])[2].changes;
     engine = new Engine(testConfig(prefix));
     api = await startApi(testConfig(prefix));
     release2Load = String((await load(prefix, ['source', '104', release2])).loadId);
@@ -235,5 +237,17 @@ describe('loads and changes of a source', function () {
       await freshApi.stop();
     }
   });
-});
 
+  it('the first dump records every current assignment as added; a reference table reloaded later records what it put back', async () => {
+    expect(dumpChanges, 'every current row of reference.tsv.gz').to.deep.equal({ added: 1062, dropped: 0, moved: 0 });
+    const again = await load(prefix, ['references', join(fixtureDump, 'reference.tsv.gz')]);
+    expect(again.changes).to.deep.equal({ added: 3, dropped: 2, moved: 1 });
+    const { body } = await api.get(`/api/v1/sources/104/changes?since=${release3Load}`);
+    expect(body.until.loadId).to.equal(again.loadId);
+    expect(body.added).to.deep.equal([{ compoundId: 'Chlordiazepoxide', uci: 16 }, { compoundId: 'Delorazepam', uci: 80 }, { compoundId: 'Estazolam', uci: 75 }]);
+    expect(body.dropped).to.deep.equal([{ compoundId: 'Lorazepam', uci: ucis.Lorazepam }, { compoundId: 'Meclonazepam', uci: ucis.Meclonazepam }]);
+    expect(body.moved).to.deep.equal([{ compoundId: 'Nordazepam', fromUci: ucis.Nordazepam, toUci: 13 }]);
+    const zinc = await api.get(`/api/v1/sources/9/changes?since=${dumpLoad}`);
+    expect(zinc.body, 'ZINC is the same in both reference tables').to.deep.include({ added: [], dropped: [], moved: [] });
+  });
+});
