@@ -103,15 +103,15 @@ async function* obsoleteAssignments(
 ): AsyncGenerator<BulkItem<RowRef>> {
   for await (const page of scanXrefs(engine, previous, sourceId)) {
     // The new release holds only its current assignments until it is refreshed again.
-    const current = await changes.comparePage(sourceId, previous, next, page);
-    const present = page.map((xref) => current.get(xref.compoundId)?.has(xref.uci) ?? false);
-    const gone = page.filter((xref, i) => !present[i] && xref.assignment === 1).map((xref) => xref.compoundId);
-    counter.dropped += gone.filter((compoundId) => !current.has(compoundId)).length;
+    const ids = page.map((xref) => xrefId(sourceId, xref.uci, xref.compoundId));
+    const { present, stillCurrent } = await changes.comparePage(sourceId, previous, next, page);
+    const gone = page.filter((xref, i) => !present.has(ids[i]) && xref.assignment === 1).map((xref) => xref.compoundId);
+    counter.dropped += gone.filter((compoundId) => !stillCurrent.has(compoundId)).length;
     for (let i = 0; i < page.length; i += 1) {
-      if (present[i]) continue;
+      if (present.has(ids[i])) continue;
       counter.obsoleted += page[i].assignment === 1 ? 1 : 0;
       const document: XrefDocument = { ...page[i], assignment: 0 };
-      yield { index: next, id: xrefId(sourceId, page[i].uci, page[i].compoundId), op: 'create', document, context: { line: 0, raw: `${page[i].compoundId} (previous release)` } };
+      yield { index: next, id: ids[i], op: 'create', document, context: { line: 0, raw: `${page[i].compoundId} (previous release)` } };
     }
   }
 }

@@ -24,16 +24,21 @@ function changeId(change: ChangeDocument): string {
   return `${change.loadId}:${digest}`;
 }
 
-/** Writes changes (not yet searchable: `refreshChanges` makes them so); throws with the engine's reason if it refuses one. */
-export async function writeChanges(engine: Engine, changes: ChangeDocument[]): Promise<void> {
+/** A change to write, or one written earlier in the same load to take back (a row's `added` that turned out a move's end). */
+export type ChangeWrite = { write: ChangeDocument } | { retract: ChangeDocument };
+
+/** Writes and takes back changes, in order (not yet searchable: `refreshChanges` makes them so); throws with the engine's reason if it refuses one. */
+export async function writeChanges(engine: Engine, changes: ChangeWrite[]): Promise<void> {
   if (changes.length === 0) return;
   const result = await engine.client.bulk({
-    operations: changes.flatMap((change) => [{ index: { _index: engine.names.changes, _id: changeId(change) } }, change]),
+    operations: changes.flatMap((change): object[] => ('write' in change
+      ? [{ index: { _index: engine.names.changes, _id: changeId(change.write) } }, change.write]
+      : [{ delete: { _index: engine.names.changes, _id: changeId(change.retract) } }])) as never,
     filter_path: 'errors,items.*.error',
   });
   if (!result.errors) return;
-  const refused = result.items.find((item) => item.index?.error)?.index?.error;
-  throw new Error(`the engine refused a change: ${refused?.reason ?? refused?.type ?? 'unknown reason'}`);
+  const refused = result.items.map((item) => item.index?.error ?? item.delete?.error).find(Boolean);
+  if (refused) throw new Error(`the engine refused a change: ${refused.reason ?? refused.type ?? 'unknown reason'}`);
 }
 
 /** Makes the changes written so far searchable. */

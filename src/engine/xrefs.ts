@@ -41,6 +41,16 @@ export async function existingIds(engine: Engine, index: string, ids: string[]):
   return new Set(result.docs.filter((doc) => 'found' in doc && doc.found).map((doc) => doc._id));
 }
 
+/** Which of the assignments `ids` (their `_id`s) are current in `index` (one search by id, no document read). */
+export async function currentIds(engine: Engine, index: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const result = await engine.client.search({
+    index, size: ids.length, track_total_hits: false, _source: false,
+    query: { bool: { filter: [{ ids: { values: ids } }, { term: { assignment: 1 } }] } },
+  });
+  return new Set(result.hits.hits.map((hit) => hit._id!));
+}
+
 /** Number of assignments in an index, current or all. */
 export async function countXrefs(engine: Engine, index: string, currentOnly: boolean): Promise<number> {
   const result = await engine.client.count({ index, query: currentOnly ? { term: { assignment: 1 } } : { match_all: {} } });
@@ -81,8 +91,9 @@ export async function currentUcisOf(engine: Engine, index: string, sourceId: num
   const found = new Map<string, Set<number>>();
   const maxHits = 10_000;
   const ask = async (chunk: string[]): Promise<void> => {
-    const result = await engine.client.search<{ compoundId: string; uci: number }>({
-      index, size: maxHits, track_total_hits: false, _source: ['compoundId', 'uci'],
+    // From doc values: no stored document is read.
+    const result = await engine.client.search({
+      index, size: maxHits, track_total_hits: false, _source: false, docvalue_fields: ['compoundId', 'uci'],
       query: { bool: { filter: [{ term: { sourceId } }, { term: { assignment: 1 } }, { terms: { compoundId: chunk } }] } },
     });
     const hits = result.hits.hits;
@@ -92,7 +103,8 @@ export async function currentUcisOf(engine: Engine, index: string, sourceId: num
       return;
     }
     for (const hit of hits) {
-      const { compoundId, uci } = hit._source!;
+      const compoundId = String(hit.fields!.compoundId[0]);
+      const uci = Number(hit.fields!.uci[0]);
       if (!found.has(compoundId)) found.set(compoundId, new Set());
       found.get(compoundId)!.add(uci);
     }
