@@ -5,6 +5,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, readConfig, type Config } from '../src/config';
+import { deleteChangesOf } from '../src/engine/changes';
 import { Engine } from '../src/engine/client';
 import { EngineUnavailable, translateEngineError } from '../src/engine/errors';
 import { LoadBusy, loadHistory, releaseLoadLock, takeLoadLock } from '../src/engine/loads';
@@ -139,6 +140,8 @@ async function step(
     const message = (translated as Error).message;
     if (!options.dryRun && !(translated instanceof EngineUnavailable) && !(translated instanceof LoadBusy)) {
       run.details.structuresRemoved = await sweepOwnLeftovers(engine, run.loadId).catch(() => undefined);
+      // Its changes were never published: none may look like a completed load's.
+      await deleteChangesOf(engine, run.loadId).catch(() => undefined);
     }
     const status = translated instanceof ReleaseRefused ? 'refused' : 'failed';
     const summary = await run.finish(status, message).catch(() => ({ command, status, error: message }));

@@ -2,13 +2,15 @@
  * `npm run load -- references <reference.tsv(.gz)>`: UniChem's reference table (UCI, SRC_ID,
  * SRC_COMPOUND_ID, ASSIGMENT). Every source in the file is replaced: the rows of all of them go to
  * one fresh release index, published for every source by one atomic alias swap once the file is in.
+ * What changed in each source's current assignments is recorded under the load's id.
  */
 import type { SourceDocument, XrefDocument } from '../src/engine/documents';
 import type { BulkItem } from '../src/engine/bulk';
 import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
-import { refreshIndex } from '../src/engine/schema';
+import { currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
-import { countCurrentOfSource, countXrefs, xrefId } from '../src/engine/xrefs';
+import { countCurrentOfSource, countXrefs, scanXrefs, xrefId } from '../src/engine/xrefs';
+import { ChangeRecorder } from './changes';
 import { publishSourceReleases } from './publish';
 import { ByteCounter, estimatedRows, FileFormatError, fileSize, readColumns, readRowBatches, type Row, type RowRef } from './read';
 import { rejectMalformed } from './reject';
@@ -48,6 +50,13 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   run.track(counter);
   const uciCount = new StreamingUciCount();
   let refused = false;
+  const changes = new ChangeRecorder(run);
+  // The release each source served before this load, looked up once per source.
+  const previousReleases = new Map<number, Promise<string | undefined>>();
+  const previousOf = (sourceId: number): Promise<string | undefined> => {
+    if (!previousReleases.has(sourceId)) previousReleases.set(sourceId, currentReleaseIndex(run.engine, sourceId));
+    return previousReleases.get(sourceId)!;
+  };
 
   // One index for every source of the file: a lookup across sources then searches one shard.
   async function releaseIndex(): Promise<string> {
@@ -61,6 +70,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   async function* itemBatches(): AsyncGenerator<BulkItem<RowRef>[]> {
     for await (const batch of readRowBatches(file, 'tsv', batchSize, counter)) {
       const writes: BulkItem<RowRef>[] = [];
+      const currentRows = new Map<number, { compoundId: string; uci: number }[]>();
       const parsed: { row: Row; uci: number; sourceId: number; compoundId: string; assignment: 0 | 1; auxSrc?: string }[] = [];
       for (const row of batch) {
         run.rowsRead += 1;
@@ -105,11 +115,16 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           ...(item.auxSrc !== undefined ? { auxSrc: item.auxSrc } : {}),
         };
         uciCount.add(item.sourceId, item.uci, item.compoundId, item.assignment);
+        if (item.assignment === 1) {
+          if (!currentRows.has(item.sourceId)) currentRows.set(item.sourceId, []);
+          currentRows.get(item.sourceId)!.push({ compoundId: item.compoundId, uci: item.uci });
+        }
         writes.push({ index: '', id: xrefId(item.sourceId, item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } });
       }
       // The index is created with the first row to write, once per batch rather than per row.
       const index = writes.length > 0 ? await releaseIndex() : '';
       for (const write of writes) write.index = index;
+      for (const [sourceId, rows] of currentRows) await changes.newRows(sourceId, await previousOf(sourceId), rows);
       await run.tick();
       yield writes;
     }
@@ -136,6 +151,15 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
     return { sourceId, currentBefore, dropped: Math.max(0, currentBefore - (currentPerSource.get(sourceId) ?? 0)) };
   }));
   run.guard(figures);
+  if (!run.dryRun && release) {
+    // Ids of each source's previous release whose structures changed, against the new one.
+    for (const sourceId of replacedIds) {
+      const previous = await previousOf(sourceId);
+      if (!previous) continue;
+      for await (const page of scanXrefs(run.engine, previous, sourceId)) await changes.comparePage(sourceId, previous, release, page);
+    }
+    await changes.finish();
+  }
   if (!run.dryRun) {
     const replaced = replacedIds.map((sourceId) => sources.get(sourceId)!);
     // Counted on the way when the rows came in UCI order and the engine took them all; else by the engine.

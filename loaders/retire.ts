@@ -1,12 +1,14 @@
 /**
  * `npm run load -- remove-source <sourceId>`: retires a source. Its ids become obsolete (a new
  * release holding every assignment with assignment 0 replaces the current one); its metadata stays.
+ * Every id it held current is recorded as dropped.
  */
 import type { SourceDocument } from '../src/engine/documents';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import { currentReleaseIndex } from '../src/engine/schema';
 import { sourceById } from '../src/engine/sources';
 import { countCurrentOfSource, scanXrefs, xrefId } from '../src/engine/xrefs';
+import { ChangeRecorder } from './changes';
 import { publishSourceRelease } from './publish';
 import { FileFormatError, type RowRef } from './read';
 import { Reject, type LoadRun } from './run';
@@ -22,8 +24,10 @@ export async function removeSource(run: LoadRun, sourceId: number): Promise<void
     return;
   }
   const next = await run.createIndex(sourceId, await countCurrentOfSource(run.engine, previous, sourceId));
+  const changes = new ChangeRecorder(run);
   async function* obsolete(): AsyncGenerator<BulkItem<RowRef>> {
     for await (const page of scanXrefs(run.engine, previous!, sourceId)) {
+      await changes.droppedAll(sourceId, page);
       for (const xref of page) {
         run.rowsRead += 1;
         yield { index: next, id: xrefId(sourceId, xref.uci, xref.compoundId), op: 'index', document: { ...xref, assignment: 0 }, context: { line: run.rowsRead, raw: xref.compoundId } };
@@ -34,5 +38,6 @@ export async function removeSource(run: LoadRun, sourceId: number): Promise<void
   const result = await bulkWrite(run.engine, obsolete(), (failure) =>
     run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', failure.reason)));
   run.rowsLoaded = result.written;
+  await changes.finish();
   run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true, retired: true, onNote: run.note });
 }

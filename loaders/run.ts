@@ -52,6 +52,8 @@ export class LoadRun {
   sourceIds?: number[];
   /** The release a source load publishes, for the load record. */
   release?: ReleaseName;
+  /** The load recorded its changes of its sources' current assignments (loaders/changes.ts). */
+  changesRecorded = false;
   /** Extra figures for the summary line (sources replaced, structures created, ...). */
   readonly details: Record<string, unknown> = {};
   private rejects?: WriteStream;
@@ -196,6 +198,7 @@ export class LoadRun {
     return {
       ...this.record, ...(this.sourceIds ? { sourceIds: this.sourceIds } : {}),
       ...(this.release ? { releaseNumber: this.release.number, releaseDate: this.release.date } : {}),
+      ...(this.changesRecorded ? { changesRecorded: true } : {}),
       rowsRead: this.rowsRead, rowsLoaded: this.rowsLoaded, rowsRejected: this.rowsRejected, rejectsByReason: { ...this.rejectsByReason },
     };
   }

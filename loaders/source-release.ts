@@ -4,7 +4,8 @@
  *
  * Known structures keep their UCI, new ones get UCIs from the sequence; the release is written to a
  * fresh index; ids of the previous release that are gone or now point elsewhere are copied in as
- * obsolete; then the alias moves in one atomic call. Readers never see a half-loaded source.
+ * obsolete; what changed is recorded under the load's id (loaders/changes.ts); then the alias moves
+ * in one atomic call. Readers never see a half-loaded source.
  */
 import type { ParsedInchi } from '../src/chemistry';
 import { compoundDocument } from '../src/domain/compound';
@@ -15,7 +16,8 @@ import { createCompounds, ucisByKey } from '../src/engine/compounds';
 import { currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { sourceById } from '../src/engine/sources';
 import { allocateUcis } from '../src/engine/sequence';
-import { countCurrentOfSource, currentCompoundIds, existingIds, scanXrefs, xrefId } from '../src/engine/xrefs';
+import { countCurrentOfSource, scanXrefs, xrefId } from '../src/engine/xrefs';
+import { ChangeRecorder } from './changes';
 import { nextRelease, publishSourceRelease } from './publish';
 import { ByteCounter, detectFormat, estimatedRows, FileFormatError, fileSize, readColumns, readRowBatches, type Format, type Row, type RowRef } from './read';
 import { rejectMalformed } from './reject';
@@ -93,16 +95,17 @@ async function resolveUcis(run: LoadRun, entries: Entry[]): Promise<Map<string, 
 /**
  * Copies the previous release's assignments that the new release no longer has, as obsolete, and
  * counts the ids it drops: previous current ids that are not current in the new release (an id
- * that moved to another structure is obsoleted there but not dropped).
+ * that moved to another structure is obsoleted there but not dropped). Records what changed on the
+ * way.
  */
 async function* obsoleteAssignments(
-  engine: Engine, sourceId: number, previous: string, next: string, counter: { obsoleted: number; dropped: number },
+  engine: Engine, sourceId: number, previous: string, next: string, counter: { obsoleted: number; dropped: number }, changes: ChangeRecorder,
 ): AsyncGenerator<BulkItem<RowRef>> {
   for await (const page of scanXrefs(engine, previous, sourceId)) {
+    // The new release holds only its current assignments until it is refreshed again.
     const ids = page.map((xref) => xrefId(sourceId, xref.uci, xref.compoundId));
-    const present = await existingIds(engine, next, ids);
+    const { present, stillCurrent } = await changes.comparePage(sourceId, previous, next, page);
     const gone = page.filter((xref, i) => !present.has(ids[i]) && xref.assignment === 1).map((xref) => xref.compoundId);
-    const stillCurrent = await currentCompoundIds(engine, next, sourceId, gone);
     counter.dropped += gone.filter((compoundId) => !stillCurrent.has(compoundId)).length;
     for (let i = 0; i < page.length; i += 1) {
       if (present.has(ids[i])) continue;
@@ -149,6 +152,7 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
   // Sized for the larger of the release it replaces and what the file holds (a row with an InChI is about 100 bytes).
   const next = run.dryRun ? '' : await run.createIndex(sourceId, Math.max(currentBefore, await estimatedRows(file, 100)));
   const toolkit = new StructureToolkit();
+  const changes = new ChangeRecorder(run);
   const counter = new ByteCounter(fileSize(file));
   run.track(counter);
 
@@ -156,6 +160,7 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
     for await (const rows of readRowBatches(file, format, batchSize, counter)) {
       const entries = await checkBatch(run, rows, format, toolkit, options);
       const ucis = await resolveUcis(run, entries);
+      const written: { compoundId: string; uci: number }[] = [];
       for (const entry of entries) {
         const uci = ucis.get(entry.key);
         if (uci === undefined) {
@@ -172,8 +177,10 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
           sourceId, compoundId: entry.compoundId, uci, assignment: 1, auxSrc: entry.auxSrc,
           standardInchiKey: entry.key, connectivityBlock: entry.key.slice(0, 14),
         };
+        written.push({ compoundId: entry.compoundId, uci });
         yield { index: next, id: xrefId(sourceId, uci, entry.compoundId), op: 'index', document, context: entry.row };
       }
+      await changes.newRows(sourceId, previous, written);
       await run.tick();
     }
   }
@@ -196,11 +203,12 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
     run.rowsLoaded = await countCurrentOfSource(run.engine, next, sourceId);
     run.countRepeatedRows();
     const counted = { obsoleted: 0, dropped: 0 };
-    if (previous) await bulkWrite(run.engine, obsoleteAssignments(run.engine, sourceId, previous, next, counted), refused);
+    if (previous) await bulkWrite(run.engine, obsoleteAssignments(run.engine, sourceId, previous, next, counted, changes), refused);
     run.details.obsoleted = counted.obsoleted;
     run.details.currentBefore = currentBefore;
     run.details.dropped = counted.dropped;
     run.guard([{ sourceId, currentBefore, dropped: counted.dropped }]);
+    await changes.finish();
     run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true, onNote: run.note, release });
   } finally {
     await toolkit.close();

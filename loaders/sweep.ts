@@ -1,12 +1,14 @@
 /**
  * What a load leaves when it fails, is refused or is killed, swept: its release index, its locks,
- * the structures only it created, and the compounds index's refresh it paused. A failing or refused
- * load sweeps its own; every writing load and `npm run load -- doctor` sweep those of killed loads
- * (their process gone, or no heartbeat for 30 s) and previous releases past RELEASE_GRACE.
+ * the changes it recorded, the structures only it created, and the compounds index's refresh it
+ * paused. A failing or refused load sweeps its own; every writing load and `npm run load -- doctor`
+ * sweep those of killed loads (their process gone, or no heartbeat for 30 s) and previous releases
+ * past RELEASE_GRACE.
  */
 import type { Config } from '../src/config';
 import type { LoadRecord } from '../src/engine/documents';
 import type { Engine } from '../src/engine/client';
+import { deleteChangesOf } from '../src/engine/changes';
 import { removeOrphanStructuresOf } from '../src/engine/compounds';
 import { indicesOf, releaseLocksOf, runningLoads, saveLoadRecord } from '../src/engine/loads';
 import { refreshIndex, refreshPaused, removeAllLeftoverReleases, removeExpiredPreviousReleases, resumeRefresh } from '../src/engine/schema';
@@ -43,6 +45,7 @@ export async function sweepInterruptedLoads(engine: Engine, config: Config): Pro
     const failed: LoadRecord = { ...record, status: 'failed', ended: new Date().toISOString(), message: `interrupted: ${why}` };
     await saveLoadRecord(engine, failed);
     await releaseLocksOf(engine, record.loadId);
+    await deleteChangesOf(engine, record.loadId);
     report.interruptedLoads.push({ loadId: record.loadId, command: record.command, why });
   }
   report.releaseIndicesRemoved = await removeAllLeftoverReleases(engine, indicesOf(alive));

@@ -3,7 +3,7 @@
  * (v1: `{response: "Error", error, errors}`; legacy: `{error}` or its XML form), never HTML or a stack.
  */
 import type { ErrorRequestHandler, Request, Response } from 'express';
-import { InvalidQuery, UnknownResource, UnprocessableStructure } from '../domain/errors';
+import { InvalidQuery, NoLongerAvailable, UnknownResource, UnprocessableStructure } from '../domain/errors';
 import { compoundProblem, queryTypes, type QueryType } from '../domain/lookup';
 import { EngineUnavailable, translateEngineError } from '../engine/errors';
 import { log } from '../log';
@@ -85,6 +85,7 @@ export function describeError(error: unknown, req?: Request): { status: number; 
   if (translated instanceof InvalidQuery) return { status: 400, message: translated.message, details: translated.details };
   if (translated instanceof UnknownResource) return { status: 404, message: translated.message, details: [] };
   if (translated instanceof UnprocessableStructure) return { status: 422, message: translated.message, details: [] };
+  if (translated instanceof NoLongerAvailable) return { status: 410, message: translated.message, details: [] };
   if (translated instanceof EngineUnavailable) return { status: 503, message: translated.message, details: [], retryAfter: retryAfterOf(translated, error) };
   const e = translated as ValidatorError & Error;
   const status = e.status ?? e.statusCode;

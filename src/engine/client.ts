@@ -12,7 +12,7 @@ import { SearchBatcher } from './batch';
 import { Breaker } from './breaker';
 import { exactFieldsOf } from './merge';
 
-export type MappingName = 'compounds' | 'xrefs' | 'sources' | 'meta' | 'rejects' | 'jobs' | 'job-parts';
+export type MappingName = 'compounds' | 'xrefs' | 'sources' | 'meta' | 'rejects' | 'changes' | 'jobs' | 'job-parts';
 
 const mappingsDir = join(__dirname, '..', '..', 'mappings');
 
@@ -37,6 +37,8 @@ export class IndexNames {
   rejectsOf(loadId: string): string { return `${this.prefix}-rejects-load-${loadId.toLowerCase()}`; }
   /** Every load's rejects index. */
   get rejectsOfEveryLoad(): string { return `${this.prefix}-rejects-load-*`; }
+  /** What each load changed in its sources' current assignments (one document per compound id and change). */
+  get changes(): string { return `${this.prefix}-changes`; }
   /** Bulk mapping jobs: their state (one document a job), and their queries and results (parts of lines). */
   get jobs(): string { return `${this.prefix}-jobs`; }
   get jobParts(): string { return `${this.prefix}-job-parts`; }

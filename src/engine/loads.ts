@@ -28,7 +28,8 @@ export async function loadHistory(engine: Engine, limit = 100, sourceId?: number
   return (result.hits?.hits ?? []).map((hit) => hit._source!);
 }
 
-async function loadRecord(engine: Engine, loadId: string): Promise<LoadRecord | undefined> {
+/** The record of one load, or undefined. */
+export async function loadRecord(engine: Engine, loadId: string): Promise<LoadRecord | undefined> {
   const result = await engine.client.get<LoadRecord>({ index: engine.names.meta, id: `load-${loadId}` }, { ignore: [404] });
   return result.found ? result._source : undefined;
 }

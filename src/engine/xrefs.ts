@@ -41,6 +41,16 @@ export async function existingIds(engine: Engine, index: string, ids: string[]):
   return new Set(result.docs.filter((doc) => 'found' in doc && doc.found).map((doc) => doc._id));
 }
 
+/** Which of the assignments `ids` (their `_id`s) are current in `index` (one search by id, no document read). */
+export async function currentIds(engine: Engine, index: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const result = await engine.client.search({
+    index, size: ids.length, track_total_hits: false, _source: false,
+    query: { bool: { filter: [{ ids: { values: ids } }, { term: { assignment: 1 } }] } },
+  });
+  return new Set(result.hits.hits.map((hit) => hit._id!));
+}
+
 /** Number of assignments in an index, current or all. */
 export async function countXrefs(engine: Engine, index: string, currentOnly: boolean): Promise<number> {
   const result = await engine.client.count({ index, query: currentOnly ? { term: { assignment: 1 } } : { match_all: {} } });
@@ -69,6 +79,38 @@ export async function currentCompoundIds(engine: Engine, index: string, sourceId
     });
     for (const bucket of (result.aggregations?.ids as { buckets: { key: string }[] }).buckets) found.add(bucket.key);
   }
+  return found;
+}
+
+/**
+ * The UCIs each of `compoundIds` is currently assigned to in the source's release `index` (ids with
+ * none are left out). Asked 1,000 ids at a time; a group whose ids hold more assignments than one
+ * answer carries is asked again in halves.
+ */
+export async function currentUcisOf(engine: Engine, index: string, sourceId: number, compoundIds: Iterable<string>): Promise<Map<string, Set<number>>> {
+  const found = new Map<string, Set<number>>();
+  const maxHits = 10_000;
+  const ask = async (chunk: string[]): Promise<void> => {
+    // From doc values: no stored document is read.
+    const result = await engine.client.search({
+      index, size: maxHits, track_total_hits: false, _source: false, docvalue_fields: ['compoundId', 'uci'],
+      query: { bool: { filter: [{ term: { sourceId } }, { term: { assignment: 1 } }, { terms: { compoundId: chunk } }] } },
+    });
+    const hits = result.hits.hits;
+    if (hits.length >= maxHits && chunk.length > 1) {
+      await ask(chunk.slice(0, chunk.length >> 1));
+      await ask(chunk.slice(chunk.length >> 1));
+      return;
+    }
+    for (const hit of hits) {
+      const compoundId = String(hit.fields!.compoundId[0]);
+      const uci = Number(hit.fields!.uci[0]);
+      if (!found.has(compoundId)) found.set(compoundId, new Set());
+      found.get(compoundId)!.add(uci);
+    }
+  };
+  const unique = [...new Set(compoundIds)];
+  for (let start = 0; start < unique.length; start += 1_000) await ask(unique.slice(start, start + 1_000));
   return found;
 }
 

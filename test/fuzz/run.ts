@@ -166,7 +166,7 @@ function spread<T>(items: T[], count: number): T[] {
 
 /**
  * The schemathesis configuration: dictionaries of real InChIKeys and their first blocks, InChIs,
- * UCIs, source ids and compound ids (current, obsolete, and ids with a `/`), offered for the
+ * UCIs, source ids, compound ids (current, obsolete, and ids with a `/`) and load ids, offered for the
  * parameters and body fields of those names half of the time.
  */
 /** The warnings schemathesis shows by default, less the two that random compounds always raise. */
@@ -175,7 +175,7 @@ const quietWarnings = [
   'constants_extraction', 'unmatched_filter', 'unresolvable_reference', 'rate_limited', 'dictionary_mismatch', 'timeout_units',
 ];
 
-function schemathesisConfig(folder: string): string {
+function schemathesisConfig(folder: string, loadIds: string[]): string {
   const sources = readTable(folder, 'source').map((row) => row.SRC_ID);
   const structures = spread(readTable(folder, 'structure'), 40);
   const references = readTable(folder, 'reference');
@@ -197,10 +197,12 @@ function schemathesisConfig(folder: string): string {
     compounds: [...keys, ...spread(structures, 10).map((row) => row.STANDARDINCHI), ...ucis, ...ids],
     obsoleteIds: [...new Set(obsolete.map((row) => row.SRC_COMPOUND_ID))],
     obsoleteSources: [...new Set(obsolete.map((row) => row.SRC_ID))],
+    loadIds,
   };
   const parameters: Record<string, string> = {
     'path.key': 'keys', 'path.id': 'ids', 'path.src': 'sources', 'path.to_src': 'sources', 'path.A': 'sourceNumbers',
     'path.uci': 'uciNumbers', 'path.sourceID': 'sourceNumbers', 'body.compound': 'compounds', 'body.sourceID': 'sourceNumbers',
+    'query.since': 'loadIds',
   };
   // The *_obsolete methods answer only for an id with an obsolete assignment, asked in its own source.
   const obsoleteParameters: Record<string, string> = { 'path.id': 'obsoleteIds', 'path.src': 'obsoleteSources' };
@@ -401,7 +403,9 @@ async function main(): Promise<number> {
     const flat = flattenServers((await response.json()) as Json);
     mkdirSync(runDir, { recursive: true });
     writeFileSync(join(runDir, 'openapi.json'), `${JSON.stringify(flat, null, 2)}\n`);
-    writeFileSync(join(runDir, 'schemathesis.toml'), schemathesisConfig(settings.data));
+    // The load that replaced every source: what `since` of /sources/{sourceID}/changes takes.
+    const loadIds = ((summary.steps ?? []) as { command?: string; loadId?: string }[]).filter((step) => step.command === 'references').map((step) => String(step.loadId));
+    writeFileSync(join(runDir, 'schemathesis.toml'), schemathesisConfig(settings.data, loadIds));
     const events = join(runDir, 'events.ndjson');
     const args = [
       '--config-file', join(runDir, 'schemathesis.toml'), 'run', join(runDir, 'openapi.json'), '--url', server.url,

@@ -10,6 +10,7 @@ import {
   type CompoundQuery, type CompoundView, type IdentifierQuery, type LookupContext, type StructureType,
 } from '../../domain/lookup';
 import { sourceView } from '../../domain/sources';
+import { changeSpan, sourceLoads, type ChangeSpan, type LoadView } from '../../domain/changes';
 import type { CompoundDocument, SourceDocument, XrefDocument } from '../../engine/documents';
 
 export interface NotFound {
@@ -177,4 +178,16 @@ export async function inchiOfUci(context: LookupContext, uci: number): Promise<s
   const current = structure ? await xrefsByUcis(context.engine, [uci], {}, 1) : [];
   if (!structure || current.length === 0) throw new UnknownResource(`no structure with UCI ${uci}`);
   return structure.standardInchi;
+}
+
+/** GET /sources/{sourceID}/loads: the loads that replaced a source's assignments, newest first. */
+export async function sourceLoadList(context: LookupContext, sourceId: number): Promise<{ response: 'Success'; loads: LoadView[] }> {
+  await requireSource(context, sourceId);
+  return { response: 'Success', loads: await sourceLoads(context.engine, sourceId) };
+}
+
+/** GET /sources/{sourceID}/changes: which loads make the net change of a source since load `since`. */
+export async function sourceChangeSpan(context: LookupContext, sourceId: number, since: string): Promise<ChangeSpan> {
+  await requireSource(context, sourceId);
+  return changeSpan(context.engine, sourceId, since.trim());
 }

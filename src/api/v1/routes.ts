@@ -1,7 +1,11 @@
 /** The v1 handlers, by operationId of the OpenAPI document. Each calls one domain function. */
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import { pipeline } from 'node:stream/promises';
 import type { CompoundQuery, LookupContext } from '../../domain/lookup';
-import { findCompounds, getSource, inchiOfUci, listSources, searchConnectivity } from './responses';
+import { changesAsJson, changesAsNdjson } from '../../domain/changes';
+import { findCompounds, getSource, inchiOfUci, listSources, searchConnectivity, sourceChangeSpan, sourceLoadList } from './responses';
+import { log } from '../../log';
+import { currentRequest } from '../../request-context';
 import { clusterReport } from '../../engine/health';
 import { engineReady } from '../../engine/lookups';
 import { DepictionFailed, type Depictor } from '../../isolated/depiction';
@@ -27,11 +31,33 @@ export function compoundQuery<T extends { type: CompoundQuery['type']; compound:
  * The whole number a route's last path segment names, as sent: the validator reads `0x1`, `1e0` or
  * ` 1` as numbers too (and leaves its reading in req.params); only decimal digits are one here.
  */
-function decimalParameter(req: Request, name: string): number {
+function decimalParameter(req: Request, name: string, fromEnd = 0): number {
   // As it is in the URL: a percent-encoded digit is not one either.
-  const text = req.path.replace(/\/$/, '').split('/').pop() ?? '';
+  const segments = req.path.replace(/\/$/, '').split('/');
+  const text = segments[segments.length - 1 - fromEnd] ?? '';
   if (!/^[0-9]+$/.test(text)) throw new HttpError(400, `"${name}" is ${JSON.stringify(text)}: it must be a whole number written in decimal digits`);
   return Number(text);
+}
+
+/**
+ * Sends text chunks as they come. The first chunk is read before the status is sent, so that a
+ * failure there is still an error answer; a failure after it cuts the answer short (the connection
+ * is closed), never a complete-looking wrong one.
+ */
+async function streamText(req: Request, res: Response, type: string, chunks: AsyncGenerator<string>): Promise<void> {
+  const first = await chunks.next();
+  res.type(type);
+  try {
+    await pipeline(async function* () {
+      if (!first.done) yield first.value;
+      yield* chunks;
+    }, res);
+  } catch (error) {
+    if (!res.destroyed || res.writableFinished) throw error;
+    log.error('a streamed answer failed after its first byte', { path: req.originalUrl, requestId: currentRequest()?.id, error: (error as Error)?.stack ?? String(error) });
+  } finally {
+    await chunks.return(undefined);
+  }
 }
 
 export function v1Handlers(context: LookupContext, depictor: Depictor): Record<string, RequestHandler> {
@@ -47,6 +73,15 @@ export function v1Handlers(context: LookupContext, depictor: Depictor): Record<s
     },
     getSource: async (req, res) => {
       res.json(await getSource(context, decimalParameter(req, 'sourceID')));
+    },
+    getSourceLoads: async (req, res) => {
+      res.json(await sourceLoadList(context, decimalParameter(req, 'sourceID', 1)));
+    },
+    getSourceChanges: async (req, res) => {
+      const span = await sourceChangeSpan(context, decimalParameter(req, 'sourceID', 1), String(req.query.since));
+      const ndjson = req.accepts(['application/json', 'application/x-ndjson']) === 'application/x-ndjson';
+      await streamText(req, res, ndjson ? 'application/x-ndjson' : 'application/json',
+        ndjson ? changesAsNdjson(context.engine, span) : changesAsJson(context.engine, span));
     },
     getImage: async (req, res) => {
       const inchi = await inchiOfUci(context, decimalParameter(req, 'uci'));

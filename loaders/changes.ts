@@ -1,0 +1,112 @@
+/**
+ * What a load changes in a source's current assignments, recorded in the changes index under its
+ * load id as it goes, at the cost of one search by id per batch of rows and of little more than the
+ * loader already asks of each page of the previous release:
+ *
+ * - each row of the new release whose assignment was not current in the previous release is
+ *   `added` (a source's first load adds every row);
+ * - each page of the previous release is compared with the complete new release: an id that lost
+ *   a structure is classified from its whole previous and new structures (`dropped`, `moved`, or an
+ *   id on several structures that gained or lost one); a move takes back the `added` its new
+ *   structure's row wrote.
+ *
+ * Changes are written in bulk, in order, one request in flight, so memory stays bounded whatever
+ * the size of the release.
+ */
+import { changesOfCompound, type Change } from '../src/domain/changes';
+import { countChangesOf, refreshChanges, writeChanges, type ChangeDocument, type ChangeWrite } from '../src/engine/changes';
+import type { XrefDocument } from '../src/engine/documents';
+import { currentIds, currentUcisOf, xrefId } from '../src/engine/xrefs';
+import type { LoadRun } from './run';
+
+const flushAt = 5_000;
+
+/** What a page of the previous release is in the new one. */
+export interface PageInNewRelease {
+  /** The `_id`s of the page's assignments that are current in the new release. */
+  present: Set<string>;
+  /** For each id of the page that lost a structure, the structures it is current on in the new release (none: dropped). */
+  stillCurrent: Map<string, Set<number>>;
+}
+
+export class ChangeRecorder {
+  private pending: ChangeWrite[] = [];
+  private writing?: Promise<void>;
+
+  constructor(private readonly run: LoadRun) {}
+
+  /**
+   * Rows of the new release of `sourceId` (current assignments): those whose assignment is not
+   * current in the `previous` release (or that have no previous release) are added.
+   */
+  async newRows(sourceId: number, previous: string | undefined, rows: { compoundId: string; uci: number }[]): Promise<void> {
+    if (rows.length === 0) return;
+    const ids = rows.map((row) => xrefId(sourceId, row.uci, row.compoundId));
+    const current = previous ? await currentIds(this.run.engine, previous, ids) : new Set<string>();
+    for (let i = 0; i < rows.length; i += 1) {
+      if (!current.has(ids[i])) await this.push({ write: this.document(sourceId, { change: 'added', compoundId: rows[i].compoundId, uci: rows[i].uci }) });
+    }
+  }
+
+  /**
+   * One page of the previous release of `sourceId`, against the complete new release `next`
+   * (searchable; what the load writes into it after that is not): records the changes of every id
+   * of the page that lost a structure, and tells the loader what of the page is still current. An
+   * id whose assignments span two pages is classified in full both times (written once).
+   */
+  async comparePage(sourceId: number, previous: string, next: string, page: XrefDocument[]): Promise<PageInNewRelease> {
+    const ids = page.map((xref) => xrefId(sourceId, xref.uci, xref.compoundId));
+    const present = await currentIds(this.run.engine, next, ids);
+    const lost = [...new Set(page.filter((xref, i) => xref.assignment === 1 && !present.has(ids[i])).map((xref) => xref.compoundId))];
+    if (lost.length === 0) return { present, stillCurrent: new Map() };
+    const [after, before] = await Promise.all([
+      currentUcisOf(this.run.engine, next, sourceId, lost),
+      currentUcisOf(this.run.engine, previous, sourceId, lost),
+    ]);
+    for (const compoundId of lost) {
+      const was = before.get(compoundId) ?? new Set<number>();
+      const now = after.get(compoundId) ?? new Set<number>();
+      for (const change of changesOfCompound(compoundId, [...now].filter((uci) => !was.has(uci)), [...was].filter((uci) => !now.has(uci)))) {
+        if (change.change === 'moved') await this.push({ retract: this.document(sourceId, { change: 'added', compoundId, uci: change.toUci }) });
+        await this.push({ write: this.document(sourceId, change) });
+      }
+    }
+    return { present, stillCurrent: after };
+  }
+
+  /** Every current assignment of a page of the previous release is dropped (the source is retired). */
+  async droppedAll(sourceId: number, page: XrefDocument[]): Promise<void> {
+    for (const xref of page) if (xref.assignment === 1) await this.push({ write: this.document(sourceId, { change: 'dropped', compoundId: xref.compoundId, uci: xref.uci }) });
+  }
+
+  private document(sourceId: number, change: Change): ChangeDocument {
+    return { ...change, loadId: this.run.loadId, loadStarted: this.run.started.toISOString(), sourceId } as ChangeDocument;
+  }
+
+  private async push(write: ChangeWrite): Promise<void> {
+    this.pending.push(write);
+    if (this.pending.length >= flushAt) await this.flush();
+  }
+
+  /** Starts writing what is pending, once the previous write is acknowledged (one in flight, so writes keep their order). */
+  private async flush(): Promise<void> {
+    await this.writing;
+    const changes = this.pending;
+    this.pending = [];
+    this.writing = writeChanges(this.run.engine, changes);
+    // A failure is reported by the next flush or by `finish`; not left unhandled meanwhile.
+    this.writing.catch(() => undefined);
+  }
+
+  /**
+   * Writes what is left and makes every change searchable; marks the load as one that recorded its
+   * changes, and counts them for its summary. Call before the release is published.
+   */
+  async finish(): Promise<void> {
+    await this.flush();
+    await this.writing;
+    await refreshChanges(this.run.engine);
+    this.run.changesRecorded = true;
+    this.run.details.changes = await countChangesOf(this.run.engine, this.run.loadId);
+  }
+}
