@@ -30,7 +30,7 @@ import { drive, drivePaced, paced, summarise, type Measure } from './load-genera
 import { readStructures, sourceTable, writeDump } from './load';
 
 const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
-const prefix = 'bench-api';
+export const prefix = 'bench-api';
 const dumpFolder = join(tmpdir(), 'chemxref-bench-api');
 const connections = Number(process.env.BENCH_API_CONNECTIONS || 16);
 const seconds = Number(process.env.BENCH_API_SECONDS || 15);
@@ -54,7 +54,7 @@ async function count(engine: Engine, index: string): Promise<number> {
 }
 
 /** Loads the benchmark set into `bench-api-*` unless it is already there, whole. */
-async function ensureLoaded(engine: Engine, config: Config): Promise<Expected> {
+export async function ensureLoaded(engine: Engine, config: Config): Promise<Expected> {
   const expectedFile = join(dumpFolder, 'expected.json');
   let expected: Expected | undefined = existsSync(expectedFile) ? JSON.parse(readFileSync(expectedFile, 'utf8')) as Expected : undefined;
   if (expected) {
@@ -92,7 +92,7 @@ async function ensureLoaded(engine: Engine, config: Config): Promise<Expected> {
   return expected;
 }
 
-interface Samples {
+export interface Samples {
   keys: string[];
   ids: { sourceId: number; compoundId: string }[];
 }
@@ -101,7 +101,7 @@ interface Samples {
  * Real keys and ids of the set, in a fixed pseudo-random order: structures drawn evenly from the
  * compounds index, source ids drawn evenly from the current assignments.
  */
-async function samples(engine: Engine): Promise<Samples> {
+export async function samples(engine: Engine): Promise<Samples> {
   const draw = async <T>(index: string, filter: object, fields: string[]): Promise<T[]> => {
     const result = await engine.client.search<T>({
       index, size: sampleSize, _source: fields,
@@ -186,7 +186,7 @@ interface XrefHit { uci: number; sourceId: number; compoundId: string; standardI
 
 const unlimited = 1_000_000;
 
-function ceilingLookups(engine: Engine) {
+export function ceilingLookups(engine: Engine) {
   const { client, names } = engine;
   const xrefSort: Record<string, 'asc'>[] = [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }];
   type Search = { index: string; body: Record<string, unknown> };

@@ -11,7 +11,6 @@ export function readProc(pid: number, file: string): string | undefined {
 }
 
 /** Every descendant of `root` (from the parent pid in /proc/<pid>/stat). */
-/** Every descendant of `root` (from the parent pid in /proc/<pid>/stat). */
 export function descendants(root: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {

@@ -70,7 +70,7 @@ describe('requests real UniChem clients send', function () {
     it('a type sent as a list (R\'s jsonlite without auto_unbox) is a 400 that says so', async () => {
       const { status, body } = await api.post('/api/v1/compounds', { type: ['inchikey'], compound: [paracetamol.key] });
       expect(status).to.equal(400);
-      expect(body.error).to.equal('"type" is ["inchikey"]: it must be a string, one of uci, inchi, inchikey, sourceID');
+      expect(body.error).to.equal('"type" is ["inchikey"]: it must be a string, one of uci, inchi, inchikey, sourceID, smiles, molfile');
     });
 
     it('with type sourceID, sourceID is still required and checked', async () => {
