@@ -76,6 +76,19 @@ describe('POST /api/v1/batch', function () {
     }
   });
 
+  it('a batch of 10,001 queries gets 413 under the default BATCH_MAX_QUERIES, saying what to do', async () => {
+    const defaults = await startApi(testConfig(await fixturePrefix()));
+    try {
+      const queries = Array.from({ length: 10_001 }, () => ({ type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }));
+      const { status, text } = await batch(defaults, JSON.stringify({ queries }), 'application/json');
+      expect([status, JSON.parse(text).error]).to.deep.equal([413, 'the batch has 10001 queries, more than the 10000 it may hold: send it in several batches, or as a job (POST /api/v1/jobs)']);
+      const ten = await batch(defaults, JSON.stringify({ queries: queries.slice(1) }), 'application/json');
+      expect([ten.status, ten.lines.length, ten.lines[9_999].index]).to.deep.equal([200, 10_000, 9_999]);
+    } finally {
+      await defaults.stop();
+    }
+  });
+
   it('says what a batch body must be', async () => {
     expect(JSON.parse((await batch(api, '[{"type": "uci", "compound": "1"}]', 'application/json')).text).error).to.match(/^the body must be a JSON object with a list of queries/);
     expect(JSON.parse((await batch(api, '{"queries": [], "more": 1}', 'application/json')).text).error).to.match(/"more" is not part of this request/);

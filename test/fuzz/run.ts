@@ -416,7 +416,9 @@ async function main(): Promise<number> {
     say(`schemathesis ${args.join(' ')}`);
     const fuzzBegan = Date.now();
     if (interrupted) return 130;
-    child = spawn(schemathesis, args, { cwd: runDir, stdio: ['ignore', 'inherit', 'inherit'] });
+    // hooks.py: a serializer for the NDJSON bodies of /batch and /jobs, which schemathesis has none for.
+    const env = { ...process.env, SCHEMATHESIS_HOOKS: 'hooks', PYTHONPATH: [__dirname, process.env.PYTHONPATH].filter(Boolean).join(':') };
+    child = spawn(schemathesis, args, { cwd: runDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
     const exit = await new Promise<number>((done, fail) => {
       child!.once('error', fail);
       child!.once('exit', (code, signal) => done(code ?? (signal ? 128 : 1)));
