@@ -31,10 +31,12 @@ const batchSize = 1_000;
 
 type Query = { type: 'inchikey'; compound: string } | { type: 'sourceID'; compound: string; sourceID: number };
 
-/** Batches of `queries` sent back to back over `connections` for `duration` s: queries answered a second. */
-async function driveBatches(url: string, queries: Query[], duration: number, connections: number): Promise<Measure> {
-  const bodies: string[] = [];
-  for (let start = 0; start < queries.length; start += batchSize) bodies.push(JSON.stringify({ queries: queries.slice(start, start + batchSize) }));
+/**
+ * `workers` loops running `work(i)` (i counting up across them) for `duration` s; `work` resolves
+ * with how many queries it answered and how many failed. Queries answered a second, and each call's
+ * latency.
+ */
+async function loop(workers: number, duration: number, work: (i: number) => Promise<{ answered: number; failed: number }>): Promise<Measure> {
   let next = 0;
   let answered = 0;
   let failures = 0;
@@ -44,44 +46,38 @@ async function driveBatches(url: string, queries: Query[], duration: number, con
   const worker = async (): Promise<void> => {
     while (process.hrtime.bigint() < deadline) {
       const begun = process.hrtime.bigint();
-      const response = await fetch(`${url}/api/v1/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[next++ % bodies.length] });
-      const lines = (await response.text()).split('\n').filter(Boolean);
-      for (const line of lines) {
-        if (line.includes('"status":200,')) answered += 1;
-        else failures += 1;
-      }
+      const counts = await work(next++).catch(() => ({ answered: 0, failed: 1 }));
+      answered += counts.answered;
+      failures += counts.failed;
       latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
     }
   };
-  await Promise.all(Array.from({ length: connections }, worker));
+  await Promise.all(Array.from({ length: workers }, worker));
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
-  const measure = summarise(latencies, 0, elapsed);
-  return { ...measure, rps: answered / elapsed, requests: answered, failures };
+  return { ...summarise(latencies, 0, elapsed), rps: answered / elapsed, requests: answered, failures };
+}
+
+/** Batches of `queries` sent back to back over `connections` for `duration` s. */
+function driveBatches(url: string, queries: Query[], duration: number, connections: number): Promise<Measure> {
+  const bodies: string[] = [];
+  for (let start = 0; start < queries.length; start += batchSize) bodies.push(JSON.stringify({ queries: queries.slice(start, start + batchSize) }));
+  return loop(connections, duration, async (i) => {
+    const response = await fetch(`${url}/api/v1/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[i % bodies.length] });
+    const lines = (await response.text()).split('\n').filter(Boolean);
+    const answered = lines.filter((line) => line.includes('"status":200,')).length;
+    return { answered, failed: lines.length - answered };
+  });
 }
 
 /** The engine's own searches for each query, `concurrency` lookups in flight, for `duration` s. */
-async function driveRaw(engine: Engine, queries: Query[], duration: number, concurrency: number): Promise<Measure> {
+function driveRaw(engine: Engine, queries: Query[], duration: number, concurrency: number): Promise<Measure> {
   const ceiling = ceilingLookups(engine);
-  let next = 0;
-  let failures = 0;
-  const latencies: number[] = [];
-  const started = process.hrtime.bigint();
-  const deadline = started + BigInt(duration * 1e9);
-  const worker = async (): Promise<void> => {
-    while (process.hrtime.bigint() < deadline) {
-      const query = queries[next++ % queries.length];
-      const begun = process.hrtime.bigint();
-      try {
-        if (query.type === 'inchikey') await ceiling.compoundsByKey(query.compound);
-        else await ceiling.compoundsBySourceId({ sourceId: query.sourceID, compoundId: query.compound });
-        latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
-      } catch {
-        failures += 1;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return summarise(latencies, failures, Number(process.hrtime.bigint() - started) / 1e9);
+  return loop(concurrency, duration, async (i) => {
+    const query = queries[i % queries.length];
+    if (query.type === 'inchikey') await ceiling.compoundsByKey(query.compound);
+    else await ceiling.compoundsBySourceId({ sourceId: query.sourceID, compoundId: query.compound });
+    return { answered: 1, failed: 0 };
+  });
 }
 
 /** The API child's resident set now and at its peak, MB. */

@@ -34,12 +34,26 @@ export class IsolatedWorker<Request, Result> {
   }
 
   /** Resolves when `worker` says it is ready; rejects, and drops it, when it dies first or takes longer than startupMs. */
-  private readiness(worker: Worker): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => { cleanup(); this.kill(worker); reject(new WorkerTimedOut(`the toolkit did not start within ${this.startupMs} ms`)); }, this.startupMs);
-      const onMessage = (message: { ready?: boolean }): void => { if (message?.ready) { cleanup(); resolve(); } };
-      const onExit = (code: number): void => { cleanup(); if (this.worker === worker) this.worker = undefined; reject(new WorkerCrashed(`the toolkit stopped while starting (exit ${code})`)); };
-      const onError = (error: Error): void => { cleanup(); this.kill(worker); reject(new WorkerCrashed(`the toolkit crashed while starting: ${error.message}`)); };
+  private async readiness(worker: Worker): Promise<void> {
+    await this.answer(worker, (message) => ((message as { ready?: boolean } | null)?.ready ? true : undefined), this.startupMs, `the toolkit did not start within ${this.startupMs} ms`, ' while starting');
+  }
+
+  /**
+   * The first message of `worker` that `pick` takes (anything but undefined), within `ms`; rejects,
+   * and drops the worker, when it dies first (WorkerCrashed) or takes longer (WorkerTimedOut).
+   * `during` says, in the errors, what the worker was doing.
+   */
+  private answer<T>(worker: Worker, pick: (message: unknown) => T | undefined, ms: number, tooSlow: string, during = ''): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => { cleanup(); this.kill(worker); reject(new WorkerTimedOut(tooSlow)); }, ms);
+      const onMessage = (message: unknown): void => {
+        const picked = pick(message);
+        if (picked === undefined) return;
+        cleanup();
+        resolve(picked);
+      };
+      const onExit = (code: number): void => { cleanup(); if (this.worker === worker) this.worker = undefined; reject(new WorkerCrashed(`the toolkit stopped${during} (exit ${code})`)); };
+      const onError = (error: Error): void => { cleanup(); this.kill(worker); reject(new WorkerCrashed(`the toolkit crashed${during}: ${error.message}`)); };
       const cleanup = (): void => {
         clearTimeout(timer);
         worker.off('message', onMessage);
@@ -61,26 +75,12 @@ export class IsolatedWorker<Request, Result> {
     const worker = this.start();
     await this.ready;
     const id = (this.nextId += 1);
-    return new Promise<Result>((resolve, reject) => {
-      const timer = setTimeout(() => { cleanup(); this.kill(worker); reject(new WorkerTimedOut(`the toolkit took longer than ${this.timeoutMs} ms`)); }, this.timeoutMs);
-      const onMessage = (message: { id: number; result: Result }): void => {
-        if (message.id !== id) return;
-        cleanup();
-        resolve(message.result);
-      };
-      const onExit = (code: number): void => { cleanup(); if (this.worker === worker) this.worker = undefined; reject(new WorkerCrashed(`the toolkit stopped (exit ${code})`)); };
-      const onError = (error: Error): void => { cleanup(); this.kill(worker); reject(new WorkerCrashed(`the toolkit crashed: ${error.message}`)); };
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        worker.off('message', onMessage);
-        worker.off('exit', onExit);
-        worker.off('error', onError);
-      };
-      worker.on('message', onMessage);
-      worker.on('exit', onExit);
-      worker.on('error', onError);
-      worker.postMessage({ id, request });
-    });
+    const answered = this.answer(worker, (message) => {
+      const reply = message as { id?: number; result: Result } | null;
+      return reply?.id === id ? { result: reply.result } : undefined;
+    }, this.timeoutMs, `the toolkit took longer than ${this.timeoutMs} ms`);
+    worker.postMessage({ id, request });
+    return (await answered).result;
   }
 
   /** Sends one request; requests run one at a time. Rejects with WorkerCrashed when the worker dies. */
