@@ -5,7 +5,9 @@
 // POST /api/v1/compounds by InChIKey, by sourceID, and POST /api/v1/connectivity by InChIKey. The
 // ceiling, in the same run: the same Elasticsearch queries the service sends for each request,
 // sent by the client from a small async loop at the same concurrency. Then each lookup again at
-// half its peak rate (an open loop of evenly spaced requests), for the latency under a moderate load.
+// half its peak rate (an open loop of evenly spaced requests), for the latency under a moderate load,
+// with where a request's time went: the means of every answer's Server-Timing (src/api/timing.ts),
+// and the API process's event-loop delay and GC pauses over that run.
 //
 //   npm run bench:api                 # loads bench-api-* if needed, then measures
 //   npm run bench:api -- --clean      # deletes the bench-api-* indices and the cached dump
@@ -15,7 +17,7 @@
 // name contains it, e.g. "sourceID") and BENCH_API_PROFILE (a folder: the API child then writes a V8
 // CPU profile there) change the run.
 import type { ChildProcess } from 'node:child_process';
-import { serveApi, startApiChild, stopApiChild } from './api-child';
+import { childStats, serveApi, startApiChild, stopApiChild, type ChildStats } from './api-child';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -176,6 +178,31 @@ async function driveEngine<T>(lookup: (sample: T) => Promise<unknown>, list: T[]
   return summarise(latencies, failures, Number(process.hrtime.bigint() - started) / 1e9);
 }
 
+/** Sums the Server-Timing headers of a run (src/api/timing.ts): the mean of each part, and its p99 for the total. */
+class Breakdown {
+  private readonly sums = new Map<string, number>();
+  private readonly totals: number[] = [];
+
+  add(header: string | string[] | undefined): void {
+    if (typeof header !== 'string') return;
+    for (const part of header.split(',')) {
+      const [name, duration] = part.trim().split(';dur=');
+      this.sums.set(name, (this.sums.get(name) ?? 0) + Number(duration));
+      if (name === 'total') this.totals.push(Number(duration));
+    }
+  }
+
+  describe(stats: ChildStats, requests: number): string {
+    const n = Math.max(1, this.totals.length);
+    const mean = (name: string): string => fmt((this.sums.get(name) ?? 0) / n, 2);
+    const sorted = [...this.totals].sort((a, b) => a - b);
+    return `in the API ${mean('total')} (p99 ${fmt(sorted[Math.ceil(0.99 * sorted.length) - 1] ?? NaN, 1)}) = validate ${mean('validate')} + batch queue ${mean('queue')} `
+      + `+ engine ${mean('engine')} (its took ${mean('took')}) + serialise ${mean('serialise')} + domain and event loop ${mean('app')}; `
+      + `event-loop delay p50 ${fmt(stats.eventLoop.p50, 2)} / p99 ${fmt(stats.eventLoop.p99, 2)} / max ${fmt(stats.eventLoop.max, 1)}; `
+      + `GC ${fmt(stats.gc.ms / Math.max(1, requests), 3)} ms a request (${fmt(stats.gc.count)} pauses, ${fmt(stats.gc.ms)} ms)`;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The ceiling: the queries src/engine sends for a lone request, through the client, nothing else.
 // The searches a lookup sends at once leave as one _msearch, as the service sends them when it has
@@ -289,7 +316,7 @@ async function main(): Promise<void> {
     out(cores ? `--split-cores: ${cores.describe}` : 'the engine, the API and the load generator share every core (`-- --split-cores` gives the engine a core of its own)');
     const profile = process.env.BENCH_API_PROFILE;
     const { child, url } = await startApiChild(__filename, { ES_INDEX_PREFIX: prefix }, [...process.execArgv, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [])]).catch((error) => { cores?.restore(); throw error; });
-    const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure; halfCeiling?: Measure }[] = [];
+    const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure; halfCeiling?: Measure; breakdown?: string }[] = [];
     const cpu = (m: Measure): string => (m.cpuMs ? `; CPU ms per request: engine ${fmt(m.cpuMs.engine, 1)}, API ${fmt(m.cpuMs.api, 1)}, load generator ${fmt(m.cpuMs.client, 1)}` : '');
     const line = (m: Measure): string => `${fmt(m.rps)} req/s (p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms${cpu(m)})`;
     try {
@@ -310,8 +337,12 @@ async function main(): Promise<void> {
       }
       for (const [i, c] of cases.entries()) {
         const rate = Math.max(1, Math.round(mean(rows[i].service, 'rps') / 2));
-        rows[i].half = await withCpu(engine, child, () => drivePaced(url, c.path, c.bodies, seconds, rate));
+        const timings = new Breakdown();
+        child.send('stats-reset');
+        rows[i].half = await withCpu(engine, child, () => drivePaced(url, c.path, c.bodies, seconds, rate, (_status, headers) => timings.add(headers['server-timing'])));
+        rows[i].breakdown = timings.describe(await childStats(child), rows[i].half!.requests + rows[i].half!.failures);
         out(`${c.name} at ${fmt(rate)} req/s: ${line(rows[i].half!)}`);
+        out(`  where a request's time went: ${rows[i].breakdown}`);
         rows[i].halfCeiling = await withCpu(engine, child, () => c.pacedCeiling(seconds, rate));
         out(`${c.name}, ceiling at ${fmt(rate)} req/s: ${line(rows[i].halfCeiling!)}`);
       }
@@ -331,6 +362,9 @@ async function main(): Promise<void> {
       out(`| ${r.name} | ${fmt(mean(r.service, 'rps'))} | ${fmt(mean(r.service, 'p50'), 1)} / ${fmt(mean(r.service, 'p99'), 1)} | ${fmt(mean(r.engine, 'rps'))} | ${fmt(mean(r.engine, 'p50'), 1)} / ${fmt(mean(r.engine, 'p99'), 1)} | ${fmt(mean(r.service, 'rps') / mean(r.engine, 'rps'), 2)} | ${fmt(half.rps)}, ${fmt(half.p50, 1)} / ${fmt(half.p99, 1)} | ${fmt(r.halfCeiling!.p50, 1)} / ${fmt(r.halfCeiling!.p99, 1)} | ${fmt(cpuOf(r.service, 'engine'), 1)} / ${fmt(cpuOf(r.service, 'api'), 1)} / ${fmt(cpuOf(r.service, 'client'), 1)} | ${fmt(cpuOf(r.engine, 'engine'), 1)} / ${fmt(cpuOf(r.engine, 'client'), 1)} |`);
     }
     out('(means of two runs each, in the order service, ceiling, ceiling, service; at half the peak: an open loop of evenly spaced requests, latency of every response)');
+    out('');
+    out('Where a request\'s time went at half the peak (means of the Server-Timing of every answer, ms; event-loop delay and GC of the API process over the run):');
+    for (const r of rows) out(`- ${r.name}: ${r.breakdown}`);
     out(`goals: compounds lookups ≥ 0.70 of the ceiling's req/s; p99 ≤ 20 ms at half the peak rate. The ${prefix}-* indices stay for the next run: \`npm run bench:api -- --clean\` deletes them.`);
   } finally {
     await engine.close();

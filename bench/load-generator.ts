@@ -2,7 +2,7 @@
  * The load generator of the API benchmarks (bench:api, bench:scale): POSTs at a fixed concurrency
  * (autocannon) or at a fixed rate (an open loop over node:http), and what their latencies sum to.
  */
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import autocannon from 'autocannon';
 
 export interface Measure {
@@ -45,14 +45,15 @@ export async function drive(url: string, path: string, bodies: object[], duratio
   return summarise(latencies, failures + result.errors + result.timeouts, result.duration);
 }
 
-/** One POST through a keep-alive agent (node:http costs the load generator a fraction of fetch's CPU). */
-function post(target: URL, agent: Agent, path: string, body: string): Promise<number> {
+/** One POST through a keep-alive agent (node:http costs the load generator a fraction of fetch's CPU); `onAnswer` sees each answer's status and headers. */
+function post(target: URL, agent: Agent, path: string, body: string, onAnswer?: (status: number, headers: IncomingHttpHeaders) => void): Promise<number> {
   return new Promise((resolve, reject) => {
     const request = httpRequest({
       host: target.hostname, port: target.port, path, method: 'POST', agent,
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
     }, (response) => {
       response.resume();
+      onAnswer?.(response.statusCode ?? 0, response.headers);
       response.on('end', () => resolve(response.statusCode ?? 0));
       response.on('error', reject);
     });
@@ -88,13 +89,13 @@ export async function paced(send: (i: number) => Promise<boolean>, duration: num
   return summarise(latencies, failures, Number(process.hrtime.bigint() - started) / 1e9);
 }
 
-/** The service at `rate` requests/s, one body after the other. */
-export async function drivePaced(url: string, path: string, bodies: object[], duration: number, rate: number): Promise<Measure> {
+/** The service at `rate` requests/s, one body after the other; `onAnswer` sees each answer's status and headers. */
+export async function drivePaced(url: string, path: string, bodies: object[], duration: number, rate: number, onAnswer?: (status: number, headers: IncomingHttpHeaders) => void): Promise<Measure> {
   const payloads = bodies.map((body) => JSON.stringify(body));
   const target = new URL(url);
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   try {
-    return await paced(async (i) => (await post(target, agent, path, payloads[i % payloads.length])) === 200, duration, rate);
+    return await paced(async (i) => (await post(target, agent, path, payloads[i % payloads.length], onAnswer)) === 200, duration, rate);
   } finally {
     agent.destroy();
   }

@@ -15,6 +15,7 @@ import { openApiDocument, operations } from './api/document';
 import { errorHandler, errorSender, isLegacyPath, type ErrorSender } from './api/errors';
 import { CostLimiter, operationCosts, rateLimit } from './api/rate-limit';
 import { securityHeaders } from './api/security';
+import { startTiming, validated } from './api/timing';
 import { collapseSlashes, methodGuard, routeTable } from './api/methods';
 import { Metrics, routeOf } from './api/metrics';
 import { v1Handlers } from './api/v1/routes';
@@ -78,6 +79,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     res.setHeader('X-Request-Id', request.id);
     asRequest(request, next);
   });
+  app.use(startTiming);
   app.use(metrics.middleware);
   app.use(securityHeaders(swaggerUi.generateHTML(undefined, docsOptions)));
   app.use(methodGuard(routeTable(operations(document), [...webPaths, '/api/docs', '/metrics', ...documentPaths])));
@@ -129,6 +131,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     // The path after collapseSlashes, not the one sent.
     useRequestUrl: true,
   }));
+  app.use(validated);
 
   const handlers = { ...v1Handlers(context, depictor), ...jobQueries, ...legacyHandlers(context) };
   for (const operation of operations(document)) {

@@ -138,6 +138,11 @@ describe('the server process', function () {
       });
       expect(lookup.status).to.equal(200);
       expect(lookup.headers.get('x-request-id')).to.equal('lookup-42');
+      // Where its time went: each part a duration, the engine's wait within the total.
+      const timing = Object.fromEntries((lookup.headers.get('server-timing') ?? '').split(', ').map((part) => [part.split(';')[0], Number(part.split('dur=')[1])]));
+      expect(Object.keys(timing)).to.deep.equal(['total', 'validate', 'queue', 'engine', 'took', 'serialise', 'app']);
+      expect(timing.engine).to.be.above(0).and.at.most(timing.total);
+      expect(timing.validate + timing.queue + timing.engine + timing.serialise + timing.app).to.be.closeTo(timing.total, 0.05);
       const unnamed = await fetch(`http://127.0.0.1:${port}/rest/src_compound_id/CHEMBL112/1`, { headers: { 'x-request-id': 'not a sensible id' } });
       expect(unnamed.status).to.equal(200);
       const generated = unnamed.headers.get('x-request-id')!;

@@ -77,21 +77,36 @@ export class QueryAnswerer {
   }
 
   /**
-   * The lines of `queries`, in their order, answering up to `concurrency` at a time (their searches
-   * leave for the engine together, merged). `before`, when given, is awaited before each query starts
-   * (a rate limit's wait). The consumer's pace bounds the work ahead of it: at most `concurrency`
-   * answers wait to be taken.
+   * The lines of `queries`, in their order. Queries start in waves of `concurrency`, each wave in
+   * one turn of the event loop, so that their searches leave together and merge (src/engine/batch.ts);
+   * the next wave starts as the previous one begins to be taken, so at most two waves are answered
+   * or wait to be taken at once: the consumer's pace bounds the work ahead of it. `before`, when
+   * given, is awaited before each query starts (a rate limit's wait).
    */
   async *answerInOrder(queries: Iterable<unknown> | AsyncIterable<unknown>, options: { concurrency: number; firstIndex?: number; before?: (query: unknown) => Promise<void> }): AsyncGenerator<AnswerLine> {
-    const inFlight: Promise<AnswerLine>[] = [];
+    const iterator = Symbol.asyncIterator in queries ? queries[Symbol.asyncIterator]() : queries[Symbol.iterator]();
     let index = options.firstIndex ?? 0;
-    for await (const query of queries) {
-      if (options.before) await options.before(query);
-      inFlight.push(this.answer(index, query));
-      index += 1;
-      if (inFlight.length >= options.concurrency) yield await inFlight.shift()!;
+    const startWave = async (): Promise<Promise<AnswerLine>[]> => {
+      const wave: Promise<AnswerLine>[] = [];
+      while (wave.length < options.concurrency) {
+        const next = await iterator.next();
+        if (next.done) break;
+        if (options.before) await options.before(next.value);
+        wave.push(this.answer(index, next.value));
+        index += 1;
+      }
+      return wave;
+    };
+    try {
+      let wave = await startWave();
+      while (wave.length > 0) {
+        const following = await startWave();
+        for (const line of wave) yield await line;
+        wave = following;
+      }
+    } finally {
+      await iterator.return?.();
     }
-    while (inFlight.length > 0) yield await inFlight.shift()!;
   }
 }
 

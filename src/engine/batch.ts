@@ -30,6 +30,8 @@ interface Pending {
   retried?: boolean;
   /** The API request that asked for it. */
   request?: RequestContext;
+  /** When it was asked for (process.hrtime.bigint()). */
+  askedAt: bigint;
 }
 
 /** One search of an `_msearch`: a pending search, or several merged into one (merge.ts). */
@@ -40,6 +42,8 @@ interface Outgoing {
   settle: (outcome: { response: SearchResponse<unknown> } | { error: unknown; whole?: boolean }) => void;
   /** The API requests it answers. */
   requests: (RequestContext | undefined)[];
+  /** When the first of its searches was asked for. */
+  askedAt: bigint;
 }
 
 type Member = Mergeable & { search: Pending };
@@ -69,7 +73,7 @@ export class SearchBatcher {
         if (urlOnly.has(name)) throw new Error(`search parameter ${name} cannot be batched into _msearch`);
         (headerParameters.has(name) ? header : body)[name] = value;
       }
-      this.queue({ header, body, resolve: resolve as Pending['resolve'], reject, request: currentRequest() });
+      this.queue({ header, body, resolve: resolve as Pending['resolve'], reject, request: currentRequest(), askedAt: process.hrtime.bigint() });
     });
   }
 
@@ -111,7 +115,7 @@ export class SearchBatcher {
   /** A search sent as it is: a partial answer or a failure of its shards goes again once, then fails with EngineUnavailable. */
   private alone(search: Pending): Outgoing {
     return {
-      header: search.header, body: search.body, requests: [search.request],
+      header: search.header, body: search.body, requests: [search.request], askedAt: search.askedAt,
       settle: (outcome) => {
         const failure = 'error' in outcome ? (outcome.whole ? undefined : shardFailure(outcome.error)) : partial(outcome.response);
         if (failure) {
@@ -131,6 +135,7 @@ export class SearchBatcher {
       header: members[0].search.header,
       body,
       requests: members.map((member) => member.search.request),
+      askedAt: members.reduce((first, member) => (member.search.askedAt < first ? member.search.askedAt : first), members[0].search.askedAt),
       settle: (outcome) => {
         if ('error' in outcome) {
           // A refusal of the merged search (4xx) may be one search's own (a value its field cannot hold,
@@ -164,11 +169,23 @@ export class SearchBatcher {
       const requests = new Set(batch.flatMap((search) => search.requests).filter((request) => request !== undefined));
       const opaqueId = [...requests].map((request) => request.id).join(',').slice(0, 512);
       const started = process.hrtime.bigint();
+      // How long each request's searches waited for this _msearch to leave: the longest of them.
+      const asked = new Map<RequestContext, bigint>();
+      for (const search of batch) {
+        for (const request of search.requests) if (request && (asked.get(request) ?? started) > search.askedAt) asked.set(request, search.askedAt);
+      }
+      for (const [request, askedAt] of asked) request.queuedMs = (request.queuedMs ?? 0) + Number(started - askedAt) / 1e6;
+      let took = 0;
       try {
-        ({ responses } = await this.client.msearch({ searches: batch.flatMap((search) => [search.header, search.body]) }, opaqueId ? { opaqueId } : undefined));
+        const answer = await this.client.msearch({ searches: batch.flatMap((search) => [search.header, search.body]) }, opaqueId ? { opaqueId } : undefined);
+        responses = answer.responses;
+        took = answer.took;
       } finally {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        for (const request of requests) request.engineMs += ms;
+        for (const request of requests) {
+          request.engineMs += ms;
+          request.tookMs = (request.tookMs ?? 0) + took;
+        }
       }
     } catch (error) {
       for (const search of batch) search.settle({ error, whole: true });
