@@ -146,7 +146,7 @@ const settings = {
   CHEMXREF_URL: { description: 'where curators\' browsers reach this API: the links Kibana shows on InChIKeys, UCIs and compound ids', defaultValue: 'http://127.0.0.1:8080', parse: url },
   BATCH_MAX_QUERIES: { description: 'most queries one POST /api/v1/batch takes (more: 413, before any is answered)', defaultValue: '10000', parse: positiveInteger },
   BATCH_BODY_LIMIT: { description: 'largest body POST /api/v1/batch accepts (b, kb, mb)', defaultValue: '32mb', parse: byteSize },
-  BATCH_CONCURRENCY: { description: 'queries of one batch started together, in waves (their searches go to the engine together, merged); at most twice this are answered or wait to be sent at once', defaultValue: '64', parse: positiveInteger },
+  BATCH_CONCURRENCY: { description: 'queries of one batch started together, in waves (their searches go to the engine together, merged); at most twice this are answered or wait to be sent at once', defaultValue: '256', parse: positiveInteger },
   JOBS_ENABLED: { description: 'whether POST /api/v1/jobs takes jobs (false: 404 for every jobs path)', defaultValue: 'true', parse: boolean },
   JOB_MAX_QUERIES: { description: 'most queries one job takes', defaultValue: '1000000', parse: positiveInteger },
   JOB_BODY_LIMIT: { description: 'largest body POST /api/v1/jobs accepts (b, kb, mb)', defaultValue: '256mb', parse: byteSize },
