@@ -50,6 +50,8 @@ type Member = Mergeable & { search: Pending };
 
 export class SearchBatcher {
   private pending: Pending[] = [];
+  /** `_msearch` requests sent and not yet answered. */
+  private inFlight = 0;
 
   /**
    * `maxSearches`: the most searches one `_msearch` carries, after merging; a longer queue leaves
@@ -77,8 +79,16 @@ export class SearchBatcher {
     });
   }
 
+  /**
+   * Queues a search. While the engine is answering other `_msearch` requests, the queue leaves at the
+   * event loop's check phase, with every search the other requests ready meanwhile issued (merged);
+   * when nothing is in flight, it leaves once the current job's promise callbacks have run, with the
+   * searches its lookup issued together, instead of waiting behind the I/O callbacks of the turn.
+   */
   private queue(search: Pending): void {
-    if (this.pending.push(search) === 1) setImmediate(() => this.flush());
+    if (this.pending.push(search) !== 1) return;
+    if (this.inFlight === 0) queueMicrotask(() => this.flush());
+    else setImmediate(() => this.flush());
   }
 
   private flush(): void {
@@ -176,11 +186,13 @@ export class SearchBatcher {
       }
       for (const [request, askedAt] of asked) request.queuedMs = (request.queuedMs ?? 0) + Number(started - askedAt) / 1e6;
       let took = 0;
+      this.inFlight += 1;
       try {
         const answer = await this.client.msearch({ searches: batch.flatMap((search) => [search.header, search.body]) }, opaqueId ? { opaqueId } : undefined);
         responses = answer.responses;
         took = answer.took;
       } finally {
+        this.inFlight -= 1;
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         for (const request of requests) {
           request.engineMs += ms;
