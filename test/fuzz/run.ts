@@ -221,6 +221,9 @@ function schemathesisConfig(folder: string, loadIds: string[]): string {
   // pytest run that ran no test, instead of 'No issues found'.
   lines.push('[[operations]]', 'include-path-regex = "/api/v1/(compounds|connectivity)$"', 'include-method = "POST"',
     `warnings = [${quietWarnings.map((name) => JSON.stringify(name)).join(', ')}]`);
+  // A job's paths: a random job id is a 404 (ids are 128 random bits; none is guessed), as a random key is.
+  lines.push('[[operations]]', 'include-path-regex = "/api/v1/jobs/"', 'include-method = "GET"',
+    `warnings = [${quietWarnings.map((name) => JSON.stringify(name)).join(', ')}]`);
   return `${lines.join('\n')}\n`;
 }
 
