@@ -81,9 +81,7 @@ export class Jobs {
   /** Checks that a new job may be taken now: JobRefused (429 or 507) otherwise. */
   async admit(): Promise<void> {
     const { active, bytes } = await jobsInUse(this.engine);
-    if (active >= this.config.JOB_MAX_ACTIVE) {
-      throw new JobRefused(429, `${active} jobs are queued or running, the most this service takes at once (JOB_MAX_ACTIVE ${this.config.JOB_MAX_ACTIVE}): try again when one has finished`, 60);
-    }
+    if (active >= this.config.JOB_MAX_ACTIVE) throw this.tooManyJobs(active);
     if (bytes >= this.config.JOBS_MAX_BYTES) {
       throw new JobRefused(507, `the jobs kept hold ${bytes} bytes, the most this service keeps (JOBS_MAX_BYTES ${this.config.JOBS_MAX_BYTES}): try again when older jobs have expired`);
     }
@@ -95,7 +93,14 @@ export class Jobs {
     return new JobWriter(this.engine, randomBytes(16).toString('hex'), this.config.JOB_MAX_QUERIES);
   }
 
-  /** Queues the job whose queries `writer` wrote; JobRefused (429) when others were queued meanwhile. */
+  private tooManyJobs(active: number): JobRefused {
+    return new JobRefused(429, `${active} jobs are queued or running, the most this service takes at once (JOB_MAX_ACTIVE ${this.config.JOB_MAX_ACTIVE}): try again when one has finished`, 60);
+  }
+
+  /**
+   * Queues the job whose queries `writer` wrote; JobRefused (429) when others were queued meanwhile
+   * (the caller then discards what the writer wrote, as for any refusal).
+   */
   async submit(writer: JobWriter): Promise<JobDocument> {
     await writer.flush();
     const now = new Date();
@@ -107,10 +112,7 @@ export class Jobs {
     // Two submissions may both have been admitted: counted again with this one queued, the later gives way.
     await putJob(this.engine, job);
     const { active } = await jobsInUse(this.engine);
-    if (active > this.config.JOB_MAX_ACTIVE) {
-      await this.discard(writer.jobId);
-      throw new JobRefused(429, `${active - 1} jobs are queued or running, the most this service takes at once (JOB_MAX_ACTIVE ${this.config.JOB_MAX_ACTIVE}): try again when one has finished`, 60);
-    }
+    if (active > this.config.JOB_MAX_ACTIVE) throw this.tooManyJobs(active - 1);
     this.wake?.();
     return job;
   }

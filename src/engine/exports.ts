@@ -2,8 +2,8 @@
  * Engine reads for exports: whole-release scans over concrete release indices (never the aliases,
  * which a concurrent reload may move), and the detection of a release deleted while it is read.
  */
-import { errors } from '@elastic/elasticsearch';
 import type { Engine } from './client';
+import { engineErrorTypes } from './errors';
 
 /** The release index an export was reading is gone: a reload of its source published a new one. */
 export class ReleaseGone extends Error {
@@ -22,9 +22,7 @@ export interface ExportedAssignment {
 }
 
 function isIndexGone(error: unknown): boolean {
-  if (!(error instanceof errors.ResponseError)) return false;
-  const body = error.body as { error?: { type?: string; root_cause?: { type?: string }[] } } | undefined;
-  const types = [body?.error?.type, ...(body?.error?.root_cause ?? []).map((cause) => cause.type)];
+  const types = engineErrorTypes(error);
   return types.includes('index_not_found_exception') || types.includes('index_closed_exception');
 }
 

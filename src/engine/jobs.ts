@@ -6,6 +6,8 @@
  */
 import type { Engine } from './client';
 import { mappingOf } from './client';
+import { engineErrorTypes } from './errors';
+import { deleteWhere } from './loads';
 import { targetReplicas } from './schema';
 
 export type JobStatus = 'queued' | 'running' | 'done' | 'failed';
@@ -63,7 +65,7 @@ export async function ensureJobIndices(engine: Engine): Promise<void> {
   }
 }
 
-const missingIndex = (error: unknown): boolean => /index_not_found_exception/.test(String((error as { body?: unknown })?.body ? JSON.stringify((error as { body: unknown }).body) : error));
+const missingIndex = (error: unknown): boolean => engineErrorTypes(error).includes('index_not_found_exception');
 
 /** Jobs queued or running and not expired, and the bytes every kept job holds. */
 export async function jobsInUse(engine: Engine, now = new Date()): Promise<{ active: number; bytes: number }> {
@@ -176,19 +178,6 @@ export async function* resultParts(engine: Engine, jobId: string, fromLine: numb
       query: { bool: { filter: [{ term: { jobId } }, { term: { kind: 'results' } }, { range: { from: { gte: part.from + part.count } } }] } },
     });
     part = next.hits.hits[0]?._source;
-  }
-}
-
-/**
- * Deletes the documents of `index` that `query` finds, a page of ids at a time (the engine
- * distribution chemxref runs has no `_delete_by_query`: that is the reindex module's).
- */
-async function deleteWhere(engine: Engine, index: string, query: Record<string, unknown>): Promise<void> {
-  for (;;) {
-    const found = await engine.client.search({ index, size: 1000, _source: false, query });
-    const ids = found.hits.hits.map((hit) => hit._id!);
-    if (ids.length === 0) return;
-    await engine.client.bulk({ refresh: true, operations: ids.map((id) => ({ delete: { _index: index, _id: id } })) });
   }
 }
 

@@ -15,13 +15,41 @@ import { clientKey, type CostLimiter } from '../rate-limit';
 
 export const ndjsonTypes = ['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/jsonlines', 'application/x-jsonlines'];
 
+/** The media type a request's body is sent as (its Content-Type without parameters, lower case); '' without one. */
+export function mediaTypeOf(req: Request): string {
+  return (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+}
+
+/** How a refused media type is named in a 415's message. */
+export function sentAs(type: string): string {
+  return type ? `"${type}"` : 'without a Content-Type';
+}
+
+/**
+ * The lines of a body that are not blank, as they arrive; `tooLarge` is thrown once the body passes
+ * `maxBytes`. Leaving the loop early stops reading.
+ */
+export async function* bodyLines(req: Request, maxBytes: number, tooLarge: () => Error): AsyncGenerator<string> {
+  let bytes = 0;
+  const lines = createInterface({ input: req, crlfDelay: Infinity });
+  try {
+    for await (const line of lines) {
+      bytes += Buffer.byteLength(line) + 1;
+      if (bytes > maxBytes) throw tooLarge();
+      if (line.trim() !== '') yield line;
+    }
+  } finally {
+    lines.close();
+  }
+}
+
 /** The queries of a body: parsed (JSON form) or as lines still to parse (NDJSON); throws an HttpError when the body cannot be a batch. */
 export async function readQueries(req: Request, limits: { maxQueries: number; maxBytes: number; what: string; alternative?: string }): Promise<unknown[]> {
-  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const type = mediaTypeOf(req);
   const tooMany = (count: string): HttpError => new HttpError(413, `the ${limits.what} has ${count} queries, more than the ${limits.maxQueries} it may hold${limits.alternative ? `: ${limits.alternative}` : ''}`);
-  let bytes = 0;
   const tooLarge = (): HttpError => new HttpError(413, `the body is larger than the ${limits.maxBytes} bytes a ${limits.what} accepts`);
   if (type === 'application/json' || type.endsWith('+json')) {
+    let bytes = 0;
     const chunks: Buffer[] = [];
     for await (const chunk of req as AsyncIterable<Buffer>) {
       bytes += chunk.length;
@@ -45,17 +73,13 @@ export async function readQueries(req: Request, limits: { maxQueries: number; ma
   }
   if (ndjsonTypes.includes(type)) {
     const queries: unknown[] = [];
-    const lines = createInterface({ input: req, crlfDelay: Infinity });
-    for await (const line of lines) {
-      bytes += Buffer.byteLength(line) + 1;
-      if (bytes > limits.maxBytes) { lines.close(); throw tooLarge(); }
-      if (line.trim() === '') continue;
-      if (queries.length === limits.maxQueries) { lines.close(); throw tooMany(`more than ${limits.maxQueries}`); }
+    for await (const line of bodyLines(req, limits.maxBytes, tooLarge)) {
+      if (queries.length === limits.maxQueries) throw tooMany(`more than ${limits.maxQueries}`);
       queries.push(parseLine(line));
     }
     return queries;
   }
-  throw new HttpError(415, `the body must be JSON (Content-Type: application/json, {"queries": [...]}) or NDJSON (Content-Type: application/x-ndjson, one query a line), not ${type ? `"${type}"` : 'without a Content-Type'}`);
+  throw new HttpError(415, `the body must be JSON (Content-Type: application/json, {"queries": [...]}) or NDJSON (Content-Type: application/x-ndjson, one query a line), not ${sentAs(type)}`);
 }
 
 /** Writes `text`, waiting while the client's socket is full; false once the client is gone. */

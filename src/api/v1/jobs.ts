@@ -4,13 +4,12 @@
  * at a time, and answers 202 with the job's address; GET /jobs/{jobId} says how far it is; GET
  * /jobs/{jobId}/results?from=N streams the result lines written so far, from line N.
  */
-import { createInterface } from 'node:readline';
 import type { Request, RequestHandler } from 'express';
 import type { Config } from '../../config';
 import { jobView, JobRefused, type Jobs, type JobWriter } from '../../batch/jobs';
 import { openApiDocument } from '../document';
 import { HttpError } from '../errors';
-import { ndjsonTypes, writeOrWait } from './batch';
+import { bodyLines, mediaTypeOf, ndjsonTypes, sentAs, writeOrWait } from './batch';
 
 /** The query types a list of compounds may name: those of the v1 compounds query. */
 function queryTypes(): string[] {
@@ -43,7 +42,7 @@ function listQuery(req: Request): (line: string) => string {
 
 /** Reads a job's lines into `writer`; throws an HttpError (or JobRefused) when the body cannot be a job. */
 async function readJob(req: Request, writer: JobWriter, config: Config): Promise<void> {
-  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const type = mediaTypeOf(req);
   let toQuery: (line: string) => string;
   if (ndjsonTypes.includes(type)) {
     if (Object.keys(req.query).length > 0) throw new HttpError(400, `the parameter "${Object.keys(req.query)[0]}" applies to a plain list of compounds (Content-Type: text/plain) only: NDJSON queries say everything themselves`);
@@ -51,20 +50,10 @@ async function readJob(req: Request, writer: JobWriter, config: Config): Promise
   } else if (type === 'text/plain') {
     toQuery = listQuery(req);
   } else {
-    throw new HttpError(415, `the body must be NDJSON queries (Content-Type: application/x-ndjson) or a list of compounds, one a line (Content-Type: text/plain, with ?type=), not ${type ? `"${type}"` : 'without a Content-Type'}`);
+    throw new HttpError(415, `the body must be NDJSON queries (Content-Type: application/x-ndjson) or a list of compounds, one a line (Content-Type: text/plain, with ?type=), not ${sentAs(type)}`);
   }
-  let bytes = 0;
-  const lines = createInterface({ input: req, crlfDelay: Infinity });
-  try {
-    for await (const line of lines) {
-      bytes += Buffer.byteLength(line) + 1;
-      if (bytes > config.JOB_BODY_LIMIT) throw new HttpError(413, `the body is larger than the ${config.JOB_BODY_LIMIT} bytes a job accepts (JOB_BODY_LIMIT)`);
-      if (line.trim() === '') continue;
-      await writer.add(toQuery(line));
-    }
-  } finally {
-    lines.close();
-  }
+  const tooLarge = (): HttpError => new HttpError(413, `the body is larger than the ${config.JOB_BODY_LIMIT} bytes a job accepts (JOB_BODY_LIMIT)`);
+  for await (const line of bodyLines(req, config.JOB_BODY_LIMIT, tooLarge)) await writer.add(toQuery(line));
   if (writer.total === 0) throw new HttpError(400, 'the job has no queries: the body is empty');
 }
 
