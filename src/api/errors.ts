@@ -100,6 +100,11 @@ export function describeError(error: unknown, req?: Request): { status: number; 
   return { status: 500, message: 'an internal error occurred', details: [] };
 }
 
+/** The body of a v1 error (SPEC §3): what the error handler answers, and a batch's line of a refused query. */
+export function v1ErrorBody(message: string, details: { path: string; message: string }[] = []): { response: 'Error'; error: string; errors: { path: string; message: string }[] } {
+  return { response: 'Error', error: message, errors: details };
+}
+
 /** Renders an error in the legacy family's shape (src/api/legacy). */
 export type LegacyErrorRenderer = (req: Request, status: number, message: string) => { type: string; body: string };
 
@@ -123,7 +128,7 @@ export function errorSender(legacy: LegacyErrorRenderer): ErrorSender {
       res.status(status).type(rendered.type).send(rendered.body);
       return;
     }
-    res.status(status).json({ response: 'Error', error: message, errors: details });
+    res.status(status).json(v1ErrorBody(message, details));
   };
 }
 

@@ -4,7 +4,7 @@
  * the status and body its single endpoint would have answered. A bad query fails alone.
  */
 import type { Request } from 'express';
-import { describeError } from '../api/errors';
+import { describeError, v1ErrorBody } from '../api/errors';
 import { compoundQuery } from '../api/v1/routes';
 import { findCompounds, searchConnectivity } from '../api/v1/responses';
 import type { LookupContext } from '../domain/lookup';
@@ -46,7 +46,7 @@ function lineOf(index: number, id: QueryId | undefined, status: number, body: un
 
 /** The line of a refused query: its status and the v1 error body. */
 function failed(index: number, id: QueryId | undefined, status: number, message: string, details: { path: string; message: string }[] = []): AnswerLine {
-  return lineOf(index, id, status, { response: 'Error', error: message, errors: details });
+  return lineOf(index, id, status, v1ErrorBody(message, details));
 }
 
 export class QueryAnswerer {

@@ -8,7 +8,7 @@ import { createWriteStream, existsSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { ConfigError, readConfig } from '../config';
-import type { LookupContext } from '../domain/lookup';
+import { queryTypes, type LookupContext } from '../domain/lookup';
 import { SourceCatalog } from '../domain/sources';
 import { Engine } from '../engine/client';
 import { EngineUnavailable, translateEngineError } from '../engine/errors';
@@ -37,7 +37,8 @@ function whole(value: string | undefined, option: string): number {
   return Number(value);
 }
 
-const lineTypes = ['uci', 'inchi', 'inchikey', 'sourceID', 'smiles'];
+/** What a line of a list can be: every query type but a molfile, which spans lines. */
+const lineTypes: string[] = queryTypes.filter((type) => type !== 'molfile');
 const ndjsonFile = (file: string): boolean => /\.(ndjson|jsonl)$/i.test(file);
 
 /** Parses the command line (without node and the script). */

@@ -106,7 +106,8 @@ function tsvRows(line: AnswerLine, to: number | undefined): string[] {
 export async function runMap(context: LookupContext, options: MapOptions, output: Writable): Promise<MapSummary> {
   const started = Date.now();
   const progress = new Progress(options.progress);
-  progress.begin(`map ${options.file}`, (await countLines(options.file)) ?? 0);
+  // The file is read once more for the bar's total only when there is a bar.
+  progress.begin(`map ${options.file}`, options.progress ? (await countLines(options.file)) ?? 0 : 0);
   const summary: MapSummary = { queries: 0, found: 0, notFound: 0, errors: 0, rowsWritten: 0, seconds: 0, queriesPerSecond: 0 };
   const write = async (text: string): Promise<void> => {
     if (!output.write(text)) await once(output, 'drain');

@@ -7,15 +7,9 @@
 import type { Request, RequestHandler } from 'express';
 import type { Config } from '../../config';
 import { jobView, JobRefused, type Jobs, type JobWriter } from '../../batch/jobs';
-import { openApiDocument } from '../document';
+import { queryTypes } from '../../domain/lookup';
 import { HttpError } from '../errors';
 import { bodyLines, mediaTypeOf, ndjsonTypes, sentAs, writeOrWait } from './batch';
-
-/** The query types a list of compounds may name: those of the v1 compounds query. */
-function queryTypes(): string[] {
-  const schema = (openApiDocument().components?.schemas?.CompoundQuery ?? {}) as { discriminator?: { mapping?: Record<string, string> } };
-  return Object.keys(schema.discriminator?.mapping ?? {});
-}
 
 const listParameters = ['type', 'sourceID', 'op', 'searchComponents'];
 
@@ -27,7 +21,7 @@ function listQuery(req: Request): (line: string) => string {
     if (typeof parameters[name] !== 'string') throw new HttpError(400, `the parameter "${name}" is given more than once`);
   }
   const { type, sourceID, op, searchComponents } = parameters as Record<string, string | undefined>;
-  const types = queryTypes();
+  const types: readonly string[] = queryTypes;
   if (type === undefined) throw new HttpError(400, `a list of compounds needs ?type=: what each line is, one of ${types.join(', ')}`);
   if (!types.includes(type)) throw new HttpError(400, `"type" must be one of ${types.join(', ')}`);
   if (type === 'sourceID' && (sourceID === undefined || !/^[1-9][0-9]{0,9}$/.test(sourceID))) throw new HttpError(400, 'a list of compound ids needs ?sourceID=: the id of the source they belong to, a whole number');
