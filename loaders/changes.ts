@@ -4,7 +4,9 @@
  * loader already asks of each page of the previous release:
  *
  * - each row of the new release whose assignment was not current in the previous release is
- *   `added` (a source's first load adds every row);
+ *   `added`, unless no completed load of the source came before this one: no `since` can then name
+ *   a point before this load, so its rows would never be read (a first dump of UniChem's size would
+ *   write one change per assignment, as many documents as the release itself);
  * - each page of the previous release is compared with the complete new release: an id that lost
  *   a structure is classified from its whole previous and new structures (`dropped`, `moved`, or an
  *   id on several structures that gained or lost one); a move takes back the `added` its new
@@ -16,6 +18,7 @@
 import { changesOfCompound, type Change } from '../src/domain/changes';
 import { countChangesOf, refreshChanges, writeChanges, type ChangeDocument, type ChangeWrite } from '../src/engine/changes';
 import type { XrefDocument } from '../src/engine/documents';
+import { hasCompletedLoadBefore } from '../src/engine/loads';
 import { currentIds, currentUcisOf, xrefId } from '../src/engine/xrefs';
 import type { LoadRun } from './run';
 
@@ -32,15 +35,21 @@ export interface PageInNewRelease {
 export class ChangeRecorder {
   private pending: ChangeWrite[] = [];
   private writing?: Promise<void>;
+  /** Per source: whether a completed load of it came before this one (see newRows). */
+  private readonly followsALoad = new Map<number, Promise<boolean>>();
 
   constructor(private readonly run: LoadRun) {}
 
   /**
    * Rows of the new release of `sourceId` (current assignments): those whose assignment is not
-   * current in the `previous` release (or that have no previous release) are added.
+   * current in the `previous` release (or that have no previous release) are added. Nothing is
+   * recorded when no completed load of the source came before this one: every change answer starts
+   * after a completed load of the source (`since`), so it would never include these.
    */
   async newRows(sourceId: number, previous: string | undefined, rows: { compoundId: string; uci: number }[]): Promise<void> {
     if (rows.length === 0) return;
+    if (!this.followsALoad.has(sourceId)) this.followsALoad.set(sourceId, hasCompletedLoadBefore(this.run.engine, sourceId, this.run.started.toISOString()));
+    if (!(await this.followsALoad.get(sourceId))) return;
     const ids = rows.map((row) => xrefId(sourceId, row.uci, row.compoundId));
     const current = previous ? await currentIds(this.run.engine, previous, ids) : new Set<string>();
     for (let i = 0; i < rows.length; i += 1) {

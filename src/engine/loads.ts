@@ -28,6 +28,15 @@ export async function loadHistory(engine: Engine, limit = 100, sourceId?: number
   return (result.hits?.hits ?? []).map((hit) => hit._source!);
 }
 
+/** Whether a completed load (not a dry run) of `sourceId` started before `before`: a load a `since` can name. */
+export async function hasCompletedLoadBefore(engine: Engine, sourceId: number, before: string): Promise<boolean> {
+  const result = await engine.client.count({
+    index: engine.names.meta,
+    query: { bool: { filter: [{ term: { kind: 'load' } }, { term: { status: 'done' } }, { term: { dryRun: false } }, { range: { started: { lt: before } } }], should: [{ term: { sourceId } }, { term: { sourceIds: sourceId } }], minimum_should_match: 1 } },
+  }, { ignore: [404] });
+  return (result.count ?? 0) > 0;
+}
+
 /** The record of one load, or undefined. */
 export async function loadRecord(engine: Engine, loadId: string): Promise<LoadRecord | undefined> {
   const result = await engine.client.get<LoadRecord>({ index: engine.names.meta, id: `load-${loadId}` }, { ignore: [404] });
