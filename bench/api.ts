@@ -268,14 +268,14 @@ export function ceilingLookups(engine: Engine) {
       await restOfXrefs(xrefs, clause, unlimited);
     },
     /**
-     * POST /connectivity {type: inchikey}: one current assignment of the key, its structure, and the
+     * POST /connectivity {type: inchikey}: a first page of the key's current assignments (paging.ts: is it indexed?), its structure, and the
      * skeleton its first block names (the skeleton's structures and, by the block they carry, their
      * assignments), all at once (v1.ts searchConnectivity, connectivity.ts readSkeleton).
      */
     connectivityByKey: async (key: string): Promise<void> => {
       const clause = { term: { connectivityBlock: key.slice(0, 14) } };
       const [, , , xrefs] = await together<XrefHit>([
-        xrefsSearch({ terms: { standardInchiKey: [key] } }, 1), structures([key]),
+        xrefsSearch({ terms: { standardInchiKey: [key] } }, 100), structures([key]),
         { index: names.compounds, body: { size: 100, query: clause, sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] }, track_total_hits: false } },
         xrefsSearch(clause, 100),
       ]);

@@ -14,9 +14,11 @@ const laterPages = 5_000;
  * pages of two releases (an id twice, or missing).
  */
 export async function sortedSources<T>(engine: Engine, request: SearchRequest & { sort: object[] }, limit: number): Promise<T[]> {
-  const size = Math.min(firstPage, limit);
-  const hits = (await engine.search<T>({ ...request, size, track_total_hits: false })).hits.hits;
-  if (hits.length < size || limit <= size) return hits.map((hit) => hit._source!);
+  // A full first page even under a smaller limit (cut here): merged with other requests' searches
+  // of its shape (merge.ts), a page of 1 ("is there any?") comes back full and most of the searches
+  // in it go again alone, a second round trip for most connectivity searches.
+  const hits = (await engine.search<T>({ ...request, size: firstPage, track_total_hits: false })).hits.hits;
+  if (hits.length < firstPage || limit <= firstPage) return hits.slice(0, limit).map((hit) => hit._source!);
   return sortedSourcesAtOnePoint(engine, request, limit);
 }
 
