@@ -6,7 +6,7 @@ import { connectivitySearch, readSkeleton, relations, searchedStructureOf, type 
 import { InvalidQuery, UnknownResource } from '../../domain/errors';
 import { asIdentifierQuery, structureText, type Computed } from '../../domain/structures';
 import {
-  checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, queryKey, requireSource, sourceEntry, sourceIdXrefs, xrefsOfQuery,
+  checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, queryKey, requireSource, sourceEntry, sourceIdXrefs,
   type CompoundQuery, type CompoundView, type IdentifierQuery, type LookupContext, type StructureType,
 } from '../../domain/lookup';
 import { sourceView } from '../../domain/sources';
@@ -63,13 +63,18 @@ async function findByIdentifier(context: LookupContext, query: IdentifierQuery):
 
 /**
  * The current assignments a /compounds query stands for, with the structures already known by then:
- * a key or InChI names its structure, read while its assignments are searched; a source's id names
- * its structures' keys, read while their other assignments are searched.
+ * a key or InChI names its structure, and a UCI too (by its `uci` field), read while its assignments
+ * are searched; a source's id names its structures' keys, read while their other assignments are
+ * searched.
  */
 async function queryXrefs(context: LookupContext, query: IdentifierQuery): Promise<[XrefDocument[], Map<string, CompoundDocument>?]> {
   const key = queryKey(context, query);
   if (key !== undefined) return Promise.all([xrefsByKeys(context.engine, [key]), compoundsByKey(context.engine, [key])]);
-  if (query.type !== 'sourceID') return [await xrefsOfQuery(context, query)];
+  if (query.type === 'uci') {
+    const uci = parseUciText(query.compound.trim());
+    const [xrefs, structures] = await Promise.all([xrefsByUcis(context.engine, [uci]), compoundsByUci(context.engine, [uci])]);
+    return [xrefs, new Map([...structures.values()].map((structure) => [structure.standardInchiKey, structure]))];
+  }
   const own = await sourceIdXrefs(context, query);
   return Promise.all([xrefsByUcis(context.engine, own.map((x) => x.uci)), compoundsByKey(context.engine, [...new Set(own.map((x) => x.standardInchiKey))])]);
 }
