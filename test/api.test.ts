@@ -8,7 +8,7 @@ import { readConfig } from '../src/config';
 import type { LookupContext } from '../src/domain/lookup';
 import { SourceCatalog } from '../src/domain/sources';
 import { keySearch, parseCriteria } from '../src/api/legacy/connectivity';
-import { searchConnectivity } from '../src/api/v1/responses';
+import { findCompounds, searchConnectivity } from '../src/api/v1/responses';
 import { Engine } from '../src/engine/client';
 import { startApi, type RunningApi } from './support/api';
 import { msearchesSent } from './support/engine';
@@ -185,6 +185,21 @@ describe('API v1', function () {
       expect(msearches).to.have.length(1);
       expect(answer).to.deep.equal((await api.get('/rest/key_search/AGPKZVBTJJNPAG-WHFBIAKZSA-N')).body);
       expect(Object.keys(answer)).to.deep.equal(['1']);
+    });
+
+    it('with searchComponents, the hydrochloride CHEMBL1511957 by its key asks the engine four times whatever its components: key and skeleton, counts and components as structures, structures holding them, their assignments', async () => {
+      const key = (await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL1511957', sourceID: 1 })).body.compounds[0].standardInchiKey;
+      const { msearches, answer } = await engineRequestsOf((context) => searchConnectivity(context, { type: 'inchikey', compound: key, searchComponents: true }));
+      expect(msearches).to.have.length(4);
+      expect(answer).to.deep.equal((await api.post('/api/v1/connectivity', { type: 'inchikey', compound: key, searchComponents: true })).body);
+      expect((answer as { sources: { compoundId: string }[] }).sources.map((s) => s.compoundId)).to.include('CHEMBL1474977');
+    });
+
+    it('compounds by UCI asks the engine once: the UCI\'s assignments and its structure together', async () => {
+      const uci = (await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 })).body.compounds[0].uci;
+      const { msearches, answer } = await engineRequestsOf((context) => findCompounds(context, { type: 'uci', compound: String(uci) }));
+      expect(msearches).to.have.length(1);
+      expect(answer).to.deep.equal((await api.post('/api/v1/compounds', { type: 'uci', compound: String(uci) })).body);
     });
 
     it('an InChIKey that is not indexed matches on its first block, with no InChI for the query', async () => {

@@ -131,7 +131,14 @@ export function readSkeleton(context: LookupContext, connectivityBlock: string, 
   return reads;
 }
 
-/** Finds the structures related to `searched`, with the relation and the layer comparison of each. */
+/**
+ * Finds the structures related to `searched`, with the relation and the layer comparison of each.
+ * After the skeleton (read with the key), the component searches take two round trips whatever the
+ * number of components: first how many structures hold each component that may be searched inside
+ * others (the frequency cap) together with each component's own structures, then the structures
+ * holding each component under the cap. Results are taken in the order the relations and the
+ * components rank them.
+ */
 async function candidates(context: LookupContext, searched: SearchedStructure, options: ConnectivityOptions, skeleton: SkeletonReads | undefined): Promise<{ found: Map<number, Candidate>; skipped: SkippedComponent[] }> {
   const { engine } = context;
   const found = new Map<number, Candidate>();
@@ -152,51 +159,50 @@ async function candidates(context: LookupContext, searched: SearchedStructure, o
   if (!query) return { found, skipped };
 
   const expandable = (component: InchiComponent): boolean => !options.minComponentInchiLength || component.inchi.length >= options.minComponentInchiLength;
-  const frequencyOf = new Map<string, number>();
-  const tooFrequent = async (component: InchiComponent): Promise<boolean> => {
-    let count = frequencyOf.get(component.connectivityBlock);
-    if (count === undefined) {
-      count = await countStructuresWithComponent(engine, component.connectivityBlock);
-      frequencyOf.set(component.connectivityBlock, count);
-    }
-    if (count <= options.frequencyCap) return false;
-    if (!skipped.some((s) => s.connectivityBlock === component.connectivityBlock)) {
-      skipped.push({ connectivityBlock: component.connectivityBlock, formula: component.layers.formula, structureCount: count });
-    }
-    return true;
-  };
-
   const single = query.components.length === 1;
-  if (single && options.relations.has('queryIsComponent')) {
+  const distinct = distinctComponents(query).filter(expandable);
+  // The components searched inside other structures, each under the frequency cap.
+  const inside = single
+    ? (options.relations.has('queryIsComponent') ? query.components.filter(expandable) : [])
+    : (options.relations.has('componentMatch') ? distinct : []);
+  // Round trip 1: the counts, and (never capped: one term query each) a mixture's components as whole structures.
+  const [counts, wholes] = await Promise.all([
+    Promise.all(inside.map((component) => countStructuresWithComponent(engine, component.connectivityBlock))),
+    !single && options.relations.has('componentIsResult') ? Promise.all(distinct.map((component) => compoundsByConnectivityBlock(engine, component.connectivityBlock, structuresPerBlock))) : [],
+  ]);
+  const underCap = inside.map((_, i) => counts[i] <= options.frequencyCap);
+  inside.forEach((component, i) => {
+    if (!underCap[i]) skipped.push({ connectivityBlock: component.connectivityBlock, formula: component.layers.formula, structureCount: counts[i] });
+  });
+  // Round trip 2: the structures holding each component under the cap.
+  const holding = await Promise.all(inside.map((component, i) => (underCap[i] ? compoundsWithComponent(engine, component.connectivityBlock, structuresPerBlock) : [])));
+
+  if (single) {
     const [component] = query.components;
-    if (expandable(component) && !(await tooFrequent(component))) {
-      for (const structure of await compoundsWithComponent(engine, component.connectivityBlock, structuresPerBlock)) {
-        const pair = firstComponentPair([component], componentsOf(structure));
-        if (pair) add({ structure, typeOfSearch: 'queryIsComponent', ...compareComponents(pair[0], pair[1]) });
-      }
+    for (const structure of holding[0] ?? []) {
+      const pair = firstComponentPair([component], componentsOf(structure));
+      if (pair) add({ structure, typeOfSearch: 'queryIsComponent', ...compareComponents(pair[0], pair[1]) });
     }
+    return { found, skipped };
   }
-  if (!single && options.relations.has('componentIsResult')) {
-    // Never capped: a component is looked up as a whole structure, which is one term query.
-    for (const component of distinctComponents(query).filter(expandable)) {
-      for (const structure of await compoundsByConnectivityBlock(engine, component.connectivityBlock, structuresPerBlock)) {
-        const queryComponent = query.components.find((c) => c.connectivityBlock === structure.connectivityBlock)!;
-        add({ structure, typeOfSearch: 'componentIsResult', ...compareComponents(queryComponent, { layers: structure.layers, inchi: structure.standardInchi }) });
-      }
+  wholes.forEach((structures) => {
+    for (const structure of structures) {
+      const queryComponent = query.components.find((c) => c.connectivityBlock === structure.connectivityBlock)!;
+      add({ structure, typeOfSearch: 'componentIsResult', ...compareComponents(queryComponent, { layers: structure.layers, inchi: structure.standardInchi }) });
     }
-  }
-  if (!single && options.relations.has('componentMatch')) {
-    for (const component of distinctComponents(query).filter(expandable)) {
-      if (await tooFrequent(component)) continue;
-      // The first pair in component order, among the components that may be searched.
-      const searchable = query.components.filter((c) => expandable(c) && (frequencyOf.get(c.connectivityBlock) ?? 0) <= options.frequencyCap);
-      for (const structure of await compoundsWithComponent(engine, component.connectivityBlock, structuresPerBlock)) {
-        if (found.has(structure.uci)) continue;
-        const pair = firstComponentPair(searchable, componentsOf(structure));
-        if (pair) add({ structure, typeOfSearch: 'componentMatch', ...compareComponents(pair[0], pair[1]) });
-      }
+  });
+  inside.forEach((component, i) => {
+    if (!underCap[i]) return;
+    // The first pair in component order, among the components that may be searched: those found
+    // over the cap so far are left out (components counted later than this one are not).
+    const overCapSoFar = new Set(inside.slice(0, i + 1).filter((_, j) => !underCap[j]).map((c) => c.connectivityBlock));
+    const searchable = query.components.filter((c) => expandable(c) && !overCapSoFar.has(c.connectivityBlock));
+    for (const structure of holding[i]) {
+      if (found.has(structure.uci)) continue;
+      const pair = firstComponentPair(searchable, componentsOf(structure));
+      if (pair) add({ structure, typeOfSearch: 'componentMatch', ...compareComponents(pair[0], pair[1]) });
     }
-  }
+  });
   return { found, skipped };
 }
 
