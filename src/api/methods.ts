@@ -53,8 +53,18 @@ export const collapseSlashes: RequestHandler = (req, _res, next) => {
 
 /** Sets `Allow` on OPTIONS (CORS then answers it), and answers a method a known path does not take with a 405 naming the ones it does. */
 export function methodGuard(routes: Route[]): RequestHandler {
+  // Every route's pattern is tried against a path once, not on each request: a lookup's path is
+  // always the same one. Paths holding ids vary without end, so the memory is emptied when full.
+  const known = new Map<string, string | undefined>();
+  const allowOf = (path: string): string | undefined => {
+    if (known.has(path)) return known.get(path);
+    if (known.size >= 10_000) known.clear();
+    const allow = allowedMethods(routes, path);
+    known.set(path, allow);
+    return allow;
+  };
   return (req, res, next) => {
-    const allow = allowedMethods(routes, req.path);
+    const allow = allowOf(req.path);
     if (allow === undefined) {
       next();
       return;
