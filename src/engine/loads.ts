@@ -32,7 +32,14 @@ export async function loadHistory(engine: Engine, limit = 100, sourceId?: number
 export async function hasCompletedLoadBefore(engine: Engine, sourceId: number, before: string): Promise<boolean> {
   const result = await engine.client.count({
     index: engine.names.meta,
-    query: { bool: { filter: [{ term: { kind: 'load' } }, { term: { status: 'done' } }, { term: { dryRun: false } }, { range: { started: { lt: before } } }], should: [{ term: { sourceId } }, { term: { sourceIds: sourceId } }], minimum_should_match: 1 } },
+    query: {
+      bool: {
+        filter: [{ term: { kind: 'load' } }, { term: { status: 'done' } }, { range: { started: { lt: before } } }],
+        // A record without the flag (an older version's) is a load too, as changeSpan reads it.
+        must_not: [{ term: { dryRun: true } }],
+        should: [{ term: { sourceId } }, { term: { sourceIds: sourceId } }], minimum_should_match: 1,
+      },
+    },
   }, { ignore: [404] });
   return (result.count ?? 0) > 0;
 }
