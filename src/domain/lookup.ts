@@ -6,7 +6,7 @@ import { InchiError, inchiKeyOf, parseStandardInchi, responseLayers, type FullIn
 import type { Config } from '../config';
 import type { Engine } from '../engine/client';
 import { compoundsByKey, compoundsByUci } from '../engine/compounds';
-import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis, type XrefFilter } from '../engine/lookups';
+import { xrefsByCompoundId, type XrefFilter } from '../engine/lookups';
 import { InvalidQuery, UnknownResource } from './errors';
 import { compoundUrl, type SourceCatalog } from './sources';
 import type { CompoundDocument, SourceDocument, XrefDocument } from '../engine/documents';
@@ -107,23 +107,6 @@ export function queryKey(context: LookupContext, query: IdentifierQuery): string
   if (query.type === 'inchikey') return checkInchiKey(compound);
   if (query.type === 'inchi') return inchiKeyOf(parseQueryInchi(compound, context.config.MAX_INCHI_LENGTH));
   return undefined;
-}
-
-/** The assignments a query stands for, under `filter` (current only by default). */
-export async function xrefsOfQuery(context: LookupContext, query: IdentifierQuery, filter: XrefFilter = {}): Promise<XrefDocument[]> {
-  const compound = query.compound.trim();
-  switch (query.type) {
-    case 'uci':
-      return xrefsByUcis(context.engine, [parseUciText(compound)], filter);
-    case 'inchikey':
-    case 'inchi':
-      return xrefsByKeys(context.engine, [queryKey(context, query)!], filter);
-    case 'sourceID': {
-      // Every assignment of the structures this id is (currently) assigned to.
-      const own = await sourceIdXrefs(context, query, filter);
-      return xrefsByUcis(context.engine, own.map((x) => x.uci), filter);
-    }
-  }
 }
 
 /** The assignments of a `sourceID` query's compound id in its own source, under `filter`. */

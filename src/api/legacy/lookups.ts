@@ -6,7 +6,7 @@ import { compoundsByKey, compoundsByUci } from '../../engine/compounds';
 import { releaseOfIndex, SourceRelease, type WholeSourceReadOptions } from '../../engine/legacy';
 import { indexFigures, xrefsByCompoundId, xrefsByKeys, xrefsByUcis, type XrefFilter } from '../../engine/lookups';
 import { InvalidQuery, UnknownResource } from '../../domain/errors';
-import { checkInchiKey, requireSource, xrefsOfQuery, type LookupContext } from '../../domain/lookup';
+import { checkInchiKey, requireSource, type LookupContext } from '../../domain/lookup';
 import { compoundUrl } from '../../domain/sources';
 import type { SourceDocument, XrefDocument } from '../../engine/documents';
 import type { LegacyValue } from './format';
@@ -80,7 +80,7 @@ async function ucisOfId(context: LookupContext, id: string, source: SourceDocume
 
 /** inchikey / inchikey_all: the ids of a structure; `all` adds obsolete ones with their assignment. */
 export async function idsOfKey(context: LookupContext, key: string, all: boolean): Promise<Row[]> {
-  const xrefs = await xrefsOfQuery(context, { type: 'inchikey', compound: checkInchiKey(key) }, { includeObsolete: all });
+  const xrefs = await xrefsByKeys(context.engine, [checkInchiKey(key)], { includeObsolete: all });
   if (xrefs.length === 0) await requireKeyAssigned(context, key);
   return rows(xrefs, (x): Row => (all
     ? { src_id: String(x.sourceId), src_compound_id: x.compoundId, assignment: String(x.assignment) }
@@ -89,7 +89,7 @@ export async function idsOfKey(context: LookupContext, key: string, all: boolean
 
 /** verbose_inchikey: per source, its metadata and the structure's current ids in it. */
 export async function verboseIdsOfKey(context: LookupContext, key: string): Promise<Row[]> {
-  const xrefs = await xrefsOfQuery(context, { type: 'inchikey', compound: checkInchiKey(key) });
+  const xrefs = await xrefsByKeys(context.engine, [checkInchiKey(key)]);
   if (xrefs.length === 0) await requireKeyAssigned(context, key);
   const sources = await context.sources.all();
   const bySource = new Map<number, string[]>();
