@@ -257,7 +257,8 @@ async function settle(engine: Engine): Promise<void> {
   }
 }
 
-async function engineCpuSeconds(engine: Engine): Promise<number> {
+/** CPU seconds every node of the engine has used so far. */
+export async function engineCpuSeconds(engine: Engine): Promise<number> {
   const stats = await engine.client.nodes.stats({ metric: ['process'] }) as unknown as { nodes: Record<string, { process: { cpu: { total_in_millis: number } } }> };
   return Object.values(stats.nodes).reduce((sum, node) => sum + node.process.cpu.total_in_millis, 0) / 1000;
 }

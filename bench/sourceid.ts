@@ -14,6 +14,7 @@ import type { SearchResponse } from '@elastic/elasticsearch/lib/api/types';
 import { readConfig, type Config } from '../src/config';
 import { Engine } from '../src/engine/client';
 import { ceilingLookups, driveEngine, ensureLoaded, paceEngine, prefix, samples } from './api';
+import { engineCpuSeconds } from './load';
 import type { Measure } from './load-generator';
 
 const seconds = Number(process.env.BENCH_API_SECONDS || 10);
@@ -25,11 +26,6 @@ interface Id { sourceId: number; compoundId: string }
 interface XrefHit { uci: number; sourceId: number; compoundId: string; standardInchiKey: string }
 const idOf = (id: Id): string => `${id.sourceId}/${id.compoundId}`;
 
-async function engineCpu(engine: Engine): Promise<number> {
-  const stats = await engine.client.nodes.stats({ metric: ['process'] }) as unknown as { nodes: Record<string, { process: { cpu: { total_in_millis: number } } }> };
-  return Object.values(stats.nodes).reduce((sum, node) => sum + node.process.cpu.total_in_millis, 0) / 1000;
-}
-
 /** Builds one document per current (source, compound id) from the assignments; resolves with the seconds taken and the documents written. */
 async function buildIds(engine: Engine): Promise<{ seconds: number; documents: number; engineCpu: number }> {
   await engine.client.indices.delete({ index: idsIndex }, { ignore: [404] });
@@ -39,7 +35,7 @@ async function buildIds(engine: Engine): Promise<{ seconds: number; documents: n
     // Only the engine's own lookup reads them, from _source: nothing indexed, no doc values.
     mappings: { dynamic: 'strict', properties: { ucis: { type: 'long', index: false, doc_values: false }, standardInchiKeys: { type: 'keyword', index: false, doc_values: false } } },
   });
-  const cpu = await engineCpu(engine);
+  const cpu = await engineCpuSeconds(engine);
   const started = process.hrtime.bigint();
   async function* documents(): AsyncGenerator<{ id: string; ucis: number[]; standardInchiKeys: string[] }> {
     const { id: pit } = await engine.client.openPointInTime({ index: engine.names.xrefs, keep_alive: '2m' });
@@ -75,7 +71,7 @@ async function buildIds(engine: Engine): Promise<{ seconds: number; documents: n
     onDocument: (doc) => [{ index: { _index: idsIndex, _id: doc.id } }, { ucis: doc.ucis, standardInchiKeys: doc.standardInchiKeys }] as never,
   });
   await engine.client.indices.refresh({ index: idsIndex });
-  return { seconds: Number(process.hrtime.bigint() - started) / 1e9, documents: stats.successful, engineCpu: (await engineCpu(engine)) - cpu };
+  return { seconds: Number(process.hrtime.bigint() - started) / 1e9, documents: stats.successful, engineCpu: (await engineCpuSeconds(engine)) - cpu };
 }
 
 /** The lookup in one round trip: the engine reads the id's document and searches with its UCIs and keys. */
@@ -149,9 +145,9 @@ async function main(): Promise<void> {
     const runs: Record<'two' | 'one', Measure[]> = { two: [], one: [] };
     const lookups = { two: ceiling.compoundsBySourceId, one: async (id: Id) => one(id) };
     const measured = async (which: 'two' | 'one', run: () => Promise<Measure>): Promise<Measure> => {
-      const cpu = await engineCpu(engine);
+      const cpu = await engineCpuSeconds(engine);
       const measure = await run();
-      return { ...measure, cpuMs: { engine: ((await engineCpu(engine)) - cpu) * 1000 / Math.max(1, measure.requests), api: NaN, client: NaN } };
+      return { ...measure, cpuMs: { engine: ((await engineCpuSeconds(engine)) - cpu) * 1000 / Math.max(1, measure.requests), api: NaN, client: NaN } };
     };
     await driveEngine(lookups.two, ids, 5);
     await driveEngine(lookups.one, ids, 5);
