@@ -366,6 +366,9 @@ async function main(): Promise<number> {
   // An engine held up by the machine's load (a GC pause, another job on a shared engine) would answer
   // the 3 s deadline's 503: that is bench:chaos's subject, and not a fault of the request the fuzzer sent.
   process.env.ENGINE_TIMEOUT_MS ??= '20s';
+  // Every job the fuzzer submits is queued: under the default JOB_MAX_ACTIVE (4) the later ones were
+  // mostly 429s, which left the submission's logic untested (test/jobs.test.ts covers the 429 itself).
+  process.env.JOB_MAX_ACTIVE ??= '100000';
   const config = readConfig();
   const runDir = join(tmpdir(), config.ES_INDEX_PREFIX);
   const cleanups: (() => Promise<unknown>)[] = [];
