@@ -17,14 +17,18 @@ export interface ChildStats {
 
 /**
  * The child's side: serves the API for the environment's configuration until told to stop; on
- * `stats-reset` starts counting its event-loop delay and GC pauses again, on `stats` sends them.
+ * `stats-reset` starts counting its event-loop delay and GC pauses again, on `stats-pause` and
+ * `stats-resume` stops and resumes counting (while the benchmark measures something else), on
+ * `stats` sends them.
  */
 export async function serveApi(): Promise<void> {
   const { url, stop } = await startServer(readConfig(), {}, 0);
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   const gc = { count: 0, ms: 0 };
+  let counting = true;
   new PerformanceObserver((list) => {
+    if (!counting) return;
     for (const entry of list.getEntries()) {
       gc.count += 1;
       gc.ms += entry.duration;
@@ -37,6 +41,14 @@ export async function serveApi(): Promise<void> {
       delay.reset();
       gc.count = 0;
       gc.ms = 0;
+    }
+    if (message === 'stats-pause' && counting) {
+      delay.disable();
+      counting = false;
+    }
+    if (message === 'stats-resume' && !counting) {
+      delay.enable();
+      counting = true;
     }
     if (message === 'stats') {
       const stats: ChildStats = { eventLoop: { p50: delay.percentile(50) / 1e6, p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 }, gc: { ...gc } };

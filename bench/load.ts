@@ -263,6 +263,22 @@ export async function engineCpuSeconds(engine: Engine): Promise<number> {
   return Object.values(stats.nodes).reduce((sum, node) => sum + node.process.cpu.total_in_millis, 0) / 1000;
 }
 
+/** Milliseconds every node of the engine has spent so far on each kind of work on its indices. */
+async function engineActivity(engine: Engine): Promise<Record<string, number>> {
+  type Stats = { indexing: { index_time_in_millis: number }; merges: { total_time_in_millis: number }; refresh: { total_time_in_millis: number }; flush: { total_time_in_millis: number }; get: { time_in_millis: number }; search: { query_time_in_millis: number; fetch_time_in_millis: number } };
+  const stats = await engine.client.nodes.stats({ metric: ['indices'], index_metric: ['indexing', 'merge', 'refresh', 'flush', 'get', 'search'] }) as unknown as { nodes: Record<string, { indices: Stats }> };
+  const total: Record<string, number> = { indexing: 0, merges: 0, refresh: 0, flush: 0, get: 0, search: 0 };
+  for (const { indices } of Object.values(stats.nodes)) {
+    total.indexing += indices.indexing.index_time_in_millis;
+    total.merges += indices.merges.total_time_in_millis;
+    total.refresh += indices.refresh.total_time_in_millis;
+    total.flush += indices.flush.total_time_in_millis;
+    total.get += indices.get.time_in_millis;
+    total.search += indices.search.query_time_in_millis + indices.search.fetch_time_in_millis;
+  }
+  return total;
+}
+
 async function indicesOf(engine: Engine, prefix: string): Promise<{ index: string; docs: number; bytes: number }[]> {
   const rows = await engine.client.cat.indices({ index: `${prefix}-*`, bytes: 'b', format: 'json', expand_wildcards: 'all' }) as unknown as Record<string, string>[];
   return rows.map((row) => ({ index: row.index, docs: Number(row['docs.count']), bytes: Number(row['pri.store.size']) }));
@@ -313,13 +329,18 @@ async function main(): Promise<void> {
   // machine, or the engine warming up, weighs on both alike. Each run writes into indices of its own.
   const loaderPrefixes = [`${loaderPrefix}-1`, `${loaderPrefix}-2`];
   const ceilingEngines = [1, 2].map((n) => new Engine({ ...config, ES_INDEX_PREFIX: `${ceilingPrefix}-${n}` }));
-  const results: Record<string, { loaders: ChildRun[]; ceilingSeconds: number[]; rows: number; engineCpuLoader: number[]; engineCpuCeiling: number[] }> = {};
-  const timed = async <T>(work: () => Promise<T>): Promise<{ value: T; engineCpu: number }> => {
+  const results: Record<string, { loaders: ChildRun[]; ceilingSeconds: number[]; rows: number; engineCpuLoader: number[]; engineCpuCeiling: number[]; activity: string }> = {};
+  const timed = async <T>(work: () => Promise<T>): Promise<{ value: T; engineCpu: number; activity: Record<string, number> }> => {
     await settle(engine);
-    const cpu = await engineCpuSeconds(engine);
+    const [cpu, activity] = [await engineCpuSeconds(engine), await engineActivity(engine)];
     const value = await work();
-    return { value, engineCpu: (await engineCpuSeconds(engine)) - cpu };
+    const after = await engineActivity(engine);
+    return { value, engineCpu: (await engineCpuSeconds(engine)) - cpu, activity: Object.fromEntries(Object.entries(after).map(([kind, ms]) => [kind, ms - activity[kind]])) };
   };
+  const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
+  // The engine's own account of its work, loader runs against ceiling runs: where its extra CPU goes.
+  const activityOf = (loaders: Record<string, number>[], ceilings: Record<string, number>[]): string => Object.keys(loaders[0])
+    .map((kind) => `${kind} ${fmt(mean(loaders.map((a) => a[kind])) / 1000, 1)} / ${fmt(mean(ceilings.map((a) => a[kind])) / 1000, 1)}`).join(', ');
   const abba = async (phase: string, rows: number, loader: (prefix: string) => Promise<ChildRun>, ceiling: (run: Engine) => Promise<number>): Promise<void> => {
     const first = await timed(() => loader(loaderPrefixes[0]));
     const ceilings = [await timed(() => ceiling(ceilingEngines[0])), await timed(() => ceiling(ceilingEngines[1]))];
@@ -327,6 +348,7 @@ async function main(): Promise<void> {
     results[phase] = {
       loaders: [first.value, last.value], ceilingSeconds: ceilings.map((c) => c.value), rows,
       engineCpuLoader: [first.engineCpu, last.engineCpu], engineCpuCeiling: ceilings.map((c) => c.engineCpu),
+      activity: activityOf([first.activity, last.activity], ceilings.map((c) => c.activity)),
     };
     const each = (seconds: number[]): string => seconds.map((s) => fmt(rows / s)).join(', ');
     out(`${phase}: loader ${each([first.value, last.value].map((r) => Number(r.summary.seconds)))} rows/s (first and last run), ceiling ${each(ceilings.map((c) => c.value))} rows/s`);
@@ -362,7 +384,6 @@ async function main(): Promise<void> {
       });
     prepared.length = 0;
 
-    const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
     out('');
     out('| phase | rows | loader rows/s | ceiling rows/s | loader/ceiling | loader peak RSS | loader CPU s | engine CPU s (loader / ceiling) |');
     out('|---|---|---|---|---|---|---|---|');
@@ -380,6 +401,7 @@ async function main(): Promise<void> {
       out(`| ${phase} | ${fmt(r.rows)} | ${fmt(loaderRate)} (${fmt(seconds, 1)} s; ${fmt(r.rows / wall)} with process start-up) | ${fmt(ceilingRate)} (${fmt(ceilingSeconds, 1)} s) | ${fmt(loaderRate / ceilingRate, 2)} | ${fmt(peakRss)} MB | ${fmt(mean(r.loaders.map((run) => run.cpuSeconds)), 1)} | ${fmt(mean(r.engineCpuLoader), 1)} / ${fmt(mean(r.engineCpuCeiling), 1)} |`);
     }
     out('(means of two runs each, in the order loader, ceiling, ceiling, loader; peak RSS: the higher of the two loader runs)');
+    for (const [phase, r] of Object.entries(results)) out(`the engine's time by activity (node stats, s), ${phase}, loader / ceiling: ${r.activity}`);
     out(`peak RSS is the VmHWM of the loader's node process (${results.structures.loaders[0].peakCommand.slice(0, 80)}...); the whole npm → tsx → node tree peaked at ${fmt(Math.max(...Object.values(results).flatMap((r) => r.loaders.map((run) => run.treePeakRssMb))))} MB`);
 
     // On-disk size of what the loader wrote, merged into one segment per index.
