@@ -48,17 +48,6 @@ interface Outgoing {
 
 type Member = Mergeable & { search: Pending };
 
-/**
- * How many `_msearch` requests in flight make the next searches wait to be merged. With one in
- * flight the engine still has idle search threads: a lookup that waited to share an `_msearch`
- * waited for nothing, then for the slowest search beside it. Connectivity searches at half the peak,
- * engine on a core of its own (bench:api, interleaved runs): merged from one in flight, 4.0–6.8 ms
- * a search in the API (batch queue 0.30–0.62 ms, the engine's took 1.1–2.1 ms) in three runs; from
- * two, 3.0–3.3 ms (0.16–0.22, 0.7) in two, at the same peak (0.97–1.02 against 0.99–1.01 of the
- * ceiling). From four in flight, the peak fell to 0.82–0.91.
- */
-const mergeFrom = 2;
-
 export class SearchBatcher {
   private pending: Pending[] = [];
   /** `_msearch` requests sent and not yet answered. */
@@ -91,14 +80,14 @@ export class SearchBatcher {
   }
 
   /**
-   * Queues a search. While the engine is answering two `_msearch` requests or more, the queue leaves
-   * at the event loop's check phase, with every search the other requests ready meanwhile issued
-   * (merged); with fewer in flight, it leaves once the current job's promise callbacks have run, with
-   * the searches its lookup issued together, instead of waiting behind the I/O callbacks of the turn.
+   * Queues a search. While the engine is answering other `_msearch` requests, the queue leaves at the
+   * event loop's check phase, with every search the other requests ready meanwhile issued (merged);
+   * when nothing is in flight, it leaves once the current job's promise callbacks have run, with the
+   * searches its lookup issued together, instead of waiting behind the I/O callbacks of the turn.
    */
   private queue(search: Pending): void {
     if (this.pending.push(search) !== 1) return;
-    if (this.inFlight < mergeFrom) queueMicrotask(() => this.flush());
+    if (this.inFlight === 0) queueMicrotask(() => this.flush());
     else setImmediate(() => this.flush());
   }
 
