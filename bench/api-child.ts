@@ -3,13 +3,13 @@
  * `--serve`, the child serves on a free port and says where, and stops when told.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram } from 'node:perf_hooks';
 import { readConfig } from '../src/config';
 import { startServer } from '../src/server';
 
 /** What the API child says of its own event loop and garbage collector since it was last asked to start counting. */
 export interface ChildStats {
-  /** Event-loop delay, ms (monitorEventLoopDelay at 1 ms resolution). */
+  /** Event-loop delay, ms (monitorEventLoopDelay at 1 ms resolution; over several stretches, their percentiles' mean weighted by samples). */
   eventLoop: { p50: number; p99: number; max: number };
   /** Garbage-collection pauses: how many, and their total ms. */
   gc: { count: number; ms: number };
@@ -23,12 +23,19 @@ export interface ChildStats {
  */
 export async function serveApi(): Promise<void> {
   const { url, stop } = await startServer(readConfig(), {}, 0);
-  const delay = monitorEventLoopDelay({ resolution: 1 });
-  delay.enable();
+  // One delay monitor per counting stretch: a monitor disabled and enabled again would take the
+  // whole pause for one delay.
+  let stretches: IntervalHistogram[] = [];
+  let current: IntervalHistogram | undefined;
+  const startStretch = (): void => {
+    current = monitorEventLoopDelay({ resolution: 1 });
+    current.enable();
+    stretches.push(current);
+  };
+  startStretch();
   const gc = { count: 0, ms: 0 };
-  let counting = true;
   new PerformanceObserver((list) => {
-    if (!counting) return;
+    if (!current) return;
     for (const entry of list.getEntries()) {
       gc.count += 1;
       gc.ms += entry.duration;
@@ -38,20 +45,23 @@ export async function serveApi(): Promise<void> {
   process.on('message', (message) => {
     if (message === 'stop') void stop().then(() => process.exit(0));
     if (message === 'stats-reset') {
-      delay.reset();
+      current?.disable();
+      stretches = [];
+      startStretch();
       gc.count = 0;
       gc.ms = 0;
     }
-    if (message === 'stats-pause' && counting) {
-      delay.disable();
-      counting = false;
+    if (message === 'stats-pause' && current) {
+      current.disable();
+      current = undefined;
     }
-    if (message === 'stats-resume' && !counting) {
-      delay.enable();
-      counting = true;
-    }
+    if (message === 'stats-resume' && !current) startStretch();
     if (message === 'stats') {
-      const stats: ChildStats = { eventLoop: { p50: delay.percentile(50) / 1e6, p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 }, gc: { ...gc } };
+      // Percentiles of several stretches: their means, weighted by samples; the max, of all.
+      const samples = stretches.reduce((sum, h) => sum + h.count, 0) || 1;
+      const weighted = (p: number): number => stretches.reduce((sum, h) => sum + (h.count ? h.percentile(p) * h.count : 0), 0) / samples / 1e6;
+      const max = Math.max(0, ...stretches.map((h) => (h.count ? h.max : 0))) / 1e6;
+      const stats: ChildStats = { eventLoop: { p50: weighted(50), p99: weighted(99), max }, gc: { ...gc } };
       process.send!({ stats });
     }
   });
