@@ -393,8 +393,9 @@ async function main(): Promise<void> {
       const half = r.half!;
       const failures = [...r.service, ...r.engine, half, r.halfCeiling!].reduce((sum, m) => sum + m.failures, 0);
       if (failures > 0) out(`${r.name}: ${failures} failed requests`);
-      const cpuOf = (list: Measure[], key: 'engine' | 'api' | 'client'): number => list.reduce((sum, m) => sum + (m.cpuMs?.[key] ?? NaN), 0) / list.length;
-      out(`| ${r.name} | ${fmt(mean(r.service, 'rps'))} | ${fmt(mean(r.service, 'p50'), 1)} / ${fmt(mean(r.service, 'p99'), 1)} | ${fmt(mean(r.engine, 'rps'))} | ${fmt(mean(r.engine, 'p50'), 1)} / ${fmt(mean(r.engine, 'p99'), 1)} | ${fmt(mean(r.service, 'rps') / mean(r.engine, 'rps'), 2)} | ${fmt(half.rps)}, ${fmt(half.p50, 1)} / ${fmt(half.p99, 1)} | ${fmt(r.halfCeiling!.p50, 1)} / ${fmt(r.halfCeiling!.p99, 1)} | ${fmt(half.p99 / r.halfCeiling!.p99, 2)} | ${fmt(cpuOf(r.service, 'engine'), 1)} / ${fmt(cpuOf(r.service, 'api'), 1)} / ${fmt(cpuOf(r.service, 'client'), 1)} | ${fmt(cpuOf(r.engine, 'engine'), 1)} / ${fmt(cpuOf(r.engine, 'client'), 1)} |`);
+      // Means of the two full-speed runs of each side, as at half the peak.
+      const [service, ceiling] = [meanOf(r.service), meanOf(r.engine)];
+      out(`| ${r.name} | ${fmt(service.rps)} | ${fmt(service.p50, 1)} / ${fmt(service.p99, 1)} | ${fmt(ceiling.rps)} | ${fmt(ceiling.p50, 1)} / ${fmt(ceiling.p99, 1)} | ${fmt(service.rps / ceiling.rps, 2)} | ${fmt(half.rps)}, ${fmt(half.p50, 1)} / ${fmt(half.p99, 1)} | ${fmt(r.halfCeiling!.p50, 1)} / ${fmt(r.halfCeiling!.p99, 1)} | ${fmt(half.p99 / r.halfCeiling!.p99, 2)} | ${fmt(service.cpuMs!.engine, 1)} / ${fmt(service.cpuMs!.api, 1)} / ${fmt(service.cpuMs!.client, 1)} | ${fmt(ceiling.cpuMs!.engine, 1)} / ${fmt(ceiling.cpuMs!.client, 1)} |`);
     }
     out('(means of two runs each, in the order service, ceiling, ceiling, service, at full speed and at half the peak: an open loop of evenly spaced requests, latency of every response)');
     out('');
