@@ -13,13 +13,7 @@ export const splitCoresRequested = (): boolean => process.argv.includes('--split
 export async function splitCores(engine: Engine): Promise<{ describe: string; restore: () => void }> {
   const count = cpus().length;
   if (count < 2) throw new Error('--split-cores needs at least two cores');
-  const info = await engine.client.nodes.info({ metric: ['process'] }) as unknown as { nodes: Record<string, { process: { id: number } }> };
-  const ids = Object.values(info.nodes).map((node) => node.process.id);
-  if (ids.length !== 1) throw new Error(`--split-cores needs a single local engine node (found ${ids.length})`);
-  const [enginePid] = ids;
-  // The pid is the engine's own: on another host it would name an unrelated local process.
-  const command = (() => { try { return readFileSync(`/proc/${enginePid}/cmdline`, 'utf8'); } catch { return ''; } })();
-  if (!command.includes('org.elasticsearch')) throw new Error(`--split-cores needs the engine on this machine: pid ${enginePid} is not a local Elasticsearch`);
+  const enginePid = await localEnginePid(engine).catch((error: Error) => { throw new Error(`--split-cores ${error.message}`); });
   const all = `0-${count - 1}`;
   const rest = count === 2 ? '1' : `1-${count - 1}`;
   const taskset = (...args: string[]): void => { execFileSync('taskset', args, { stdio: ['ignore', 'ignore', 'inherit'] }); };
@@ -35,4 +29,16 @@ export async function splitCores(engine: Engine): Promise<{ describe: string; re
       }
     },
   };
+}
+
+/** The pid of the engine's single node when it runs on this machine (for taskset and jcmd); throws otherwise. */
+export async function localEnginePid(engine: Engine): Promise<number> {
+  const info = await engine.client.nodes.info({ metric: ['process'] }) as unknown as { nodes: Record<string, { process: { id: number } }> };
+  const ids = Object.values(info.nodes).map((node) => node.process.id);
+  if (ids.length !== 1) throw new Error(`needs a single local engine node (found ${ids.length})`);
+  const [enginePid] = ids;
+  // The pid is the engine's own: on another host it would name an unrelated local process.
+  const command = (() => { try { return readFileSync(`/proc/${enginePid}/cmdline`, 'utf8'); } catch { return ''; } })();
+  if (!command.includes('org.elasticsearch')) throw new Error(`needs the engine on this machine: pid ${enginePid} is not a local Elasticsearch`);
+  return enginePid;
 }

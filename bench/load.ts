@@ -11,7 +11,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { descendants, readProc } from './proc';
+import { descendants, engineThreadCpu, readProc } from './proc';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -26,7 +26,7 @@ import { xrefId } from '../src/engine/xrefs';
 import { Reject } from '../loaders/run';
 import { checkStructure } from '../loaders/structure-rules';
 import { deleteIndicesByPrefix } from '../test/support/engine';
-import { splitCores, splitCoresRequested } from './cores';
+import { localEnginePid, splitCores, splitCoresRequested } from './cores';
 
 const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
 const sharedData = join(__dirname, '..', '..', 'shared', 'data');
@@ -329,18 +329,29 @@ async function main(): Promise<void> {
   // machine, or the engine warming up, weighs on both alike. Each run writes into indices of its own.
   const loaderPrefixes = [`${loaderPrefix}-1`, `${loaderPrefix}-2`];
   const ceilingEngines = [1, 2].map((n) => new Engine({ ...config, ES_INDEX_PREFIX: `${ceilingPrefix}-${n}` }));
-  const results: Record<string, { loaders: ChildRun[]; ceilingSeconds: number[]; rows: number; engineCpuLoader: number[]; engineCpuCeiling: number[]; activity: string }> = {};
-  const timed = async <T>(work: () => Promise<T>): Promise<{ value: T; engineCpu: number; activity: Record<string, number> }> => {
+  const results: Record<string, { loaders: ChildRun[]; ceilingSeconds: number[]; rows: number; engineCpuLoader: number[]; engineCpuCeiling: number[]; activity: string; threads: string }> = {};
+  // A local engine's CPU by thread pool (jcmd), which also sees what node stats do not time.
+  const enginePid = await localEnginePid(engine).catch(() => undefined);
+  const threadsNow = (): Record<string, number> => (enginePid ? engineThreadCpu(enginePid) : {});
+  const since = (before: Record<string, number>, after: Record<string, number>): Record<string, number> =>
+    Object.fromEntries(Object.entries(after).map(([kind, ms]) => [kind, ms - (before[kind] ?? 0)]));
+  const timed = async <T>(work: () => Promise<T>): Promise<{ value: T; engineCpu: number; activity: Record<string, number>; threads: Record<string, number> }> => {
     await settle(engine);
-    const [cpu, activity] = [await engineCpuSeconds(engine), await engineActivity(engine)];
+    const [cpu, activity, threads] = [await engineCpuSeconds(engine), await engineActivity(engine), threadsNow()];
     const value = await work();
-    const after = await engineActivity(engine);
-    return { value, engineCpu: (await engineCpuSeconds(engine)) - cpu, activity: Object.fromEntries(Object.entries(after).map(([kind, ms]) => [kind, ms - activity[kind]])) };
+    const [activityAfter, threadsAfter] = [await engineActivity(engine), threadsNow()];
+    return { value, engineCpu: (await engineCpuSeconds(engine)) - cpu, activity: since(activity, activityAfter), threads: since(threads, threadsAfter) };
   };
   const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
-  // The engine's own account of its work, loader runs against ceiling runs: where its extra CPU goes.
-  const activityOf = (loaders: Record<string, number>[], ceilings: Record<string, number>[]): string => Object.keys(loaders[0])
-    .map((kind) => `${kind} ${fmt(mean(loaders.map((a) => a[kind])) / 1000, 1)} / ${fmt(mean(ceilings.map((a) => a[kind])) / 1000, 1)}`).join(', ');
+  // The engine's own account of its work, loader runs against ceiling runs: where its extra CPU goes
+  // (kinds under 0.1 s on both sides left out).
+  const activityOf = (loaders: Record<string, number>[], ceilings: Record<string, number>[]): string => {
+    const kinds = [...new Set([...loaders, ...ceilings].flatMap(Object.keys))];
+    const meanOf = (runs: Record<string, number>[], kind: string): number => mean(runs.map((run) => run[kind] ?? 0)) / 1000;
+    return kinds.filter((kind) => meanOf(loaders, kind) >= 0.05 || meanOf(ceilings, kind) >= 0.05)
+      .sort((a, b) => meanOf(loaders, b) - meanOf(loaders, a))
+      .map((kind) => `${kind} ${fmt(meanOf(loaders, kind), 1)} / ${fmt(meanOf(ceilings, kind), 1)}`).join(', ');
+  };
   const abba = async (phase: string, rows: number, loader: (prefix: string) => Promise<ChildRun>, ceiling: (run: Engine) => Promise<number>): Promise<void> => {
     const first = await timed(() => loader(loaderPrefixes[0]));
     const ceilings = [await timed(() => ceiling(ceilingEngines[0])), await timed(() => ceiling(ceilingEngines[1]))];
@@ -349,6 +360,7 @@ async function main(): Promise<void> {
       loaders: [first.value, last.value], ceilingSeconds: ceilings.map((c) => c.value), rows,
       engineCpuLoader: [first.engineCpu, last.engineCpu], engineCpuCeiling: ceilings.map((c) => c.engineCpu),
       activity: activityOf([first.activity, last.activity], ceilings.map((c) => c.activity)),
+      threads: enginePid ? activityOf([first.threads, last.threads], ceilings.map((c) => c.threads)) : '',
     };
     const each = (seconds: number[]): string => seconds.map((s) => fmt(rows / s)).join(', ');
     out(`${phase}: loader ${each([first.value, last.value].map((r) => Number(r.summary.seconds)))} rows/s (first and last run), ceiling ${each(ceilings.map((c) => c.value))} rows/s`);
@@ -406,7 +418,10 @@ async function main(): Promise<void> {
       out(`| ${phase} | ${fmt(r.rows)} | ${fmt(loaderRate)} (${fmt(seconds, 1)} s; ${fmt(r.rows / wall)} with process start-up) | ${fmt(ceilingRate)} (${fmt(ceilingSeconds, 1)} s) | ${fmt(loaderRate / ceilingRate, 2)} | ${fmt(peakRss)} MB | ${fmt(mean(r.loaders.map((run) => run.cpuSeconds)), 1)} | ${fmt(mean(r.engineCpuLoader), 1)} / ${fmt(mean(r.engineCpuCeiling), 1)} |`);
     }
     out('(means of two runs each, in the order loader, ceiling, ceiling, loader; peak RSS: the higher of the two loader runs)');
-    for (const [phase, r] of Object.entries(results)) out(`the engine's time by activity (node stats, s), ${phase}, loader / ceiling: ${r.activity}`);
+    for (const [phase, r] of Object.entries(results)) {
+      out(`the engine's time by activity (node stats, s), ${phase}, loader / ceiling: ${r.activity}`);
+      if (r.threads) out(`the engine's CPU by thread pool (jcmd Thread.print, s), ${phase}, loader / ceiling: ${r.threads}`);
+    }
     out(`peak RSS is the VmHWM of the loader's node process (${results.structures.loaders[0].peakCommand.slice(0, 80)}...); the whole npm → tsx → node tree peaked at ${fmt(Math.max(...Object.values(results).flatMap((r) => r.loaders.map((run) => run.treePeakRssMb))))} MB`);
 
     // On-disk size of what the loader wrote, merged into one segment per index.
