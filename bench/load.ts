@@ -372,18 +372,16 @@ async function main(): Promise<void> {
     // The compounds indices of both sides stand over a minute before they are written, as one in
     // service does: Elasticsearch then flushes a translog older than index.translog.flush_threshold_age
     // (1 min) once, at the load's start. Written fresh, the ceiling's never paid that flush, and
-    // the loader's second run did. The untimed warm-up below takes most of that minute.
+    // the loader's second run did. The untimed warm-up below takes part of that minute.
     for (const run of ceilingEngines) await createIndex(engine, run.names.compounds, 'compounds');
     const standing = Date.now();
-    // The engine warms up first: one untimed load of both tables into indices deleted afterwards.
-    // A fresh engine JIT-compiles its indexing code during its first minute of bulk writes (4–5 s of
-    // compiler CPU against under 1 s a run once warm); the first loader run would pay it alone.
+    // Before each phase the engine warms up on it: one untimed load into indices of their own. The
+    // engine JIT-compiles its indexing code for what it is sent, and recompiles it when the kind of
+    // document changes; without this the first run of a phase, always the loader's, paid 2–5 s more
+    // compiler CPU than a ceiling run (jcmd), after a fresh start and after the previous phase alike.
     const warm = `${loaderPrefix}-warm`;
     await runLoader(warm, ['sources', join(folder, 'source.tsv'), ...rejects('warm-sources')]);
     await runLoader(warm, ['structures', join(folder, 'structure.tsv.gz'), ...rejects('warm-structures')]);
-    await runLoader(warm, ['references', join(folder, 'reference.tsv.gz'), ...rejects('warm-references')]);
-    await deleteIndicesByPrefix(config.ES_URL, warm);
-    out(`the engine warmed up: one untimed load of both tables (${fmt((Date.now() - standing) / 1000)} s)`);
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, standing + 65_000 - Date.now())));
 
     // Structures: the ceiling writes the compound documents the loader would write, op_type create on the key.
@@ -402,6 +400,8 @@ async function main(): Promise<void> {
       const document = { sourceId: a.sourceId, compoundId: a.compoundId, uci: a.uci, assignment: a.assignment, standardInchiKey: set.keys[a.uci - 1], connectivityBlock: set.connectivityBlocks[a.uci - 1] };
       prepared.push(['', xrefId(a.sourceId, a.uci, a.compoundId), 'index', JSON.stringify(document)]);
     }
+    await runLoader(warm, ['references', join(folder, 'reference.tsv.gz'), ...rejects('warm-references')]);
+    await deleteIndicesByPrefix(config.ES_URL, warm);
     await abba('references', assignmentCount,
       (prefix) => runLoader(prefix, ['references', join(folder, 'reference.tsv.gz'), ...rejects('references')]),
       async (run) => {
