@@ -6,7 +6,7 @@
 import type { BulkItem } from '../src/engine/bulk';
 import { structureRefsByUci, ucisByKey, type StructureRef } from '../src/engine/compounds';
 import { refreshIndex } from '../src/engine/schema';
-import { nextUci, raiseSequenceAbove } from '../src/engine/sequence';
+import { nextUci, raiseSequenceAbove, type SequenceVersion } from '../src/engine/sequence';
 import { ByteCounter, FileFormatError, fileSize, readColumns, type RowRef } from './read';
 import { Reject, writeBatches, type LoadRun } from './run';
 import { readCheckedStructures, rowsOf, type CheckedRow as Candidate } from './structure-reader';
@@ -22,6 +22,8 @@ const batchSize = 2_000;
  */
 class UciOwners {
   readonly written = new UciBitset();
+  /** The sequence as this load last wrote it: each raise writes without reading it first. */
+  readonly sequence: { version?: SequenceVersion } = {};
   private raisedTo = 0;
 
   private constructor(private before: number) {}
@@ -35,7 +37,7 @@ class UciOwners {
   async reserve(run: LoadRun, highest: number): Promise<void> {
     if (run.dryRun) return;
     if (highest <= this.raisedTo) return;
-    const previous = await raiseSequenceAbove(run.engine, highest);
+    const previous = await raiseSequenceAbove(run.engine, highest, this.sequence);
     // UCIs handed out by another load since the last raise are in use too.
     if (previous > Math.max(this.raisedTo + 1, this.before)) this.before = previous;
     this.raisedTo = highest;
@@ -160,7 +162,7 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
   if (!run.dryRun) {
     await checkKnownKeys();
     run.rowsLoaded += written;
-    if (highest > 0) await raiseSequenceAbove(run.engine, highest);
+    if (highest > 0) await raiseSequenceAbove(run.engine, highest, owners.sequence);
     await refreshIndex(run.engine, run.engine.names.compounds);
   }
   run.details.structuresCreated = written;

@@ -10,6 +10,7 @@ import type { SourceDocument } from '../src/engine/documents';
 import { deleteIndicesByPrefix, msearchesSent } from './support/engine';
 import { fixturePrefix, testConfig } from './support/fixture';
 import { xrefsByUcis } from '../src/engine/lookups';
+import { allocateUcis, nextUci, raiseSequenceAbove, type SequenceVersion } from '../src/engine/sequence';
 
 describe('the real Elasticsearch node', () => {
   const engine = new Engine(readConfig());
@@ -189,6 +190,29 @@ describe('the real Elasticsearch node', () => {
       // ... and a source missing from it waits for the newer one.
       expect((await catalog.get(101))?.name).to.equal('nci_dtp');
       expect((await catalog.get(9))).to.equal(undefined);
+    });
+  });
+
+  describe('the UCI sequence', () => {
+    const sequenceEngine = new Engine({ ...readConfig(), ES_INDEX_PREFIX: `${engine.names.prefix}-sequence` });
+    before(() => ensureBaseIndices(sequenceEngine));
+    after(async () => {
+      await deleteIndicesByPrefix(sequenceEngine.config.ES_URL, sequenceEngine.names.prefix);
+      await sequenceEngine.close();
+    });
+
+    it('a load that raises it batch after batch, without reading it first, still sees UCIs another load took in between', async () => {
+      const loader: { version?: SequenceVersion } = {};
+      expect(await raiseSequenceAbove(sequenceEngine, 100, loader)).to.equal(1);
+      const reads = async (): Promise<number> => (await sequenceEngine.client.indices.stats({ index: sequenceEngine.names.meta, metric: 'get' }))._all.primaries!.get!.total!;
+      const readsBefore = await reads();
+      expect(await raiseSequenceAbove(sequenceEngine, 200, loader)).to.equal(101);
+      expect(await reads()).to.equal(readsBefore);
+      // Another load takes UCIs 201–250: the next raise's write against the remembered version is refused and it reads again.
+      expect(await allocateUcis(sequenceEngine, 50)).to.equal(201);
+      expect(await raiseSequenceAbove(sequenceEngine, 300, loader)).to.equal(251);
+      expect(await raiseSequenceAbove(sequenceEngine, 280, loader)).to.equal(301);
+      expect(await nextUci(sequenceEngine)).to.equal(301);
     });
   });
 

@@ -19,29 +19,47 @@ function isConflict(error: unknown): boolean {
 }
 
 /**
- * Moves the sequence with `advance(next)` → new next value, retrying on concurrent updates.
- * Returns the value of `next` before the successful update.
+ * The sequence document as this process last wrote it. A loader that raises the sequence batch after
+ * batch tries its next write against that version straight away, instead of reading the document
+ * first: a realtime read of a document written since the last refresh makes the engine refresh the
+ * meta index, once a batch. If another load moved the sequence meanwhile, the write is refused (409)
+ * and the sequence is read as usual.
  */
-async function advanceSequence(engine: Engine, advance: (next: number) => number): Promise<number> {
+export interface SequenceVersion { nextUci: number; seqNo: number; primaryTerm: number }
+
+/**
+ * Moves the sequence with `advance(next)` → new next value, retrying on concurrent updates.
+ * Returns the value of `next` before the successful update. `last`, when given, is tried first
+ * for a write and updated after each one.
+ */
+async function advanceSequence(engine: Engine, advance: (next: number) => number, last?: { version?: SequenceVersion }): Promise<number> {
+  let remembered = last?.version;
   for (let attempt = 0; attempt < 100; attempt += 1) {
-    const current = await engine.client.get<{ nextUci: number }>({ index: engine.names.meta, id: sequenceId }, { ignore: [404] });
-    if (!current.found) {
-      const start = (await highestUci(engine)) + 1;
-      try {
-        await engine.client.create({ index: engine.names.meta, id: sequenceId, document: { kind: 'sequence', nextUci: start }, refresh: false });
-      } catch (error) {
-        if (!isConflict(error)) throw error;
+    let current = remembered;
+    remembered = undefined;
+    // Only a write can prove a remembered version current; a caller that needs no write reads.
+    if (!current || advance(current.nextUci) === current.nextUci) {
+      const read = await engine.client.get<{ nextUci: number }>({ index: engine.names.meta, id: sequenceId }, { ignore: [404] });
+      if (!read.found) {
+        const start = (await highestUci(engine)) + 1;
+        try {
+          await engine.client.create({ index: engine.names.meta, id: sequenceId, document: { kind: 'sequence', nextUci: start }, refresh: false });
+        } catch (error) {
+          if (!isConflict(error)) throw error;
+        }
+        continue;
       }
-      continue;
+      current = { nextUci: read._source!.nextUci, seqNo: read._seq_no!, primaryTerm: read._primary_term! };
     }
-    const next = current._source!.nextUci;
+    const next = current.nextUci;
     const updated = advance(next);
     if (updated === next) return next;
     try {
-      await engine.client.index({
+      const written = await engine.client.index({
         index: engine.names.meta, id: sequenceId, document: { kind: 'sequence', nextUci: updated },
-        if_seq_no: current._seq_no, if_primary_term: current._primary_term,
+        if_seq_no: current.seqNo, if_primary_term: current.primaryTerm,
       });
+      if (last) last.version = { nextUci: updated, seqNo: written._seq_no!, primaryTerm: written._primary_term! };
       return next;
     } catch (error) {
       if (!isConflict(error)) throw error;
@@ -57,10 +75,11 @@ export async function allocateUcis(engine: Engine, count: number): Promise<numbe
 
 /**
  * Makes sure the sequence never hands out a UCI at or below `highest` (a dump load raises it before
- * it writes UCIs of its own). Returns the next UCI the sequence held before.
+ * it writes UCIs of its own). Returns the next UCI the sequence held before. `last` holds the
+ * version this caller wrote last (SequenceVersion), for a caller that raises it again and again.
  */
-export async function raiseSequenceAbove(engine: Engine, highest: number): Promise<number> {
-  return advanceSequence(engine, (next) => Math.max(next, highest + 1));
+export async function raiseSequenceAbove(engine: Engine, highest: number, last?: { version?: SequenceVersion }): Promise<number> {
+  return advanceSequence(engine, (next) => Math.max(next, highest + 1), last);
 }
 
 /** The next UCI the sequence would hand out: every UCI in use is below it. */
