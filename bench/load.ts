@@ -7,7 +7,8 @@
 // the ratio loader/ceiling, peak RSS, and on-disk bytes per compound and per
 // assignment after a force merge, projected to UniChem's scale. Every bench index is deleted at the
 // end. Run with `npm run bench:load` (BENCH_500K names the molecule file; `-- --split-cores` gives the
-// engine a core of its own, bench/cores.ts).
+// engine a core of its own, bench/cores.ts; with it, `--neighbour` also runs the structures ceiling
+// beside a process that streams memory, or only spins, on the loader's core).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -391,6 +392,27 @@ async function main(): Promise<void> {
         const compounds = run.names.compounds;
         return ceilingBulk(engine, set.keys.map((key, i) => [compounds, key, 'create', set.documents[i]]), [compounds], set.keys.length);
       });
+    if (cores && process.argv.includes('--neighbour')) {
+      // The structures ceiling again: alone, beside a process that streams 256 MB of memory on the
+      // loader's core, and beside one that only spins there (memory, none, spin, spin, none,
+      // memory). How much a neighbour's memory traffic alone slows the engine on its own core,
+      // against the loader's extra engine CPU; the spinning one tells memory from CPU.
+      const neighbours = { none: '', spin: 'for (;;);', memory: 'const b = Buffer.alloc(256 << 20); for (;;) for (let i = 0; i < b.length; i += 64) b[i] += 1;' };
+      const runs: { neighbour: keyof typeof neighbours; seconds: number; engineCpu: number; write: number }[] = [];
+      for (const [n, neighbour] of (['memory', 'none', 'spin', 'spin', 'none', 'memory'] as const).entries()) {
+        const run = new Engine({ ...config, ES_INDEX_PREFIX: `${ceilingPrefix}-${n + 3}` });
+        await createIndex(engine, run.names.compounds, 'compounds');
+        const busy = neighbours[neighbour] ? spawn(process.execPath, ['-e', neighbours[neighbour]], { stdio: 'ignore' }) : undefined;
+        const measured = await timed(() => ceilingBulk(engine, set.keys.map((key, i) => [run.names.compounds, key, 'create', set.documents[i]]), [run.names.compounds], set.keys.length));
+        busy?.kill();
+        await run.close();
+        runs.push({ neighbour, seconds: measured.value, engineCpu: measured.engineCpu, write: (measured.threads.write ?? 0) / 1000 });
+      }
+      const of = (neighbour: keyof typeof neighbours, pick: (r: typeof runs[number]) => number): number => mean(runs.filter((r) => r.neighbour === neighbour).map(pick));
+      for (const neighbour of ['none', 'spin', 'memory'] as const) {
+        out(`structures ceiling, neighbour on the loader's core: ${neighbour}: ${fmt(set.keys.length / of(neighbour, (r) => r.seconds))} rows/s (${fmt(of('none', (r) => r.seconds) / of(neighbour, (r) => r.seconds), 2)} of alone), engine CPU ${fmt(of(neighbour, (r) => r.engineCpu), 1)} s, its write threads ${fmt(of(neighbour, (r) => r.write), 1)} s`);
+      }
+    }
     set.documents.length = 0; // not needed any more
 
     // References: one fresh release index for every source of the table, as the loader writes a dump,
