@@ -345,7 +345,7 @@ async function main(): Promise<void> {
   };
   const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
   // The engine's own account of its work, loader runs against ceiling runs: where its extra CPU goes
-  // (kinds under 0.1 s on both sides left out).
+  // (kinds that round to 0.0 s on both sides left out).
   const activityOf = (loaders: Record<string, number>[], ceilings: Record<string, number>[]): string => {
     const kinds = [...new Set([...loaders, ...ceilings].flatMap(Object.keys))];
     const meanOf = (runs: Record<string, number>[], kind: string): number => mean(runs.map((run) => run[kind] ?? 0)) / 1000;
@@ -403,8 +403,8 @@ async function main(): Promise<void> {
         const run = new Engine({ ...config, ES_INDEX_PREFIX: `${ceilingPrefix}-${n + 3}` });
         await createIndex(engine, run.names.compounds, 'compounds');
         const busy = neighbours[neighbour] ? spawn(process.execPath, ['-e', neighbours[neighbour]], { stdio: 'ignore' }) : undefined;
-        const measured = await timed(() => ceilingBulk(engine, set.keys.map((key, i) => [run.names.compounds, key, 'create', set.documents[i]]), [run.names.compounds], set.keys.length));
-        busy?.kill();
+        const measured = await timed(() => ceilingBulk(engine, set.keys.map((key, i) => [run.names.compounds, key, 'create', set.documents[i]]), [run.names.compounds], set.keys.length))
+          .finally(() => busy?.kill());
         await run.close();
         runs.push({ neighbour, seconds: measured.value, engineCpu: measured.engineCpu, write: (measured.threads.write ?? 0) / 1000 });
       }
