@@ -6,7 +6,7 @@
 import type { BulkItem } from '../src/engine/bulk';
 import { structureRefsByUci, ucisByKey, type StructureRef } from '../src/engine/compounds';
 import { refreshIndex } from '../src/engine/schema';
-import { nextUci, raiseSequenceAbove, type SequenceVersion } from '../src/engine/sequence';
+import { nextUci, raiseSequenceAbove, type SequenceMemory } from '../src/engine/sequence';
 import { ByteCounter, FileFormatError, fileSize, readColumns, type RowRef } from './read';
 import { Reject, writeBatches, type LoadRun } from './run';
 import { readCheckedStructures, rowsOf, type CheckedRow as Candidate } from './structure-reader';
@@ -23,7 +23,7 @@ const batchSize = 2_000;
 class UciOwners {
   readonly written = new UciBitset();
   /** The sequence as this load last wrote it: each raise writes without reading it first. */
-  readonly sequence: { version?: SequenceVersion } = {};
+  readonly sequence: SequenceMemory = {};
   private raisedTo = 0;
 
   private constructor(private before: number) {}

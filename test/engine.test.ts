@@ -10,7 +10,7 @@ import type { SourceDocument } from '../src/engine/documents';
 import { deleteIndicesByPrefix, msearchesSent } from './support/engine';
 import { fixturePrefix, testConfig } from './support/fixture';
 import { xrefsByUcis } from '../src/engine/lookups';
-import { allocateUcis, nextUci, raiseSequenceAbove, type SequenceVersion } from '../src/engine/sequence';
+import { allocateUcis, nextUci, raiseSequenceAbove, type SequenceMemory } from '../src/engine/sequence';
 
 describe('the real Elasticsearch node', () => {
   const engine = new Engine(readConfig());
@@ -202,7 +202,7 @@ describe('the real Elasticsearch node', () => {
     });
 
     it('a load that raises it batch after batch, without reading it first, still sees UCIs another load took in between', async () => {
-      const loader: { version?: SequenceVersion } = {};
+      const loader: SequenceMemory = {};
       expect(await raiseSequenceAbove(sequenceEngine, 100, loader)).to.equal(1);
       const reads = async (): Promise<number> => (await sequenceEngine.client.indices.stats({ index: sequenceEngine.names.meta, metric: 'get' }))._all.primaries!.get!.total!;
       const readsBefore = await reads();

@@ -27,30 +27,34 @@ function isConflict(error: unknown): boolean {
  */
 export interface SequenceVersion { nextUci: number; seqNo: number; primaryTerm: number }
 
+/** Where a caller that advances the sequence again and again keeps the version it wrote last. */
+export interface SequenceMemory { version?: SequenceVersion }
+
+/** The sequence as it stands; undefined when it did not exist yet and has just been created. */
+async function readSequence(engine: Engine): Promise<SequenceVersion | undefined> {
+  const read = await engine.client.get<{ nextUci: number }>({ index: engine.names.meta, id: sequenceId }, { ignore: [404] });
+  if (read.found) return { nextUci: read._source!.nextUci, seqNo: read._seq_no!, primaryTerm: read._primary_term! };
+  const start = (await highestUci(engine)) + 1;
+  try {
+    await engine.client.create({ index: engine.names.meta, id: sequenceId, document: { kind: 'sequence', nextUci: start }, refresh: false });
+  } catch (error) {
+    if (!isConflict(error)) throw error;
+  }
+  return undefined;
+}
+
 /**
  * Moves the sequence with `advance(next)` → new next value, retrying on concurrent updates.
- * Returns the value of `next` before the successful update. `last`, when given, is tried first
+ * Returns the value of `next` before the successful update. `memory`, when given, is tried first
  * for a write and updated after each one.
  */
-async function advanceSequence(engine: Engine, advance: (next: number) => number, last?: { version?: SequenceVersion }): Promise<number> {
-  let remembered = last?.version;
+async function advanceSequence(engine: Engine, advance: (next: number) => number, memory?: SequenceMemory): Promise<number> {
+  let remembered = memory?.version;
   for (let attempt = 0; attempt < 100; attempt += 1) {
-    let current = remembered;
-    remembered = undefined;
     // Only a write can prove a remembered version current; a caller that needs no write reads.
-    if (!current || advance(current.nextUci) === current.nextUci) {
-      const read = await engine.client.get<{ nextUci: number }>({ index: engine.names.meta, id: sequenceId }, { ignore: [404] });
-      if (!read.found) {
-        const start = (await highestUci(engine)) + 1;
-        try {
-          await engine.client.create({ index: engine.names.meta, id: sequenceId, document: { kind: 'sequence', nextUci: start }, refresh: false });
-        } catch (error) {
-          if (!isConflict(error)) throw error;
-        }
-        continue;
-      }
-      current = { nextUci: read._source!.nextUci, seqNo: read._seq_no!, primaryTerm: read._primary_term! };
-    }
+    const current = remembered && advance(remembered.nextUci) !== remembered.nextUci ? remembered : await readSequence(engine);
+    remembered = undefined;
+    if (!current) continue;
     const next = current.nextUci;
     const updated = advance(next);
     if (updated === next) return next;
@@ -59,7 +63,7 @@ async function advanceSequence(engine: Engine, advance: (next: number) => number
         index: engine.names.meta, id: sequenceId, document: { kind: 'sequence', nextUci: updated },
         if_seq_no: current.seqNo, if_primary_term: current.primaryTerm,
       });
-      if (last) last.version = { nextUci: updated, seqNo: written._seq_no!, primaryTerm: written._primary_term! };
+      if (memory) memory.version = { nextUci: updated, seqNo: written._seq_no!, primaryTerm: written._primary_term! };
       return next;
     } catch (error) {
       if (!isConflict(error)) throw error;
@@ -75,11 +79,11 @@ export async function allocateUcis(engine: Engine, count: number): Promise<numbe
 
 /**
  * Makes sure the sequence never hands out a UCI at or below `highest` (a dump load raises it before
- * it writes UCIs of its own). Returns the next UCI the sequence held before. `last` holds the
- * version this caller wrote last (SequenceVersion), for a caller that raises it again and again.
+ * it writes UCIs of its own). Returns the next UCI the sequence held before. `memory`: see
+ * SequenceMemory, for a caller that raises it again and again.
  */
-export async function raiseSequenceAbove(engine: Engine, highest: number, last?: { version?: SequenceVersion }): Promise<number> {
-  return advanceSequence(engine, (next) => Math.max(next, highest + 1), last);
+export async function raiseSequenceAbove(engine: Engine, highest: number, memory?: SequenceMemory): Promise<number> {
+  return advanceSequence(engine, (next) => Math.max(next, highest + 1), memory);
 }
 
 /** The next UCI the sequence would hand out: every UCI in use is below it. */
