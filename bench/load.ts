@@ -324,7 +324,10 @@ async function main(): Promise<void> {
   started = process.hrtime.bigint();
   const assignmentCount = await writeDump(folder, set, table);
   out(`dump in ${folder}: ${table.sources.length} sources, ${fmt(set.keys.length)} structures, ${fmt(assignmentCount)} assignments (written in ${fmt(Number(process.hrtime.bigint() - started) / 1e9, 1)} s)`);
-  const rejects = (step: string): string[] => ['--rejects', join(folder, `rejects-${step}.tsv`)];
+  // One table of the dump loaded by the real loader into `prefix`, its rejects in a file of their own.
+  const tables = { sources: 'source.tsv', structures: 'structure.tsv.gz', references: 'reference.tsv.gz' };
+  const load = (prefix: string, command: keyof typeof tables, rejectsName: string = command): Promise<ChildRun> =>
+    runLoader(prefix, [command, join(folder, tables[command]), '--rejects', join(folder, `rejects-${rejectsName}.tsv`)]);
 
   // Each phase runs loader, ceiling, ceiling, loader (means reported), so that a drift of the shared
   // machine, or the engine warming up, weighs on both alike. Each run writes into indices of its own.
@@ -369,7 +372,7 @@ async function main(): Promise<void> {
   const cores = splitCoresRequested() ? await splitCores(engine) : undefined;
   out(cores ? `--split-cores: ${cores.describe}` : 'the engine, the loader and the ceiling share every core (`-- --split-cores` gives the engine a core of its own)');
   try {
-    for (const prefix of loaderPrefixes) await runLoader(prefix, ['sources', join(folder, 'source.tsv'), ...rejects('sources')]);
+    for (const prefix of loaderPrefixes) await load(prefix, 'sources');
     // The compounds indices of both sides stand over a minute before they are written, as one in
     // service does: Elasticsearch then flushes a translog older than index.translog.flush_threshold_age
     // (1 min) once, at the load's start. Written fresh, the ceiling's never paid that flush, and
@@ -381,17 +384,14 @@ async function main(): Promise<void> {
     // document changes; without this the first run of a phase, always the loader's, paid 2–5 s more
     // compiler CPU than a ceiling run (jcmd), after a fresh start and after the previous phase alike.
     const warm = `${loaderPrefix}-warm`;
-    await runLoader(warm, ['sources', join(folder, 'source.tsv'), ...rejects('warm-sources')]);
-    await runLoader(warm, ['structures', join(folder, 'structure.tsv.gz'), ...rejects('warm-structures')]);
+    await load(warm, 'sources', 'warm-sources');
+    await load(warm, 'structures', 'warm-structures');
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, standing + 65_000 - Date.now())));
 
     // Structures: the ceiling writes the compound documents the loader would write, op_type create on the key.
-    await abba('structures', set.keys.length,
-      (prefix) => runLoader(prefix, ['structures', join(folder, 'structure.tsv.gz'), ...rejects('structures')]),
-      async (run) => {
-        const compounds = run.names.compounds;
-        return ceilingBulk(engine, set.keys.map((key, i) => [compounds, key, 'create', set.documents[i]]), [compounds], set.keys.length);
-      });
+    const structuresCeiling = (compounds: string): Promise<number> =>
+      ceilingBulk(engine, set.keys.map((key, i) => [compounds, key, 'create', set.documents[i]]), [compounds], set.keys.length);
+    await abba('structures', set.keys.length, (prefix) => load(prefix, 'structures'), (run) => structuresCeiling(run.names.compounds));
     if (cores && process.argv.includes('--neighbour')) {
       // The structures ceiling again: alone, beside a process that streams 256 MB of memory on the
       // loader's core, and beside one that only spins there (memory, none, spin, spin, none,
@@ -403,8 +403,7 @@ async function main(): Promise<void> {
         const run = new Engine({ ...config, ES_INDEX_PREFIX: `${ceilingPrefix}-${n + 3}` });
         await createIndex(engine, run.names.compounds, 'compounds');
         const busy = neighbours[neighbour] ? spawn(process.execPath, ['-e', neighbours[neighbour]], { stdio: 'ignore' }) : undefined;
-        const measured = await timed(() => ceilingBulk(engine, set.keys.map((key, i) => [run.names.compounds, key, 'create', set.documents[i]]), [run.names.compounds], set.keys.length))
-          .finally(() => busy?.kill());
+        const measured = await timed(() => structuresCeiling(run.names.compounds)).finally(() => busy?.kill());
         await run.close();
         runs.push({ neighbour, seconds: measured.value, engineCpu: measured.engineCpu, write: (measured.threads.write ?? 0) / 1000 });
       }
@@ -422,10 +421,10 @@ async function main(): Promise<void> {
       const document = { sourceId: a.sourceId, compoundId: a.compoundId, uci: a.uci, assignment: a.assignment, standardInchiKey: set.keys[a.uci - 1], connectivityBlock: set.connectivityBlocks[a.uci - 1] };
       prepared.push(['', xrefId(a.sourceId, a.uci, a.compoundId), 'index', JSON.stringify(document)]);
     }
-    await runLoader(warm, ['references', join(folder, 'reference.tsv.gz'), ...rejects('warm-references')]);
+    await load(warm, 'references', 'warm-references');
     await deleteIndicesByPrefix(config.ES_URL, warm);
     await abba('references', assignmentCount,
-      (prefix) => runLoader(prefix, ['references', join(folder, 'reference.tsv.gz'), ...rejects('references')]),
+      (prefix) => load(prefix, 'references'),
       async (run) => {
         const release = run.names.xrefsRelease('dump');
         await createIndex(engine, release, 'xrefs');

@@ -34,8 +34,8 @@ export function descendants(root: number): number[] {
 }
 
 /**
- * CPU milliseconds each thread pool of a local Elasticsearch has used so far (`write`, `http`,
- * `GC`, `C2 compiler`, ...), from `jcmd <pid> Thread.print` run as the engine's own user. Node stats
+ * CPU milliseconds each thread pool of a local Elasticsearch has used so far (`write`,
+ * `transport_worker`, `GC`, `JIT`, ...), from `jcmd <pid> Thread.print` run as the engine's own user. Node stats
  * time indexing, merges and searches, not what the engine spends receiving and parsing requests, in
  * garbage collection or in its compilers: this does. Threads that ended are missing from a later
  * reading (a scaling pool retires idle threads after minutes, longer than a benchmark's phase).
