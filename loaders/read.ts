@@ -327,57 +327,36 @@ export async function* readRowBatches(file: string, format: Format, size: number
   if (batch.length > 0) yield batch;
 }
 
-/** Each batch of `source`, passed through `map` as it comes. */
-export async function* mapBatches<T, U>(source: AsyncIterable<T[]>, map: (batch: T[]) => U[]): AsyncGenerator<U[]> {
-  for await (const batch of source) yield map(batch);
-}
-
 /**
- * The items of the batches of `source`, with up to `depth` batches prepared ahead of the consumer:
- * the next batch's lookups run while the bulk helper writes this one, instead of between its requests.
+ * The values of `source`, with up to `depth` of them prepared ahead of the consumer: the next
+ * batch's lookups run while this one is written, instead of between its requests.
  */
-export function readAhead<T>(source: AsyncIterable<T[]>, depth: number): AsyncIterableIterator<T> {
+export function readAhead<T>(source: AsyncIterable<T>, depth: number): AsyncIterableIterator<T> {
   return new ReadAhead(source[Symbol.asyncIterator](), depth);
 }
 
-/**
- * An iterator rather than an async generator: an item of the batch at hand is handed over at the
- * cost of one settled promise, not a generator's suspension and resumption (a reference load hands
- * over 1.6 million).
- */
 class ReadAhead<T> implements AsyncIterableIterator<T> {
-  private batch: T[] = [];
-  /** How many items of `batch` have been handed over. */
-  private taken = 0;
   // An async generator queues concurrent next() calls and runs them one after the other.
-  private pending: Promise<IteratorResult<T[]>>[] = [];
+  private pending: Promise<IteratorResult<T>>[] = [];
   private finished = false;
 
-  constructor(private readonly source: AsyncIterator<T[]>, private readonly depth: number) {}
+  constructor(private readonly source: AsyncIterator<T>, private readonly depth: number) {}
 
   [Symbol.asyncIterator](): AsyncIterableIterator<T> {
     return this;
   }
 
-  next(): Promise<IteratorResult<T>> {
-    if (this.taken < this.batch.length) return Promise.resolve({ value: this.batch[this.taken++], done: false });
-    return this.nextBatch();
-  }
-
-  private async nextBatch(): Promise<IteratorResult<T>> {
-    while (!this.finished) {
+  async next(): Promise<IteratorResult<T>> {
+    if (!this.finished) {
       while (this.pending.length < this.depth) this.pending.push(this.source.next());
-      let result: IteratorResult<T[]>;
+      let result: IteratorResult<T>;
       try {
         result = await this.pending.shift()!;
       } catch (error) {
         await this.close();
         throw error;
       }
-      if (result.done) break;
-      this.batch = result.value;
-      this.taken = 0;
-      if (this.batch.length > 0) return { value: this.batch[this.taken++], done: false };
+      if (!result.done) return result;
     }
     await this.close();
     return { value: undefined, done: true };
@@ -392,7 +371,6 @@ class ReadAhead<T> implements AsyncIterableIterator<T> {
   private async close(): Promise<void> {
     if (this.finished) return;
     this.finished = true;
-    this.batch = [];
     const pending = this.pending.splice(0);
     await Promise.allSettled(pending);
     await this.source.return?.(undefined);

@@ -5,7 +5,7 @@
  * What changed in each source's current assignments is recorded under the load's id.
  */
 import type { SourceDocument, XrefDocument } from '../src/engine/documents';
-import type { BulkItem } from '../src/engine/bulk';
+import { BulkBatchBuilder, type BulkBatch, type BulkItem } from '../src/engine/bulk';
 import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
 import { currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
@@ -67,7 +67,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
     return release;
   }
 
-  async function* itemBatches(): AsyncGenerator<BulkItem<RowRef>[]> {
+  async function* bulkBatches(): AsyncGenerator<BulkBatch<RowRef>> {
     for await (const batch of readRowBatches(file, 'tsv', batchSize, counter)) {
       const writes: BulkItem<RowRef>[] = [];
       const currentRows = new Map<number, { compoundId: string; uci: number }[]>();
@@ -121,15 +121,20 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
         }
         writes.push({ index: '', id: xrefId(item.sourceId, item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } });
       }
-      // The index is created with the first row to write, once per batch rather than per row.
-      const index = writes.length > 0 ? await releaseIndex() : '';
-      for (const write of writes) write.index = index;
       for (const [sourceId, rows] of currentRows) await changes.newRows(sourceId, await previousOf(sourceId), rows);
       await run.tick();
-      yield writes;
+      if (writes.length === 0) continue;
+      // The index is created with the first row to write, once per batch rather than per row.
+      const index = await releaseIndex();
+      const builder = new BulkBatchBuilder<RowRef>();
+      for (const write of writes) {
+        write.index = index;
+        builder.add(write);
+      }
+      yield builder.take();
     }
   }
-  const written = await writeBatches(run, itemBatches(), (failure) => {
+  const written = await writeBatches(run, bulkBatches(), (failure) => {
     refused = true;
     run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', `the engine refused the assignment: ${failure.reason}`));
   });

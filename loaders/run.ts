@@ -9,14 +9,14 @@ import { dirname, resolve } from 'node:path';
 import type { Config } from '../src/config';
 import type { LoadRecord } from '../src/engine/documents';
 import type { Engine } from '../src/engine/client';
-import { bulkWrite, packDocuments, type BulkFailure, type BulkItem } from '../src/engine/bulk';
+import { writeBulkBatches, type BulkBatch, type BulkFailure } from '../src/engine/bulk';
 import { heartbeatEveryMs, saveLoadRecord } from '../src/engine/loads';
 import { createRejectsIndex, publishRejects, writeRejects, type RejectDocument } from '../src/engine/rejects';
 import { stderrLog } from '../src/log';
 import { createReleaseIndex } from '../src/engine/schema';
 import { refusalReasons, ReleaseRefused, type ReleaseFigures } from './guard';
 import type { ReleaseName } from './publish';
-import { mapBatches, readAhead, type ByteCounter, type Row, type RowRef } from './read';
+import { readAhead, type ByteCounter, type Row, type RowRef } from './read';
 import { Reject } from './reject';
 
 // Loaders take Reject from here with the rest of a load; the structure rules and the reader's worker
@@ -251,14 +251,14 @@ export class LoadRun {
 }
 
 /**
- * Writes the items of `itemBatches` through the bulk helper, the next batch prepared while this one
- * is written; a dry run only walks them. Returns how many documents were written.
+ * Writes `batches`, the next two prepared while this one is written; a dry run only walks them.
+ * Returns how many documents were written.
  */
-export async function writeBatches<C extends RowRef>(run: LoadRun, itemBatches: AsyncIterable<BulkItem<C>[]>, onFailure: (failure: BulkFailure<C>) => void): Promise<number> {
-  const items = readAhead(mapBatches(itemBatches, packDocuments), 2);
+export async function writeBatches<C extends RowRef>(run: LoadRun, batches: AsyncIterable<BulkBatch<C>>, onFailure: (failure: BulkFailure<C>) => void): Promise<number> {
+  const prepared = readAhead(batches, 2);
   if (run.dryRun) {
-    for await (const item of items) void item;
+    for await (const batch of prepared) void batch;
     return 0;
   }
-  return (await bulkWrite(run.engine, items, onFailure)).written;
+  return (await writeBulkBatches(run.engine, prepared, onFailure)).written;
 }

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { compoundDocument } from '../src/domain/compound';
+import { bulkLines } from '../src/engine/bulk';
 import { ByteCounter, FileFormatError, readRowBatches } from './read';
 import { Reject, rejectMalformed } from './reject';
 import { checkStructure, parseUci } from './structure-rules';
@@ -13,12 +14,14 @@ import { checkStructure, parseUci } from './structure-rules';
 /** A Standard InChIKey's length (14 + 10 + 1 letters, two hyphens): keys are joined without separators. */
 const keyLength = 27;
 
-export interface ReaderOptions { file: string; maxInchiLength: number; loadId: string; batchSize: number }
+/** `index`: the compounds index, named in each document's bulk action line. */
+export interface ReaderOptions { file: string; maxInchiLength: number; loadId: string; batchSize: number; index: string }
 
 /**
  * One batch, as few strings as possible (a batch crosses threads as a copy): the accepted rows'
- * keys (`keyLength` characters each), raw rows and documents joined, with where each ends. `documentEnds`
- * repeats the previous end for a row given by key alone.
+ * keys (`keyLength` characters each), raw rows and documents joined, with where each ends. A
+ * document is its two lines of a bulk body (a `create` of its key), so a batch whose rows are all
+ * new is sent as it came. `documentEnds` repeats the previous end for a row given by key alone.
  */
 export interface CheckedBatch {
   bytesRead: number;
@@ -35,7 +38,7 @@ export interface CheckedBatch {
   documentEnds: number[];
 }
 
-/** One row of a batch that passed the rules; `document` is null when the row gave only a key. */
+/** One row of a batch that passed the rules; `document` (its bulk lines) is null when the row gave only a key. */
 export interface CheckedRow { line: number; raw: string; uci: number; key: string; document: string | null }
 
 /** The rows of a checked batch. */
@@ -69,7 +72,7 @@ function checkBatch(rows: { line: number; raw: string; fields: Record<string, st
       batch.highest = Math.max(batch.highest, uci);
       const checked = checkStructure(row.fields.standardinchi, row.fields.standardinchikey, options.maxInchiLength);
       if (checked.parsed) {
-        const document = JSON.stringify(compoundDocument(uci, checked.standardInchiKey, checked.parsed, options.loadId));
+        const document = bulkLines('create', options.index, checked.standardInchiKey, JSON.stringify(compoundDocument(uci, checked.standardInchiKey, checked.parsed, options.loadId)));
         documents.push(document);
         documentEnd += document.length;
       }

@@ -3,13 +3,13 @@
  * STANDARDINCHIKEY). The UCIs of the dump are kept; the InChIKey is the document `_id`, written with
  * op_type create, so one key can never get two UCIs.
  */
-import type { BulkItem } from '../src/engine/bulk';
+import type { BulkBatch } from '../src/engine/bulk';
 import { structureRefsByUci, ucisByKey, type StructureRef } from '../src/engine/compounds';
 import { refreshIndex } from '../src/engine/schema';
 import { nextUci, raiseSequenceAbove, type SequenceMemory } from '../src/engine/sequence';
 import { ByteCounter, FileFormatError, fileSize, readColumns, type RowRef } from './read';
 import { Reject, writeBatches, type LoadRun } from './run';
-import { readCheckedStructures, rowsOf, type CheckedRow as Candidate } from './structure-reader';
+import { readCheckedStructures, rowsOf, type CheckedBatch, type CheckedRow as Candidate } from './structure-reader';
 import { UciBitset, type DryRunMemory } from './uci-bitset';
 
 const batchSize = 2_000;
@@ -96,6 +96,23 @@ interface KnownKey { context: StructureRow; key: string }
 
 type StructureRow = RowRef & { uci: number };
 
+/**
+ * The bulk batch of a checked batch's fresh rows: the batch's documents as the reader joined them
+ * when every row with a document is fresh (a new table, or the new part of one), else theirs joined.
+ */
+function bulkBatchOf(batch: CheckedBatch, candidates: Candidate[], fresh: Candidate[]): BulkBatch<StructureRow> {
+  const documented = candidates.reduce((count, candidate) => count + (candidate.document === null ? 0 : 1), 0);
+  const ends: number[] = [];
+  let end = 0;
+  for (const candidate of fresh) ends.push(end += candidate.document!.length);
+  return {
+    body: fresh.length === documented ? batch.documents : fresh.map((candidate) => candidate.document).join(''),
+    ends,
+    ids: fresh.map((candidate) => candidate.key),
+    contexts: fresh.map((candidate) => ({ line: candidate.line, raw: candidate.raw, uci: candidate.uci })),
+  };
+}
+
 /** Loads a structure table; in a dry run, `dryRun` collects the UCIs it would have created. */
 export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRunMemory): Promise<void> {
   const columns = await readColumns(file, 'tsv');
@@ -125,33 +142,28 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
     }
   };
 
-  async function* itemBatches(): AsyncGenerator<BulkItem<StructureRow>[]> {
+  async function* bulkBatches(): AsyncGenerator<BulkBatch<StructureRow>> {
     // Lines, loading rules and documents come from a worker thread, a few batches ahead.
-    for await (const batch of readCheckedStructures({ file, maxInchiLength: run.config.MAX_INCHI_LENGTH, loadId: run.loadId, batchSize })) {
+    for await (const batch of readCheckedStructures({ file, maxInchiLength: run.config.MAX_INCHI_LENGTH, loadId: run.loadId, batchSize, index: run.engine.names.compounds })) {
       counter.bytesRead = batch.bytesRead;
       await checkKnownKeys();
       const reserved = owners.reserve(run, batch.highest);
       run.rowsRead += batch.rowsRead;
       for (const reject of batch.rejects) run.reject(reject, new Reject(reject.code, reject.message));
       const candidates = rowsOf(batch);
-      const items: BulkItem<StructureRow>[] = [];
       await reserved;
       const { fresh, known } = await resolveBatch(run, candidates, owners, lookUpKeys);
       if (lookUpKeys && known === 0 && !run.dryRun) lookUpKeys = false;
-      for (const candidate of fresh) {
-        highest = Math.max(highest, candidate.uci);
-        if (run.dryRun) {
-          run.rowsLoaded += 1;
-          dryRun?.ucis.add(candidate.uci);
-          continue;
-        }
-        items.push({ index: run.engine.names.compounds, id: candidate.key, op: 'create', document: candidate.document!, context: { line: candidate.line, raw: candidate.raw, uci: candidate.uci } });
+      for (const candidate of fresh) highest = Math.max(highest, candidate.uci);
+      if (run.dryRun) {
+        run.rowsLoaded += fresh.length;
+        for (const candidate of fresh) dryRun?.ucis.add(candidate.uci);
       }
       await run.tick();
-      yield items;
+      if (!run.dryRun && fresh.length > 0) yield bulkBatchOf(batch, candidates, fresh);
     }
   }
-  const written = await writeBatches(run, itemBatches(), (failure) => {
+  const written = await writeBatches(run, bulkBatches(), (failure) => {
     if (failure.status === 409 && failure.context) {
       knownKeys.push({ context: failure.context, key: failure.id });
       lookUpKeys = true;
