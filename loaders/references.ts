@@ -5,11 +5,11 @@
  * What changed in each source's current assignments is recorded under the load's id.
  */
 import type { SourceDocument, XrefDocument } from '../src/engine/documents';
-import { BulkBatchBuilder, type BulkBatch, type BulkItem } from '../src/engine/bulk';
+import { BulkBatchBuilder, type BulkBatch } from '../src/engine/bulk';
 import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
 import { currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
-import { countCurrentOfSource, countXrefs, scanXrefs, xrefId } from '../src/engine/xrefs';
+import { countCurrentOfSource, countXrefs, scanXrefs, xrefBulkLines, xrefId } from '../src/engine/xrefs';
 import { ChangeRecorder } from './changes';
 import { publishSourceReleases } from './publish';
 import { ByteCounter, estimatedRows, FileFormatError, fileSize, readColumns, readRowBatches, type Row, type RowRef } from './read';
@@ -69,7 +69,6 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
 
   async function* bulkBatches(): AsyncGenerator<BulkBatch<RowRef>> {
     for await (const batch of readRowBatches(file, 'tsv', batchSize, counter)) {
-      const writes: BulkItem<RowRef>[] = [];
       const currentRows = new Map<number, { compoundId: string; uci: number }[]>();
       const parsed: { row: Row; uci: number; sourceId: number; compoundId: string; assignment: 0 | 1; auxSrc?: string }[] = [];
       for (const row of batch) {
@@ -97,6 +96,9 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
         if (run.dryRun) return new Map<number, StructureRef>();
         throw error;
       });
+      // The index is created with the first row to write, once per batch rather than per row.
+      const index = !run.dryRun && parsed.some((item) => structures.has(item.uci)) ? await releaseIndex() : '';
+      const writes = new BulkBatchBuilder<RowRef>();
       for (const item of parsed) {
         const structure = structures.get(item.uci);
         if (!structure && !(run.dryRun && dryRun?.ucis.has(item.uci))) {
@@ -111,27 +113,19 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
         }
         const document: XrefDocument = {
           sourceId: item.sourceId, compoundId: item.compoundId, uci: item.uci, assignment: item.assignment,
-          standardInchiKey: structure!.standardInchiKey, connectivityBlock: structure!.connectivityBlock,
-          ...(item.auxSrc !== undefined ? { auxSrc: item.auxSrc } : {}),
+          standardInchiKey: structure!.standardInchiKey, connectivityBlock: structure!.connectivityBlock, auxSrc: item.auxSrc,
         };
         uciCount.add(item.sourceId, item.uci, item.compoundId, item.assignment);
         if (item.assignment === 1) {
           if (!currentRows.has(item.sourceId)) currentRows.set(item.sourceId, []);
           currentRows.get(item.sourceId)!.push({ compoundId: item.compoundId, uci: item.uci });
         }
-        writes.push({ index: '', id: xrefId(item.sourceId, item.uci, item.compoundId), op: 'index', document, context: { line: item.row.line, raw: item.row.raw } });
+        const id = xrefId(item.sourceId, item.uci, item.compoundId);
+        writes.addLines(id, xrefBulkLines(index, id, document), { line: item.row.line, raw: item.row.raw });
       }
       for (const [sourceId, rows] of currentRows) await changes.newRows(sourceId, await previousOf(sourceId), rows);
       await run.tick();
-      if (writes.length === 0) continue;
-      // The index is created with the first row to write, once per batch rather than per row.
-      const index = await releaseIndex();
-      const builder = new BulkBatchBuilder<RowRef>();
-      for (const write of writes) {
-        write.index = index;
-        builder.add(write);
-      }
-      yield builder.take();
+      if (writes.size > 0) yield writes.take();
     }
   }
   const written = await writeBatches(run, bulkBatches(), (failure) => {

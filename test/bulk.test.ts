@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { readConfig } from '../src/config';
 import { bulkWrite, writeBulkBatches, BulkBatchBuilder, type BulkBatch, type BulkFailure } from '../src/engine/bulk';
 import { Engine, mappingOf } from '../src/engine/client';
-import { xrefId } from '../src/engine/xrefs';
+import { xrefBulkLines, xrefId } from '../src/engine/xrefs';
+import type { XrefDocument } from '../src/engine/documents';
 
 type Fault = 'busy-request' | 'busy-second-item';
 
@@ -109,7 +110,8 @@ describe('bulk writes of a load', () => {
     return (await engine.client.count({ index })).count;
   };
 
-  it('writes 8,000 assignments in requests of at most 1 MB, each document once', async () => {
+  /** The body size of each bulk request `engine` sends while `work` runs. */
+  const bulkRequestSizes = async (work: () => Promise<unknown>): Promise<number[]> => {
     const sizes: number[] = [];
     const listener = (_error: unknown, event: { meta: { request: { params: { path: string; bulkBody?: Buffer } } } } | null): void => {
       const params = event?.meta.request.params;
@@ -117,14 +119,30 @@ describe('bulk writes of a load', () => {
     };
     engine.client.diagnostic.on('request', listener as never);
     try {
-      const written = await writeBulkBatches(engine, batchesOf(assignments(index, 5_000), assignments(index, 3_000, 5_000)), () => { throw new Error('nothing is refused'); });
-      expect(written).to.deep.equal({ written: 8_000, failed: 0 });
+      await work();
     } finally {
       engine.client.diagnostic.removeListener('request', listener as never);
     }
+    return sizes;
+  };
+
+  it('writes 8,000 assignments in requests of at most 1 MB, each document once', async () => {
+    const sizes = await bulkRequestSizes(async () => {
+      const written = await writeBulkBatches(engine, batchesOf(assignments(index, 5_000), assignments(index, 3_000, 5_000)), () => { throw new Error('nothing is refused'); });
+      expect(written).to.deep.equal({ written: 8_000, failed: 0 });
+    });
     expect(await countIn()).to.equal(8_000);
     expect(sizes.length, 'bulk requests').to.be.at.least(2);
     for (const size of sizes) expect(size).to.be.at.most(1_000_000);
+  });
+
+  it('joins the documents of many small batches into one request', async () => {
+    const small = Array.from({ length: 40 }, (_, i) => assignments(index, 5, 5 * i));
+    const sizes = await bulkRequestSizes(async () => {
+      expect(await writeBulkBatches(engine, batchesOf(...small), () => { throw new Error('nothing is refused'); })).to.deep.equal({ written: 200, failed: 0 });
+    });
+    expect(await countIn()).to.equal(200);
+    expect(sizes).to.have.length(1);
   });
 
   it('reports a document the engine refuses with the row it came from, and writes the others', async () => {
@@ -140,6 +158,16 @@ describe('bulk writes of a load', () => {
     expect(failures[0].context).to.deep.equal({ line: 3 });
     expect(failures[0].reason).to.match(/uci/);
     expect(await countIn()).to.equal(1);
+  });
+
+  it("writes an assignment's document exactly as JSON.stringify does, whatever its compound id holds", () => {
+    for (const compoundId of ['CHEMBL112', 'say "paracetamol"', 'back\\slash\ttab', 'Ünïcødé-α', '\u0001control', 'line\nbreak']) {
+      for (const auxSrc of [undefined, 'NCI', null]) {
+        const document: XrefDocument = { sourceId: 1, compoundId, uci: 1, assignment: 1, ...paracetamol, ...(auxSrc !== undefined ? { auxSrc } : {}) };
+        const id = xrefId(1, 1, compoundId);
+        expect(xrefBulkLines(index, id, document)).to.equal(`${JSON.stringify({ index: { _index: index, _id: id } })}\n${JSON.stringify(document)}\n`);
+      }
+    }
   });
 
   for (const fault of ['busy-request', 'busy-second-item'] as const) {
