@@ -15,8 +15,9 @@
 //   npm run bench:api -- --split-cores  # the engine on a core of its own (bench/cores.ts)
 //
 // BENCH_API_CONNECTIONS (16), BENCH_API_SECONDS (15), BENCH_API_ONLY (run only the lookups whose
-// name contains it, e.g. "sourceID") and BENCH_API_PROFILE (a folder: the API child then writes a V8
-// CPU profile there) change the run.
+// name contains it, e.g. "sourceID"), BENCH_API_PROFILE (a folder: the API child then writes a V8
+// CPU profile there) and BENCH_API_NODE_FLAGS (flags for the API child's node, e.g.
+// "--max-semi-space-size=32") change the run.
 import type { ChildProcess } from 'node:child_process';
 import { childStats, serveApi, startApiChild, stopApiChild, type ChildStats } from './api-child';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -334,7 +335,9 @@ async function main(): Promise<void> {
     const cores = splitCoresRequested() ? await splitCores(engine) : undefined;
     out(cores ? `--split-cores: ${cores.describe}` : 'the engine, the API and the load generator share every core (`-- --split-cores` gives the engine a core of its own)');
     const profile = process.env.BENCH_API_PROFILE;
-    const { child, url } = await startApiChild(__filename, { ES_INDEX_PREFIX: prefix }, [...process.execArgv, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [])]).catch((error) => { cores?.restore(); throw error; });
+    const flags = (process.env.BENCH_API_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+    if (flags.length > 0) out(`the API child runs with ${flags.join(' ')}`);
+    const { child, url } = await startApiChild(__filename, { ES_INDEX_PREFIX: prefix }, [...process.execArgv, ...flags, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [])]).catch((error) => { cores?.restore(); throw error; });
     const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure; halfCeiling?: Measure; breakdown?: string }[] = [];
     const cpu = (m: Measure): string => (m.cpuMs ? `; CPU ms per request: engine ${fmt(m.cpuMs.engine, 1)}, API ${fmt(m.cpuMs.api, 1)}, load generator ${fmt(m.cpuMs.client, 1)}` : '');
     const line = (m: Measure): string => `${fmt(m.rps)} req/s (p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms${cpu(m)})`;
