@@ -5,6 +5,7 @@ import { readConfig } from '../src/config';
 import { bulkWrite, writeBulkBatches, BulkBatchBuilder, type BulkBatch, type BulkFailure } from '../src/engine/bulk';
 import { Engine, mappingOf } from '../src/engine/client';
 import { xrefBulkLines, xrefId } from '../src/engine/xrefs';
+import { bodiesSent } from './support/engine';
 import type { XrefDocument } from '../src/engine/documents';
 
 type Fault = 'busy-request' | 'busy-second-item';
@@ -111,20 +112,8 @@ describe('bulk writes of a load', () => {
   };
 
   /** The body size of each bulk request `engine` sends while `work` runs. */
-  const bulkRequestSizes = async (work: () => Promise<unknown>): Promise<number[]> => {
-    const sizes: number[] = [];
-    const listener = (_error: unknown, event: { meta: { request: { params: { path: string; bulkBody?: Buffer } } } } | null): void => {
-      const params = event?.meta.request.params;
-      if (params?.path.endsWith('/_bulk')) sizes.push(params.bulkBody?.length ?? 0);
-    };
-    engine.client.diagnostic.on('request', listener as never);
-    try {
-      await work();
-    } finally {
-      engine.client.diagnostic.removeListener('request', listener as never);
-    }
-    return sizes;
-  };
+  const bulkRequestSizes = async (work: () => Promise<unknown>): Promise<number[]> =>
+    (await bodiesSent(engine, '/_bulk', work)).map((body) => (body as Buffer).length);
 
   it('writes 8,000 assignments in requests of at most 1 MB, each document once', async () => {
     const sizes = await bulkRequestSizes(async () => {

@@ -27,14 +27,12 @@ export async function deleteIndicesByPrefix(esUrl: string, prefix: string): Prom
   }
 }
 
-/** The search bodies of every `_msearch` `engine` sends while `work` runs, one list per `_msearch`. */
-export async function msearchesSent(engine: Engine, work: () => Promise<unknown>): Promise<Record<string, unknown>[][]> {
-  const sent: Record<string, unknown>[][] = [];
+/** The body of every request to a path ending in `pathEnd` that `engine` sends while `work` runs. */
+export async function bodiesSent(engine: Engine, pathEnd: string, work: () => Promise<unknown>): Promise<unknown[]> {
+  const bodies: unknown[] = [];
   const listener = (_error: unknown, event: { meta: { request: { params: { path: string; body?: unknown; bulkBody?: unknown } } } } | null): void => {
     const params = event?.meta.request.params;
-    if (!params?.path.endsWith('/_msearch')) return;
-    const lines = String(params.bulkBody ?? params.body).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
-    sent.push(lines.filter((_line, i) => i % 2 === 1));
+    if (params?.path.endsWith(pathEnd)) bodies.push(params.bulkBody ?? params.body);
   };
   engine.client.diagnostic.on('request', listener as never);
   try {
@@ -42,7 +40,14 @@ export async function msearchesSent(engine: Engine, work: () => Promise<unknown>
   } finally {
     engine.client.diagnostic.removeListener('request', listener as never);
   }
-  return sent;
+  return bodies;
+}
+
+/** The search bodies of every `_msearch` `engine` sends while `work` runs, one list per `_msearch`. */
+export async function msearchesSent(engine: Engine, work: () => Promise<unknown>): Promise<Record<string, unknown>[][]> {
+  return (await bodiesSent(engine, '/_msearch', work)).map((body) => String(body).split('\n').filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((_line, i) => i % 2 === 1));
 }
 
 /**
