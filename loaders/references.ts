@@ -5,7 +5,7 @@
  * What changed in each source's current assignments is recorded under the load's id.
  */
 import type { SourceDocument, XrefDocument } from '../src/engine/documents';
-import { BulkBatchBuilder, type BulkBatch } from '../src/engine/bulk';
+import { actionStart, BulkBatchBuilder, type BulkBatch } from '../src/engine/bulk';
 import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
 import { currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
@@ -97,7 +97,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
         throw error;
       });
       // The index is created with the first row to write, once per batch rather than per row.
-      const index = !run.dryRun && parsed.some((item) => structures.has(item.uci)) ? await releaseIndex() : '';
+      const action = actionStart('index', !run.dryRun && parsed.some((item) => structures.has(item.uci)) ? await releaseIndex() : '');
       const writes = new BulkBatchBuilder<RowRef>();
       for (const item of parsed) {
         const structure = structures.get(item.uci);
@@ -121,7 +121,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           currentRows.get(item.sourceId)!.push({ compoundId: item.compoundId, uci: item.uci });
         }
         const id = xrefId(item.sourceId, item.uci, item.compoundId);
-        writes.addLines(id, xrefBulkLines(index, id, document), { line: item.row.line, raw: item.row.raw });
+        writes.addLines(id, xrefBulkLines(action, id, document), { line: item.row.line, raw: item.row.raw });
       }
       for (const [sourceId, rows] of currentRows) await changes.newRows(sourceId, await previousOf(sourceId), rows);
       await run.tick();

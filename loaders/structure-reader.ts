@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { compoundDocument } from '../src/domain/compound';
-import { bulkLines } from '../src/engine/bulk';
+import { actionStart, bulkLinesAfter } from '../src/engine/bulk';
 import { ByteCounter, FileFormatError, readRowBatches } from './read';
 import { Reject, rejectMalformed } from './reject';
 import { checkStructure, parseUci } from './structure-rules';
@@ -63,6 +63,7 @@ function checkBatch(rows: { line: number; raw: string; fields: Record<string, st
   const keys: string[] = [];
   const raws: string[] = [];
   const documents: string[] = [];
+  const create = actionStart('create', options.index);
   let rawEnd = 0;
   let documentEnd = 0;
   for (const row of rows) {
@@ -72,7 +73,7 @@ function checkBatch(rows: { line: number; raw: string; fields: Record<string, st
       batch.highest = Math.max(batch.highest, uci);
       const checked = checkStructure(row.fields.standardinchi, row.fields.standardinchikey, options.maxInchiLength);
       if (checked.parsed) {
-        const document = bulkLines('create', options.index, checked.standardInchiKey, JSON.stringify(compoundDocument(uci, checked.standardInchiKey, checked.parsed, options.loadId)));
+        const document = bulkLinesAfter(create, checked.standardInchiKey, JSON.stringify(compoundDocument(uci, checked.standardInchiKey, checked.parsed, options.loadId)));
         documents.push(document);
         documentEnd += document.length;
       }

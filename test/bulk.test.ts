@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readConfig } from '../src/config';
-import { bulkWrite, writeBulkBatches, BulkBatchBuilder, type BulkBatch, type BulkFailure } from '../src/engine/bulk';
+import { actionStart, bulkWrite, writeBulkBatches, BulkBatchBuilder, type BulkBatch, type BulkFailure } from '../src/engine/bulk';
 import { Engine, mappingOf } from '../src/engine/client';
 import { xrefBulkLines, xrefId } from '../src/engine/xrefs';
 import { bodiesSent } from './support/engine';
@@ -154,7 +154,7 @@ describe('bulk writes of a load', () => {
       for (const auxSrc of [undefined, 'NCI', null]) {
         const document: XrefDocument = { sourceId: 1, compoundId, uci: 1, assignment: 1, ...paracetamol, ...(auxSrc !== undefined ? { auxSrc } : {}) };
         const id = xrefId(1, 1, compoundId);
-        expect(xrefBulkLines(index, id, document)).to.equal(`${JSON.stringify({ index: { _index: index, _id: id } })}\n${JSON.stringify(document)}\n`);
+        expect(xrefBulkLines(actionStart('index', index), id, document)).to.equal(`${JSON.stringify({ index: { _index: index, _id: id } })}\n${JSON.stringify(document)}\n`);
       }
     }
   });

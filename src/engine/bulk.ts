@@ -37,9 +37,19 @@ const flushBytes = 1_000_000;
 const retries = 6;
 const retryWaitMs = 1_000;
 
+/** An action line up to its `_id`, the same for every item of one operation on one index: made once, used per item. */
+export function actionStart(op: 'create' | 'index', index: string): string {
+  return `{"${op}":{"_index":${JSON.stringify(index)},"_id":`;
+}
+
+/** One item's two lines of a bulk body, after `actionStart`; `document` is its JSON. */
+export function bulkLinesAfter(start: string, id: string, document: string): string {
+  return `${start}${JSON.stringify(id)}}}\n${document}\n`;
+}
+
 /** One item's two lines of a bulk body; `document` is its JSON. */
 export function bulkLines(op: 'create' | 'index', index: string, id: string, document: string): string {
-  return `{"${op}":{"_index":${JSON.stringify(index)},"_id":${JSON.stringify(id)}}}\n${document}\n`;
+  return bulkLinesAfter(actionStart(op, index), id, document);
 }
 
 /** Collects items into a `BulkBatch`. */

@@ -1,6 +1,7 @@
 /** The xrefs indices: one document per assignment, one physical index per release. */
 import { createHash } from 'node:crypto';
 import type { XrefDocument } from './documents';
+import { bulkLinesAfter } from './bulk';
 import type { Engine } from './client';
 
 /**
@@ -16,15 +17,15 @@ export function xrefId(sourceId: number, uci: number, compoundId: string): strin
 }
 
 /**
- * An assignment's two lines of a bulk body (`index` it into `index` by `xrefId`), written in one
- * template: the document text is `JSON.stringify(document)`'s, field for field, without building
- * the document and its action as objects first (a reference load writes 1.6 million per 500,000
- * structures). Keys and blocks come from the compounds index, checked when loaded; compound ids may
- * hold any character and are escaped.
+ * An assignment's two lines of a bulk body (`start`: `actionStart('index', release)`, made once per
+ * batch). The document text is `JSON.stringify(document)`'s, field for field, written in one
+ * template instead of by the serialiser's general walk of the object (a reference load writes 1.6
+ * million per 500,000 structures). Keys and blocks come from the compounds index, checked when
+ * loaded; compound ids may hold any character and are escaped.
  */
-export function xrefBulkLines(index: string, id: string, document: XrefDocument): string {
+export function xrefBulkLines(start: string, id: string, document: XrefDocument): string {
   const auxSrc = document.auxSrc === undefined ? '' : `,"auxSrc":${JSON.stringify(document.auxSrc)}`;
-  return `{"index":{"_index":"${index}","_id":${JSON.stringify(id)}}}\n{"sourceId":${document.sourceId},"compoundId":${JSON.stringify(document.compoundId)},"uci":${document.uci},"assignment":${document.assignment},"standardInchiKey":"${document.standardInchiKey}","connectivityBlock":"${document.connectivityBlock}"${auxSrc}}\n`;
+  return bulkLinesAfter(start, id, `{"sourceId":${document.sourceId},"compoundId":${JSON.stringify(document.compoundId)},"uci":${document.uci},"assignment":${document.assignment},"standardInchiKey":"${document.standardInchiKey}","connectivityBlock":"${document.connectivityBlock}"${auxSrc}}`);
 }
 
 /**
