@@ -3,7 +3,7 @@
  * `--serve`, the child serves on a free port and says where, and stops when told.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram, type PerformanceEntry } from 'node:perf_hooks';
 import { readConfig } from '../src/config';
 import { startServer } from '../src/server';
 
@@ -11,8 +11,8 @@ import { startServer } from '../src/server';
 export interface ChildStats {
   /** Event-loop delay, ms (monitorEventLoopDelay at 1 ms resolution; over several stretches, their percentiles' mean weighted by samples). */
   eventLoop: { p50: number; p99: number; max: number };
-  /** Garbage-collection pauses: how many, and their total ms. */
-  gc: { count: number; ms: number };
+  /** Garbage-collection pauses: how many, their total ms and the longest; of them, the full (mark-compact) collections. */
+  gc: { count: number; ms: number; longest: number; major: { count: number; ms: number } };
 }
 
 /**
@@ -33,12 +33,17 @@ export async function serveApi(): Promise<void> {
     stretches.push(current);
   };
   startStretch();
-  const gc = { count: 0, ms: 0 };
+  const gc = { count: 0, ms: 0, longest: 0, major: { count: 0, ms: 0 } };
   new PerformanceObserver((list) => {
     if (!current) return;
     for (const entry of list.getEntries()) {
       gc.count += 1;
       gc.ms += entry.duration;
+      gc.longest = Math.max(gc.longest, entry.duration);
+      if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+        gc.major.count += 1;
+        gc.major.ms += entry.duration;
+      }
     }
   }).observe({ entryTypes: ['gc'] });
   process.send!({ url });
@@ -48,8 +53,7 @@ export async function serveApi(): Promise<void> {
       current?.disable();
       stretches = [];
       startStretch();
-      gc.count = 0;
-      gc.ms = 0;
+      Object.assign(gc, { count: 0, ms: 0, longest: 0, major: { count: 0, ms: 0 } });
     }
     if (message === 'stats-pause' && current) {
       current.disable();
@@ -61,7 +65,7 @@ export async function serveApi(): Promise<void> {
       const samples = stretches.reduce((sum, h) => sum + h.count, 0) || 1;
       const weighted = (p: number): number => stretches.reduce((sum, h) => sum + (h.count ? h.percentile(p) * h.count : 0), 0) / samples / 1e6;
       const max = Math.max(0, ...stretches.map((h) => (h.count ? h.max : 0))) / 1e6;
-      const stats: ChildStats = { eventLoop: { p50: weighted(50), p99: weighted(99), max }, gc: { ...gc } };
+      const stats: ChildStats = { eventLoop: { p50: weighted(50), p99: weighted(99), max }, gc: { ...gc, major: { ...gc.major } } };
       process.send!({ stats });
     }
   });

@@ -29,7 +29,7 @@ import { Engine } from '../src/engine/client';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { parseArguments, runCommand } from '../loaders/cli';
 import { deleteIndicesByPrefix } from '../test/support/engine';
-import { splitCores, splitCoresRequested } from './cores';
+import { niceThreads, splitCores, splitCoresRequested } from './cores';
 import { drive, drivePaced, paced, summarise, type Measure } from './load-generator';
 import { readStructures, sourceTable, writeDump } from './load';
 
@@ -219,7 +219,8 @@ class Breakdown {
     const slowest = sorted.slice(Math.floor(0.99 * sorted.length));
     return `in the API ${Breakdown.parts(sorted)}; its p99 ${fmt(p99, 1)}, the slowest 1 % ${Breakdown.parts(slowest)}; `
       + `event-loop delay p50 ${fmt(stats.eventLoop.p50, 2)} / p99 ${fmt(stats.eventLoop.p99, 2)} / max ${fmt(stats.eventLoop.max, 1)}; `
-      + `GC ${fmt(stats.gc.ms / Math.max(1, requests), 3)} ms a request (${fmt(stats.gc.count)} pauses, ${fmt(stats.gc.ms)} ms)`;
+      + `GC ${fmt(stats.gc.ms / Math.max(1, requests), 3)} ms a request (${fmt(stats.gc.count)} pauses, ${fmt(stats.gc.ms)} ms, the longest ${fmt(stats.gc.longest, 1)}; `
+      + `${fmt(stats.gc.major.count)} of them full collections, ${fmt(stats.gc.major.ms)} ms)`;
   }
 }
 
@@ -338,6 +339,12 @@ async function main(): Promise<void> {
     const flags = (process.env.BENCH_API_NODE_FLAGS ?? '').split(' ').filter(Boolean);
     if (flags.length > 0) out(`the API child runs with ${flags.join(' ')}`);
     const { child, url } = await startApiChild(__filename, { ES_INDEX_PREFIX: prefix }, [...process.execArgv, ...flags, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [])]).catch((error) => { cores?.restore(); throw error; });
+    const clientNice = process.env.BENCH_API_CLIENT_NICE;
+    if (clientNice) {
+      // After the fork: the API child keeps the nice value it was born with.
+      niceThreads(process.pid, Number(clientNice));
+      out(`the load generator runs at nice ${clientNice}, the API child and the engine at 0`);
+    }
     const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure; halfCeiling?: Measure; breakdown?: string }[] = [];
     const cpu = (m: Measure): string => (m.cpuMs ? `; CPU ms per request: engine ${fmt(m.cpuMs.engine, 1)}, API ${fmt(m.cpuMs.api, 1)}, load generator ${fmt(m.cpuMs.client, 1)}` : '');
     const line = (m: Measure): string => `${fmt(m.rps)} req/s (p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms${cpu(m)})`;

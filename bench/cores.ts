@@ -3,8 +3,8 @@
 // has a host of its own. Without it, everything shares every core. Needs a local engine, taskset
 // (util-linux) and the right to change the engine's affinity (root, or the engine's own user).
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
+import { cpus, setPriority } from 'node:os';
 import type { Engine } from '../src/engine/client';
 
 export const splitCoresRequested = (): boolean => process.argv.includes('--split-cores');
@@ -41,4 +41,12 @@ export async function localEnginePid(engine: Engine): Promise<number> {
   const command = (() => { try { return readFileSync(`/proc/${enginePid}/cmdline`, 'utf8'); } catch { return ''; } })();
   if (!command.includes('org.elasticsearch')) throw new Error(`needs the engine on this machine: pid ${enginePid} is not a local Elasticsearch`);
   return enginePid;
+}
+
+/**
+ * Gives every thread of `pid` the nice value `nice` (Linux sets it per thread: setpriority on a pid
+ * reaches only its main thread). A negative value needs root.
+ */
+export function niceThreads(pid: number, nice: number): void {
+  for (const thread of readdirSync(`/proc/${pid}/task`)) setPriority(Number(thread), nice);
 }
