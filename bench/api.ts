@@ -198,8 +198,8 @@ export async function driveEngine<T>(lookup: (sample: T) => Promise<unknown>, li
 class Breakdown {
   private readonly answers: Map<string, number>[] = [];
 
-  add(header: string | string[] | undefined): void {
-    if (typeof header !== 'string') return;
+  add(header: string | undefined): void {
+    if (header === undefined) return;
     const parts = new Map<string, number>();
     for (const part of header.split(',')) {
       const [name, duration] = part.trim().split(';dur=');
@@ -375,7 +375,7 @@ async function main(): Promise<void> {
         for (const which of ['service', 'ceiling', 'ceiling', 'service'] as const) {
           child.send(which === 'service' ? 'stats-resume' : 'stats-pause');
           if (which === 'service') {
-            const measure = await withCpu(engine, child, () => drivePaced(url, c.path, c.bodies, seconds, rate, (_status, headers) => timings.add(headers['server-timing'])));
+            const measure = await withCpu(engine, child, () => drivePaced(url, c.path, c.bodies, seconds, rate, 'server-timing', (_status, timing) => timings.add(timing)));
             half.push(measure);
             requests += measure.requests + measure.failures;
             out(`${c.name} at ${fmt(rate)} req/s: ${line(measure)}`);
