@@ -16,8 +16,9 @@
 //
 // BENCH_API_CONNECTIONS (16), BENCH_API_SECONDS (15), BENCH_API_ONLY (run only the lookups whose
 // name contains it, e.g. "sourceID"), BENCH_API_PROFILE (a folder: the API child then writes a V8
-// CPU profile there) and BENCH_API_NODE_FLAGS (flags for the API child's node, e.g.
-// "--max-semi-space-size=32") change the run.
+// CPU profile there), BENCH_API_NODE_FLAGS (flags for the API child's node, e.g.
+// "--max-semi-space-size=32") and BENCH_API_CLIENT_NICE (the load generator's nice value, e.g. -10;
+// the API child and the engine stay at 0) change the run.
 import type { ChildProcess } from 'node:child_process';
 import { childStats, serveApi, startApiChild, stopApiChild, type ChildStats } from './api-child';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
