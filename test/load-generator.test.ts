@@ -1,0 +1,61 @@
+// The open loop of bench:api, bench:batch and bench:scale (bench/load-generator.ts) reads answers
+// from its own keep-alive sockets: what it counts must be what the server sent.
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { drivePaced } from '../bench/load-generator';
+
+describe('the benchmarks\' open loop', () => {
+  let server: Server;
+  let url: string;
+  let answered = 0;
+  const received: unknown[] = [];
+
+  before(async () => {
+    // Every 50th answer is a 404, every 7th carries 200 kB (many TCP reads), each its own Server-Timing.
+    server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        answered += 1;
+        received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        const text = JSON.stringify({ answer: answered, padding: answered % 7 === 0 ? 'x'.repeat(200_000) : '' });
+        response.writeHead(answered % 50 === 0 ? 404 : 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'Server-Timing': `total;dur=${answered}` });
+        response.end(text);
+      });
+    });
+    server.keepAliveTimeout = 200;
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  after(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+
+  beforeEach(() => {
+    answered = 0;
+    received.length = 0;
+  });
+
+  it('counts each answer once, a 200 as a success and any other status as a failure, and reads the header asked for', async () => {
+    const timings: string[] = [];
+    const bodies = [{ type: 'inchikey', compound: 'BSYNRYMUTXBXSQ-UHFFFAOYSA-N' }, { type: 'sourceID', compound: 'CHEMBL25 é', sourceID: 1 }];
+    const measure = await drivePaced(url, '/api/v1/compounds', bodies, 1, 400, 'server-timing', (_status, timing) => timings.push(timing!));
+    expect(answered).to.equal(400);
+    expect(measure.requests).to.equal(392);
+    expect(measure.failures).to.equal(8);
+    expect(received.slice(0, 3)).to.deep.equal([bodies[0], bodies[1], bodies[0]]);
+    expect(timings.map((timing) => Number(timing.replace('total;dur=', ''))).sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 400 }, (_, i) => i + 1));
+  });
+
+  it('opens a new connection when the server closed an idle one, without a failure', async () => {
+    // Three requests a second: each finds the connection it used last closed after 200 ms idle.
+    const measure = await drivePaced(url, '/api/v1/compounds', [{ type: 'inchikey', compound: 'BSYNRYMUTXBXSQ-UHFFFAOYSA-N' }], 2, 3);
+    expect(measure.requests).to.equal(6);
+    expect(measure.failures).to.equal(0);
+  });
+});
