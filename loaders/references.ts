@@ -96,8 +96,8 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
         if (run.dryRun) return new Map<number, StructureRef>();
         throw error;
       });
-      // The index is created with the first row to write, once per batch rather than per row.
-      const action = actionStart('index', !run.dryRun && parsed.some((item) => structures.has(item.uci)) ? await releaseIndex() : '');
+      // The index is created with the first row to write; its action start is made once per batch.
+      let action: string | undefined;
       const writes = new BulkBatchBuilder<RowRef>();
       for (const item of parsed) {
         const structure = structures.get(item.uci);
@@ -120,6 +120,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           if (!currentRows.has(item.sourceId)) currentRows.set(item.sourceId, []);
           currentRows.get(item.sourceId)!.push({ compoundId: item.compoundId, uci: item.uci });
         }
+        action ??= actionStart('index', await releaseIndex());
         const id = xrefId(item.sourceId, item.uci, item.compoundId);
         writes.addLines(id, xrefBulkLines(action, id, document), { line: item.row.line, raw: item.row.raw });
       }

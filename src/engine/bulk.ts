@@ -47,11 +47,6 @@ export function bulkLinesAfter(start: string, id: string, document: string): str
   return `${start}${JSON.stringify(id)}}}\n${document}\n`;
 }
 
-/** One item's two lines of a bulk body; `document` is its JSON. */
-export function bulkLines(op: 'create' | 'index', index: string, id: string, document: string): string {
-  return bulkLinesAfter(actionStart(op, index), id, document);
-}
-
 /** Collects items into a `BulkBatch`. */
 export class BulkBatchBuilder<C> {
   private lines: string[] = [];
@@ -61,7 +56,7 @@ export class BulkBatchBuilder<C> {
   private contexts: C[] = [];
 
   add(item: BulkItem<C>): void {
-    this.addLines(item.id, bulkLines(item.op, item.index, item.id, typeof item.document === 'string' ? item.document : JSON.stringify(item.document)), item.context);
+    this.addLines(item.id, bulkLinesAfter(actionStart(item.op, item.index), item.id, typeof item.document === 'string' ? item.document : JSON.stringify(item.document)), item.context);
   }
 
   /** An item already written as its two lines. */
