@@ -33,7 +33,8 @@ export async function serveApi(): Promise<void> {
     stretches.push(current);
   };
   startStretch();
-  const gc = { count: 0, ms: 0, longest: 0, major: { count: 0, ms: 0 } };
+  const noGc = (): ChildStats['gc'] => ({ count: 0, ms: 0, longest: 0, major: { count: 0, ms: 0 } });
+  let gc = noGc();
   new PerformanceObserver((list) => {
     if (!current) return;
     for (const entry of list.getEntries()) {
@@ -53,7 +54,7 @@ export async function serveApi(): Promise<void> {
       current?.disable();
       stretches = [];
       startStretch();
-      Object.assign(gc, { count: 0, ms: 0, longest: 0, major: { count: 0, ms: 0 } });
+      gc = noGc();
     }
     if (message === 'stats-pause' && current) {
       current.disable();
@@ -65,7 +66,7 @@ export async function serveApi(): Promise<void> {
       const samples = stretches.reduce((sum, h) => sum + h.count, 0) || 1;
       const weighted = (p: number): number => stretches.reduce((sum, h) => sum + (h.count ? h.percentile(p) * h.count : 0), 0) / samples / 1e6;
       const max = Math.max(0, ...stretches.map((h) => (h.count ? h.max : 0))) / 1e6;
-      const stats: ChildStats = { eventLoop: { p50: weighted(50), p99: weighted(99), max }, gc: { ...gc, major: { ...gc.major } } };
+      const stats: ChildStats = { eventLoop: { p50: weighted(50), p99: weighted(99), max }, gc };
       process.send!({ stats });
     }
   });
