@@ -3,6 +3,7 @@
  * `--serve`, the child serves on a free port and says where, and stops when told.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { constants, monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram, type PerformanceEntry } from 'node:perf_hooks';
 import { readConfig } from '../src/config';
 import { startServer } from '../src/server';
@@ -13,6 +14,25 @@ export interface ChildStats {
   eventLoop: { p50: number; p99: number; max: number };
   /** Garbage-collection pauses: how many, their total ms and the longest; of them, the full (mark-compact) collections. */
   gc: { count: number; ms: number; longest: number; major: { count: number; ms: number } };
+  /**
+   * The main thread and the core (Linux schedstat): ms it ran, ms it was ready but waited for the
+   * core (run-queue delay), and how often the scheduler took the core from it (involuntary context
+   * switches, of the whole process).
+   */
+  core: CoreTimes;
+}
+
+interface CoreTimes { runMs: number; waitMs: number; preempted: number }
+
+/** The main thread's core times so far (zeros where /proc does not tell them). */
+function coreTimesNow(): CoreTimes {
+  try {
+    const [run, wait] = readFileSync('/proc/self/schedstat', 'utf8').split(' ').map(Number);
+    const preempted = Number(/nonvoluntary_ctxt_switches:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
+    return { runMs: run / 1e6, waitMs: wait / 1e6, preempted };
+  } catch {
+    return { runMs: 0, waitMs: 0, preempted: 0 };
+  }
 }
 
 /**
@@ -27,10 +47,18 @@ export async function serveApi(): Promise<void> {
   // whole pause for one delay.
   let stretches: IntervalHistogram[] = [];
   let current: IntervalHistogram | undefined;
+  // Core times: summed over the counting stretches, each from where it started.
+  let core: CoreTimes = { runMs: 0, waitMs: 0, preempted: 0 };
+  let coreAtStart = coreTimesNow();
+  const addStretchCore = (): void => {
+    const now = coreTimesNow();
+    core = { runMs: core.runMs + now.runMs - coreAtStart.runMs, waitMs: core.waitMs + now.waitMs - coreAtStart.waitMs, preempted: core.preempted + now.preempted - coreAtStart.preempted };
+  };
   const startStretch = (): void => {
     current = monitorEventLoopDelay({ resolution: 1 });
     current.enable();
     stretches.push(current);
+    coreAtStart = coreTimesNow();
   };
   startStretch();
   const noGc = (): ChildStats['gc'] => ({ count: 0, ms: 0, longest: 0, major: { count: 0, ms: 0 } });
@@ -55,10 +83,12 @@ export async function serveApi(): Promise<void> {
       stretches = [];
       startStretch();
       gc = noGc();
+      core = { runMs: 0, waitMs: 0, preempted: 0 };
     }
     if (message === 'stats-pause' && current) {
       current.disable();
       current = undefined;
+      addStretchCore();
     }
     if (message === 'stats-resume' && !current) startStretch();
     if (message === 'stats') {
@@ -66,7 +96,11 @@ export async function serveApi(): Promise<void> {
       const samples = stretches.reduce((sum, h) => sum + h.count, 0) || 1;
       const weighted = (p: number): number => stretches.reduce((sum, h) => sum + (h.count ? h.percentile(p) * h.count : 0), 0) / samples / 1e6;
       const max = Math.max(0, ...stretches.map((h) => (h.count ? h.max : 0))) / 1e6;
-      const stats: ChildStats = { eventLoop: { p50: weighted(50), p99: weighted(99), max }, gc };
+      if (current) {
+        addStretchCore();
+        coreAtStart = coreTimesNow();
+      }
+      const stats: ChildStats = { eventLoop: { p50: weighted(50), p99: weighted(99), max }, gc, core };
       process.send!({ stats });
     }
   });

@@ -17,8 +17,9 @@
 // BENCH_API_CONNECTIONS (16), BENCH_API_SECONDS (15), BENCH_API_ONLY (run only the lookups whose
 // name contains it, e.g. "sourceID"), BENCH_API_PROFILE (a folder: the API child then writes a V8
 // CPU profile there), BENCH_API_NODE_FLAGS (flags for the API child's node, e.g.
-// "--max-semi-space-size=32") and BENCH_API_CLIENT_NICE (the load generator's nice value, e.g. -10;
-// the API child and the engine stay at 0) change the run.
+// "--max-semi-space-size=32"), BENCH_API_CLIENT_NICE (the load generator's nice value, e.g. -10;
+// the API child and the engine stay at 0) and BENCH_API_CLIENT_POLICY (`batch` or `idle`: the load
+// generator's scheduling policy) change the run.
 import type { ChildProcess } from 'node:child_process';
 import { childStats, serveApi, startApiChild, stopApiChild, type ChildStats } from './api-child';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,7 +31,7 @@ import { Engine } from '../src/engine/client';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { parseArguments, runCommand } from '../loaders/cli';
 import { deleteIndicesByPrefix } from '../test/support/engine';
-import { niceThreads, splitCores, splitCoresRequested } from './cores';
+import { niceThreads, scheduleThreads, splitCores, splitCoresRequested } from './cores';
 import { drive, drivePaced, paced, summarise, type Measure } from './load-generator';
 import { readStructures, sourceTable, writeDump } from './load';
 
@@ -221,7 +222,9 @@ class Breakdown {
     return `in the API ${Breakdown.parts(sorted)}; its p99 ${fmt(p99, 1)}, the slowest 1 % ${Breakdown.parts(slowest)}; `
       + `event-loop delay p50 ${fmt(stats.eventLoop.p50, 2)} / p99 ${fmt(stats.eventLoop.p99, 2)} / max ${fmt(stats.eventLoop.max, 1)}; `
       + `GC ${fmt(stats.gc.ms / Math.max(1, requests), 3)} ms a request (${fmt(stats.gc.count)} pauses, ${fmt(stats.gc.ms)} ms, the longest ${fmt(stats.gc.longest, 1)}; `
-      + `${fmt(stats.gc.major.count)} of them full collections, ${fmt(stats.gc.major.ms)} ms)`;
+      + `${fmt(stats.gc.major.count)} of them full collections, ${fmt(stats.gc.major.ms)} ms); `
+      + `main thread on the core ${fmt(stats.core.runMs / Math.max(1, requests), 3)} ms a request, ready and waiting for it ${fmt(stats.core.waitMs / Math.max(1, requests), 3)} ms a request, `
+      + `the core taken from it ${fmt(stats.core.preempted / Math.max(1, requests), 2)} times a request`;
   }
 }
 
@@ -345,6 +348,12 @@ async function main(): Promise<void> {
       // After the fork: the API child keeps the nice value it was born with.
       niceThreads(process.pid, Number(clientNice));
       out(`the load generator runs at nice ${clientNice}, the API child and the engine at 0`);
+    }
+    const clientPolicy = process.env.BENCH_API_CLIENT_POLICY;
+    if (clientPolicy) {
+      if (clientPolicy !== 'batch' && clientPolicy !== 'idle') throw new Error(`BENCH_API_CLIENT_POLICY is batch or idle, not ${clientPolicy}`);
+      scheduleThreads(process.pid, clientPolicy);
+      out(`the load generator runs as SCHED_${clientPolicy.toUpperCase()}, the API child and the engine as SCHED_OTHER`);
     }
     const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure; halfCeiling?: Measure; breakdown?: string }[] = [];
     const cpu = (m: Measure): string => (m.cpuMs ? `; CPU ms per request: engine ${fmt(m.cpuMs.engine, 1)}, API ${fmt(m.cpuMs.api, 1)}, load generator ${fmt(m.cpuMs.client, 1)}` : '');

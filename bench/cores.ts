@@ -50,3 +50,12 @@ export async function localEnginePid(engine: Engine): Promise<number> {
 export function niceThreads(pid: number, nice: number): void {
   for (const thread of readdirSync(`/proc/${pid}/task`)) setPriority(Number(thread), nice);
 }
+
+/**
+ * Gives every thread of `pid` the scheduling policy `policy` (chrt, util-linux). A `batch` thread
+ * does not take the core from a running one when it wakes, and runs when that one waits; an `idle`
+ * one runs only when nothing else would.
+ */
+export function scheduleThreads(pid: number, policy: 'batch' | 'idle'): void {
+  execFileSync('chrt', [`--${policy}`, '--all-tasks', '--pid', '0', String(pid)], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
