@@ -17,9 +17,10 @@
 // BENCH_API_CONNECTIONS (16), BENCH_API_SECONDS (15), BENCH_API_ONLY (run only the lookups whose
 // name contains it, e.g. "sourceID"), BENCH_API_PROFILE (a folder: the API child then writes a V8
 // CPU profile there), BENCH_API_NODE_FLAGS (flags for the API child's node, e.g.
-// "--max-semi-space-size=32"), BENCH_API_CLIENT_NICE (the load generator's nice value, e.g. -10;
-// the API child and the engine stay at 0) and BENCH_API_CLIENT_POLICY (`batch` or `idle`: the load
-// generator's scheduling policy) change the run.
+// "--max-semi-space-size=32"), BENCH_API_CLIENT_NICE (the load generator's nice value at half the
+// peak, e.g. 10; the API child and the engine stay at 0) and
+// BENCH_API_CLIENT_POLICY (`batch` or `idle`: the load generator's scheduling policy at half the
+// peak) change the run.
 import type { ChildProcess } from 'node:child_process';
 import { childStats, serveApi, startApiChild, stopApiChild, type ChildStats } from './api-child';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -343,18 +344,15 @@ async function main(): Promise<void> {
     const flags = (process.env.BENCH_API_NODE_FLAGS ?? '').split(' ').filter(Boolean);
     if (flags.length > 0) out(`the API child runs with ${flags.join(' ')}`);
     const { child, url } = await startApiChild(__filename, { ES_INDEX_PREFIX: prefix }, [...process.execArgv, ...flags, ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [])]).catch((error) => { cores?.restore(); throw error; });
-    const clientNice = process.env.BENCH_API_CLIENT_NICE;
-    if (clientNice) {
-      // After the fork: the API child keeps the nice value it was born with.
-      niceThreads(process.pid, Number(clientNice));
-      out(`the load generator runs at nice ${clientNice}, the API child and the engine at 0`);
-    }
-    const clientPolicy = process.env.BENCH_API_CLIENT_POLICY;
-    if (clientPolicy) {
-      if (clientPolicy !== 'batch' && clientPolicy !== 'idle') throw new Error(`BENCH_API_CLIENT_POLICY is batch or idle, not ${clientPolicy}`);
-      scheduleThreads(process.pid, clientPolicy);
-      out(`the load generator runs as SCHED_${clientPolicy.toUpperCase()}, the API child and the engine as SCHED_OTHER`);
-    }
+    // The load generator's nice value and scheduling policy at half the peak (experiments; 0 and the
+    // default policy as measured in BENCHMARKS.md). With --split-cores it shares its core with the
+    // API: at nice 0 each answer that wakes it takes the core from the API, about once a request. At
+    // nice 10 the API kept the core, but the load generator, starved while the API was busy, sent
+    // its requests in bursts: a worse tail (BENCHMARKS.md, API, "The load generator behind the API").
+    const clientNice = Number(process.env.BENCH_API_CLIENT_NICE ?? 0);
+    if (!Number.isInteger(clientNice)) throw new Error(`BENCH_API_CLIENT_NICE is a whole number, not ${process.env.BENCH_API_CLIENT_NICE}`);
+    const clientPolicy = process.env.BENCH_API_CLIENT_POLICY as 'batch' | 'idle' | undefined;
+    if (clientPolicy && clientPolicy !== 'batch' && clientPolicy !== 'idle') throw new Error(`BENCH_API_CLIENT_POLICY is batch or idle, not ${clientPolicy}`);
     const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure; halfCeiling?: Measure; breakdown?: string }[] = [];
     const cpu = (m: Measure): string => (m.cpuMs ? `; CPU ms per request: engine ${fmt(m.cpuMs.engine, 1)}, API ${fmt(m.cpuMs.api, 1)}, load generator ${fmt(m.cpuMs.client, 1)}` : '');
     const line = (m: Measure): string => `${fmt(m.rps)} req/s (p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms${cpu(m)})`;
@@ -373,6 +371,16 @@ async function main(): Promise<void> {
           out(`${c.name}, ${which === 'service' ? 'service' : 'ceiling'}: ${line(measure)}`);
         }
         rows.push(row);
+      }
+      // After the fork and the full-speed runs: the API child keeps the nice value it was born with,
+      // and the peak that sets the half rate is measured at nice 0.
+      if (clientNice !== 0) {
+        niceThreads(process.pid, clientNice);
+        out(`at half the peak the load generator runs at nice ${clientNice}, the API child and the engine at 0`);
+      }
+      if (clientPolicy) {
+        scheduleThreads(process.pid, clientPolicy);
+        out(`at half the peak the load generator runs as SCHED_${clientPolicy.toUpperCase()}, the API child and the engine as SCHED_OTHER`);
       }
       for (const [i, c] of cases.entries()) {
         const rate = Math.max(1, Math.round(mean(rows[i].service, 'rps') / 2));
