@@ -99,6 +99,31 @@ describe('the real Elasticsearch node', () => {
     const ofUci = (uci: string | number) => engine.search<{ compoundId: string }>({ index: xrefs, query: { term: { uci } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
       .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
 
+    it('sends searches that waited through a long turn of the event loop before the turn ends', async () => {
+      const order: string[] = [];
+      let answers: string[][] = [];
+      const sent = await msearchesSent(engine, async () => {
+        const listener = (): void => { order.push('_msearch'); };
+        engine.client.diagnostic.on('request', listener);
+        try {
+          const first = ofUci(1);
+          await Promise.resolve();
+          // One _msearch in flight: what is asked now waits to be merged, at most about 1 ms.
+          setImmediate(() => order.push('check phase'));
+          const second = ofUci(2);
+          const busyUntil = process.hrtime.bigint() + 3_000_000n;
+          while (process.hrtime.bigint() < busyUntil) { /* a 3 ms callback */ }
+          const third = ofUci(1);
+          answers = await Promise.all([first, second, third]);
+        } finally {
+          engine.client.diagnostic.removeListener('request', listener);
+        }
+      });
+      expect(answers).to.deep.equal([['3991', 'CHEMBL112'], ['CHEMBL25'], ['3991', 'CHEMBL112']]);
+      expect(sent).to.have.length(2);
+      expect(order).to.deep.equal(['_msearch', '_msearch', 'check phase']);
+    });
+
     it('merges only values that read back as written: a long asked as "1.0" goes alone', async () => {
       let answers: string[][] = [];
       const sent = await searchesSent(async () => { answers = await Promise.all([ofUci('1.0'), ofUci(1), ofUci(2)]); });

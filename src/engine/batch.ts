@@ -52,6 +52,8 @@ export class SearchBatcher {
   private pending: Pending[] = [];
   /** `_msearch` requests sent and not yet answered. */
   private inFlight = 0;
+  /** A flush is already due in a microtask. */
+  private flushing = false;
 
   /**
    * `maxSearches`: the most searches one `_msearch` carries, after merging; a longer queue leaves
@@ -61,7 +63,7 @@ export class SearchBatcher {
    * with 8 and 25 ms with 2 (one lookup's pair), at the same throughput within the noise. Eight
    * keeps most of the saving under load.
    */
-  constructor(private readonly client: Client, private readonly exact: ExactFields, private readonly onSend: (searches: number) => void = () => undefined, private readonly maxSearches = 8) {}
+  constructor(private readonly client: Client, private readonly exact: ExactFields, private readonly onSend: (searches: number) => void = () => undefined, private readonly maxSearches = 8, private readonly maxWaitNs = 1_000_000n) {}
 
   /** One search, sent with the others queued in this turn of the event loop. */
   search<T>(request: SearchRequest): Promise<SearchResponse<T>> {
@@ -84,14 +86,25 @@ export class SearchBatcher {
    * event loop's check phase, with every search the other requests ready meanwhile issued (merged);
    * when nothing is in flight, it leaves once the current job's promise callbacks have run, with the
    * searches its lookup issued together, instead of waiting behind the I/O callbacks of the turn.
+   * In a long turn, a search that joins a queue whose first search has waited `maxWaitNs` makes it
+   * leave as it would with nothing in flight: merging never holds a search much longer than that.
    */
   private queue(search: Pending): void {
-    if (this.pending.push(search) !== 1) return;
-    if (this.inFlight === 0) queueMicrotask(() => this.flush());
-    else setImmediate(() => this.flush());
+    const queued = this.pending.push(search);
+    if (queued === 1) {
+      if (this.inFlight === 0) queueMicrotask(() => this.flush());
+      else setImmediate(() => this.flush());
+    } else if (queued > 1 && search.askedAt - this.pending[0].askedAt > this.maxWaitNs && !this.flushing) {
+      // A long turn of the event loop (a burst of answers to send, a GC pause): what has waited
+      // long enough leaves once this job's callbacks have run, not at the check phase.
+      this.flushing = true;
+      queueMicrotask(() => this.flush());
+    }
   }
 
   private flush(): void {
+    this.flushing = false;
+    if (this.pending.length === 0) return;
     const outgoing = this.merge(this.pending);
     this.pending = [];
     for (let start = 0; start < outgoing.length; start += this.maxSearches) void this.send(outgoing.slice(start, start + this.maxSearches));
