@@ -61,7 +61,8 @@ export class SearchBatcher {
    * runs a few of them at a time (four on a 2-core node), so a long one holds every request in it
    * back: key lookups at 16 connections had p99 36 ms with up to 64 searches per `_msearch`, 31 ms
    * with 8 and 25 ms with 2 (one lookup's pair), at the same throughput within the noise. Eight
-   * keeps most of the saving under load.
+   * keeps most of the saving under load. `maxWaitNs`: how long a queue may hold its first search
+   * in a long turn of the event loop before the next search asked makes it leave (see queue).
    */
   constructor(private readonly client: Client, private readonly exact: ExactFields, private readonly onSend: (searches: number) => void = () => undefined, private readonly maxSearches = 8, private readonly maxWaitNs = 1_000_000n) {}
 
