@@ -24,6 +24,8 @@ export interface ChildStats {
 
 interface CoreTimes { runMs: number; waitMs: number; preempted: number }
 
+const noCoreTime = (): CoreTimes => ({ runMs: 0, waitMs: 0, preempted: 0 });
+
 /** The main thread's core times so far (zeros where /proc does not tell them). */
 function coreTimesNow(): CoreTimes {
   try {
@@ -31,7 +33,7 @@ function coreTimesNow(): CoreTimes {
     const preempted = Number(/nonvoluntary_ctxt_switches:\s*(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
     return { runMs: run / 1e6, waitMs: wait / 1e6, preempted };
   } catch {
-    return { runMs: 0, waitMs: 0, preempted: 0 };
+    return noCoreTime();
   }
 }
 
@@ -48,8 +50,8 @@ export async function serveApi(): Promise<void> {
   let stretches: IntervalHistogram[] = [];
   let current: IntervalHistogram | undefined;
   // Core times: summed over the counting stretches, each from where it started.
-  let core: CoreTimes = { runMs: 0, waitMs: 0, preempted: 0 };
-  let coreAtStart = coreTimesNow();
+  let core = noCoreTime();
+  let coreAtStart = noCoreTime();
   const addStretchCore = (): void => {
     const now = coreTimesNow();
     core = { runMs: core.runMs + now.runMs - coreAtStart.runMs, waitMs: core.waitMs + now.waitMs - coreAtStart.waitMs, preempted: core.preempted + now.preempted - coreAtStart.preempted };
@@ -83,7 +85,7 @@ export async function serveApi(): Promise<void> {
       stretches = [];
       startStretch();
       gc = noGc();
-      core = { runMs: 0, waitMs: 0, preempted: 0 };
+      core = noCoreTime();
     }
     if (message === 'stats-pause' && current) {
       current.disable();

@@ -53,7 +53,7 @@ export class SearchBatcher {
   /** `_msearch` requests sent and not yet answered. */
   private inFlight = 0;
   /** A flush is already due in a microtask. */
-  private flushing = false;
+  private flushDue = false;
 
   /**
    * `maxSearches`: the most searches one `_msearch` carries, after merging; a longer queue leaves
@@ -91,20 +91,18 @@ export class SearchBatcher {
    * leave as it would with nothing in flight: merging never holds a search much longer than that.
    */
   private queue(search: Pending): void {
-    const queued = this.pending.push(search);
-    if (queued === 1) {
-      if (this.inFlight === 0) queueMicrotask(() => this.flush());
-      else setImmediate(() => this.flush());
-    } else if (queued > 1 && search.askedAt - this.pending[0].askedAt > this.maxWaitNs && !this.flushing) {
-      // A long turn of the event loop (a burst of answers to send, a GC pause): what has waited
-      // long enough leaves once this job's callbacks have run, not at the check phase.
-      this.flushing = true;
+    const first = this.pending.push(search) === 1;
+    if (first && this.inFlight > 0) setImmediate(() => this.flush());
+    // Nothing in flight, or a long turn of the event loop (a burst of answers to send, a GC pause):
+    // the queue leaves once this job's callbacks have run, not at the check phase.
+    else if (!this.flushDue && (first || search.askedAt - this.pending[0].askedAt > this.maxWaitNs)) {
+      this.flushDue = true;
       queueMicrotask(() => this.flush());
     }
   }
 
   private flush(): void {
-    this.flushing = false;
+    this.flushDue = false;
     if (this.pending.length === 0) return;
     const outgoing = this.merge(this.pending);
     this.pending = [];
