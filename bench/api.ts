@@ -14,6 +14,12 @@
 //   npm run bench:api -- --clean      # deletes the bench-api-* indices and the cached dump
 //   npm run bench:api -- --split-cores  # the engine on a core of its own (bench/cores.ts)
 //
+// With --split-cores, the load generator of the service's half-peak runs stands on the engine's
+// core, so that the API has its core to itself as the ceiling's client has: beside the API, each
+// answer it reads took the core from the API about once a request, which the ceiling's lone client
+// never pays. What the load generator takes from the engine (about 0.1 ms of CPU a request) counts
+// against the service. BENCH_API_CLIENT_CORE=api keeps it beside the API, as before.
+//
 // BENCH_API_CONNECTIONS (16), BENCH_API_SECONDS (15), BENCH_API_ONLY (run only the lookups whose
 // name contains it, e.g. "sourceID"), BENCH_API_PROFILE (a folder: the API child then writes a V8
 // CPU profile there), BENCH_API_NODE_FLAGS (flags for the API child's node, e.g.
@@ -32,8 +38,8 @@ import { Engine } from '../src/engine/client';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { parseArguments, runCommand } from '../loaders/cli';
 import { deleteIndicesByPrefix } from '../test/support/engine';
-import { niceThreads, scheduleThreads, splitCores, splitCoresRequested } from './cores';
-import { drive, drivePaced, paced, summarise, type Measure } from './load-generator';
+import { niceThreads, pinThisProcess, scheduleThreads, splitCores, splitCoresRequested } from './cores';
+import { countFailure, describeFailures, drive, drivePaced, failureReason, paced, summarise, type FailedBy, type Measure } from './load-generator';
 import { readStructures, sourceTable, writeDump } from './load';
 
 const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
@@ -168,14 +174,14 @@ function meanOf(list: Measure[]): Measure {
 
 /** The ceiling at `rate` lookups/s, one sample after the other. */
 export function paceEngine<T>(lookup: (sample: T) => Promise<unknown>, list: T[], duration: number, rate: number): Promise<Measure> {
-  return paced(async (i) => { await lookup(list[i % list.length]); return true; }, duration, rate);
+  return paced(async (i) => { await lookup(list[i % list.length]); return true as const; }, duration, rate);
 }
 
 /** `connections` async workers sending `lookup` for each sample in turn, for `duration` seconds. */
 export async function driveEngine<T>(lookup: (sample: T) => Promise<unknown>, list: T[], duration: number): Promise<Measure> {
   let next = 0;
   const latencies: number[] = [];
-  let failures = 0;
+  const failedBy: FailedBy = {};
   const started = process.hrtime.bigint();
   const deadline = started + BigInt(duration * 1e9);
   const worker = async (): Promise<void> => {
@@ -185,13 +191,13 @@ export async function driveEngine<T>(lookup: (sample: T) => Promise<unknown>, li
       try {
         await lookup(sample);
         latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
-      } catch {
-        failures += 1;
+      } catch (error) {
+        countFailure(failedBy, failureReason(error));
       }
     }
   };
   await Promise.all(Array.from({ length: connections }, worker));
-  return summarise(latencies, failures, Number(process.hrtime.bigint() - started) / 1e9);
+  return summarise(latencies, failedBy, Number(process.hrtime.bigint() - started) / 1e9);
 }
 
 /**
@@ -353,9 +359,15 @@ async function main(): Promise<void> {
     if (!Number.isInteger(clientNice)) throw new Error(`BENCH_API_CLIENT_NICE is a whole number, not ${process.env.BENCH_API_CLIENT_NICE}`);
     const clientPolicy = process.env.BENCH_API_CLIENT_POLICY as 'batch' | 'idle' | undefined;
     if (clientPolicy && clientPolicy !== 'batch' && clientPolicy !== 'idle') throw new Error(`BENCH_API_CLIENT_POLICY is batch or idle, not ${clientPolicy}`);
+    const clientBeside = process.env.BENCH_API_CLIENT_CORE ?? 'engine';
+    if (clientBeside !== 'engine' && clientBeside !== 'api') throw new Error(`BENCH_API_CLIENT_CORE is engine or api, not ${clientBeside}`);
+    // The service's half-peak runs only: at full speed autocannon would take a third of the engine's core.
+    const clientCore = cores && clientBeside === 'engine' ? cores.engineCore : undefined;
+    if (clientCore) out(`at half the peak the service's load generator runs on core ${clientCore}, beside the engine; the API child and the ceiling's client each have core ${cores!.rest} to themselves`);
     const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure; halfCeiling?: Measure; breakdown?: string }[] = [];
     const cpu = (m: Measure): string => (m.cpuMs ? `; CPU ms per request: engine ${fmt(m.cpuMs.engine, 1)}, API ${fmt(m.cpuMs.api, 1)}, load generator ${fmt(m.cpuMs.client, 1)}` : '');
-    const line = (m: Measure): string => `${fmt(m.rps)} req/s (p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms${cpu(m)})`;
+    const failed = (m: Measure): string => (m.failures > 0 ? `; ${fmt(m.failures)} failed: ${describeFailures(m.failedBy ?? {})}` : '');
+    const line = (m: Measure): string => `${fmt(m.rps)} req/s (p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms${cpu(m)}${failed(m)})`;
     try {
       for (const c of cases) for (const body of c.bodies.slice(0, 20)) await check(url, c.path, body);
       for (const c of cases) {
@@ -393,7 +405,9 @@ async function main(): Promise<void> {
         for (const which of ['service', 'ceiling', 'ceiling', 'service'] as const) {
           child.send(which === 'service' ? 'stats-resume' : 'stats-pause');
           if (which === 'service') {
+            if (clientCore) pinThisProcess(clientCore);
             const measure = await withCpu(engine, child, () => drivePaced(url, c.path, c.bodies, seconds, rate, 'server-timing', (_status, timing) => timings.add(timing)));
+            if (clientCore) pinThisProcess(cores!.rest);
             half.push(measure);
             requests += measure.requests + measure.failures;
             out(`${c.name} at ${fmt(rate)} req/s: ${line(measure)}`);

@@ -54,7 +54,7 @@ async function loop(workers: number, duration: number, work: (i: number) => Prom
   };
   await Promise.all(Array.from({ length: workers }, worker));
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
-  return { ...summarise(latencies, 0, elapsed), rps: answered / elapsed, requests: answered, failures };
+  return { ...summarise(latencies, {}, elapsed), rps: answered / elapsed, requests: answered, failures };
 }
 
 /** Batches of `queries` sent back to back over `connections` for `duration` s. */

@@ -10,7 +10,7 @@ import type { Engine } from '../src/engine/client';
 export const splitCoresRequested = (): boolean => process.argv.includes('--split-cores');
 
 /** Pins the engine to core 0 and this process to the rest; returns what undoes it. */
-export async function splitCores(engine: Engine): Promise<{ describe: string; restore: () => void }> {
+export async function splitCores(engine: Engine): Promise<{ describe: string; engineCore: string; rest: string; restore: () => void }> {
   const count = cpus().length;
   if (count < 2) throw new Error('--split-cores needs at least two cores');
   const enginePid = await localEnginePid(engine).catch((error: Error) => { throw new Error(`--split-cores ${error.message}`); });
@@ -21,6 +21,8 @@ export async function splitCores(engine: Engine): Promise<{ describe: string; re
   // -a: every thread (the engine's, and this process's own helper threads), not only the main one.
   taskset('-a', '-pc', rest, String(process.pid));
   return {
+    engineCore: '0',
+    rest,
     describe: `engine (pid ${enginePid}) on core 0, this benchmark and its children on core${count === 2 ? '' : 's'} ${rest}`,
     // Best effort: an engine restarted meanwhile has a new pid, and cleanup must not hide a run's error.
     restore: () => {
@@ -29,6 +31,11 @@ export async function splitCores(engine: Engine): Promise<{ describe: string; re
       }
     },
   };
+}
+
+/** Pins every thread of this process to `cores` (taskset's list syntax: "0", "1-3"). */
+export function pinThisProcess(cores: string): void {
+  execFileSync('taskset', ['-a', '-pc', cores, String(process.pid)], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** The pid of the engine's single node when it runs on this machine (for taskset and jcmd); throws otherwise. */

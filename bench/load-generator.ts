@@ -7,8 +7,23 @@ import autocannon from 'autocannon';
 
 export interface Measure {
   rps: number; p50: number; p99: number; requests: number; failures: number;
+  /** Why requests failed, with how many each: an answer's status (`HTTP 503`), an error's code or name. */
+  failedBy?: FailedBy;
   /** CPU ms per request of the engine (every user of the node, so noisy), the API child and the load generator (bench:api). */
   cpuMs?: { engine: number; api: number; client: number };
+}
+
+export type FailedBy = Record<string, number>;
+
+/** Why a request failed, for `FailedBy`: the engine's or the API's status, else the error's code or name. */
+export function failureReason(error: unknown): string {
+  const { statusCode, code, name } = (error ?? {}) as { statusCode?: number; code?: string; name?: string };
+  return statusCode ? `HTTP ${statusCode}` : code ?? name ?? String(error);
+}
+
+/** `failedBy` as text: "HTTP 503 × 20, ECONNRESET × 3". */
+export function describeFailures(failedBy: FailedBy): string {
+  return Object.entries(failedBy).map(([why, count]) => `${why} × ${count}`).join(', ');
 }
 
 /** The `p`th percentile of ascending `sorted`; NaN when it is empty. */
@@ -18,9 +33,15 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 /** Throughput and p50/p99 of successful requests' `latencies` (ms) over `elapsedSeconds`. */
-export function summarise(latencies: number[], failures: number, elapsedSeconds: number): Measure {
+export function summarise(latencies: number[], failedBy: FailedBy, elapsedSeconds: number): Measure {
   latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / elapsedSeconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, failures };
+  const failures = Object.values(failedBy).reduce((sum, count) => sum + count, 0);
+  return { rps: latencies.length / elapsedSeconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, failures, failedBy };
+}
+
+/** Counts one failure of `why`. */
+export function countFailure(failedBy: FailedBy, why: string): void {
+  failedBy[why] = (failedBy[why] ?? 0) + 1;
 }
 
 /** autocannon at `connections` against one path, cycling through `bodies`; latencies taken per response, in ms. */
@@ -28,7 +49,7 @@ export async function drive(url: string, path: string, bodies: object[], duratio
   const payloads = bodies.map((body) => JSON.stringify(body));
   let next = 0;
   const latencies: number[] = [];
-  let failures = 0;
+  const failedBy: FailedBy = {};
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon({
       url, connections, duration,
@@ -39,10 +60,12 @@ export async function drive(url: string, path: string, bodies: object[], duratio
     }, (error, finished) => (error ? reject(error) : resolve(finished)));
     instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
       if (statusCode === 200) latencies.push(responseTime);
-      else failures += 1;
+      else countFailure(failedBy, `HTTP ${statusCode}`);
     });
   });
-  return summarise(latencies, failures + result.errors + result.timeouts, result.duration);
+  if (result.errors > 0) failedBy['connection errors'] = result.errors;
+  if (result.timeouts > 0) failedBy.timeouts = result.timeouts;
+  return summarise(latencies, failedBy, result.duration);
 }
 
 /**
@@ -167,11 +190,11 @@ class Connection {
  * Open loop at `rate` requests/s, evenly spaced (request i is sent at i/rate s, whatever the
  * answers), so the latency is that of a service at that load, not of bursts: autocannon's
  * `overallRate` sends each second's quota at once and then waits, which queues every burst.
- * `send(i)` resolves true for a success.
+ * `send(i)` resolves true for a success, or why it failed.
  */
-export async function paced(send: (i: number) => Promise<boolean>, duration: number, rate: number): Promise<Measure> {
+export async function paced(send: (i: number) => Promise<true | string>, duration: number, rate: number): Promise<Measure> {
   const latencies: number[] = [];
-  let failures = 0;
+  const failedBy: FailedBy = {};
   const started = process.hrtime.bigint();
   const interval = 1e9 / rate;
   const total = Math.floor(duration * rate);
@@ -181,13 +204,13 @@ export async function paced(send: (i: number) => Promise<boolean>, duration: num
     const wait = Number(due - process.hrtime.bigint()) / 1e6;
     if (wait > 1) await new Promise((done) => setTimeout(done, wait));
     const begun = process.hrtime.bigint();
-    inFlight.push(send(i).then((ok) => {
-      if (ok) latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
-      else failures += 1;
-    }, () => { failures += 1; }));
+    inFlight.push(send(i).then((outcome) => {
+      if (outcome === true) latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
+      else countFailure(failedBy, outcome);
+    }, (error) => { countFailure(failedBy, failureReason(error)); }));
   }
   await Promise.all(inFlight);
-  return summarise(latencies, failures, Number(process.hrtime.bigint() - started) / 1e9);
+  return summarise(latencies, failedBy, Number(process.hrtime.bigint() - started) / 1e9);
 }
 
 /** The service at `rate` requests/s, one body after the other; `onAnswer` sees each answer's status and the value of its header `header`. */
@@ -198,7 +221,7 @@ export async function drivePaced(url: string, path: string, bodies: object[], du
     return await paced(async (i) => {
       const answer = await connections.send(requests[i % requests.length]);
       onAnswer?.(answer.status, answer.header);
-      return answer.status === 200;
+      return answer.status === 200 || `HTTP ${answer.status}`;
     }, duration, rate);
   } finally {
     connections.close();
