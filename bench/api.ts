@@ -38,7 +38,7 @@ import { Engine } from '../src/engine/client';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { parseArguments, runCommand } from '../loaders/cli';
 import { deleteIndicesByPrefix } from '../test/support/engine';
-import { niceThreads, pinThisProcess, scheduleThreads, splitCores, splitCoresRequested } from './cores';
+import { niceThreads, pin, scheduleThreads, splitCores, splitCoresRequested } from './cores';
 import { countFailure, describeFailures, drive, drivePaced, failureReason, paced, summarise, type FailedBy, type Measure } from './load-generator';
 import { readStructures, sourceTable, writeDump } from './load';
 
@@ -168,6 +168,10 @@ function meanOf(list: Measure[]): Measure {
   return {
     rps: mean(list, 'rps'), p50: mean(list, 'p50'), p99: mean(list, 'p99'),
     requests: list.reduce((sum, m) => sum + m.requests, 0), failures: list.reduce((sum, m) => sum + m.failures, 0),
+    failedBy: list.reduce<FailedBy>((all, m) => {
+      for (const [why, count] of Object.entries(m.failedBy ?? {})) all[why] = (all[why] ?? 0) + count;
+      return all;
+    }, {}),
     cpuMs: { engine: cpu('engine'), api: cpu('api'), client: cpu('client') },
   };
 }
@@ -405,9 +409,9 @@ async function main(): Promise<void> {
         for (const which of ['service', 'ceiling', 'ceiling', 'service'] as const) {
           child.send(which === 'service' ? 'stats-resume' : 'stats-pause');
           if (which === 'service') {
-            if (clientCore) pinThisProcess(clientCore);
+            if (clientCore) pin(process.pid, clientCore);
             const measure = await withCpu(engine, child, () => drivePaced(url, c.path, c.bodies, seconds, rate, 'server-timing', (_status, timing) => timings.add(timing)));
-            if (clientCore) pinThisProcess(cores!.rest);
+            if (clientCore) pin(process.pid, cores!.rest);
             half.push(measure);
             requests += measure.requests + measure.failures;
             out(`${c.name} at ${fmt(rate)} req/s: ${line(measure)}`);
@@ -433,8 +437,8 @@ async function main(): Promise<void> {
     out('|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
       const half = r.half!;
-      const failures = [...r.service, ...r.engine, half, r.halfCeiling!].reduce((sum, m) => sum + m.failures, 0);
-      if (failures > 0) out(`${r.name}: ${failures} failed requests`);
+      const all = meanOf([...r.service, ...r.engine, half, r.halfCeiling!]);
+      if (all.failures > 0) out(`${r.name}: ${fmt(all.failures)} failed requests (${describeFailures(all.failedBy ?? {})}; each run's line says which)`);
       // Means of the two full-speed runs of each side, as at half the peak.
       const [service, ceiling] = [meanOf(r.service), meanOf(r.engine)];
       out(`| ${r.name} | ${fmt(service.rps)} | ${fmt(service.p50, 1)} / ${fmt(service.p99, 1)} | ${fmt(ceiling.rps)} | ${fmt(ceiling.p50, 1)} / ${fmt(ceiling.p99, 1)} | ${fmt(service.rps / ceiling.rps, 2)} | ${fmt(half.rps)}, ${fmt(half.p50, 1)} / ${fmt(half.p99, 1)} | ${fmt(r.halfCeiling!.p50, 1)} / ${fmt(r.halfCeiling!.p99, 1)} | ${fmt(half.p99 / r.halfCeiling!.p99, 2)} | ${fmt(service.cpuMs!.engine, 1)} / ${fmt(service.cpuMs!.api, 1)} / ${fmt(service.cpuMs!.client, 1)} | ${fmt(ceiling.cpuMs!.engine, 1)} / ${fmt(ceiling.cpuMs!.client, 1)} |`);

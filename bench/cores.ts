@@ -16,10 +16,8 @@ export async function splitCores(engine: Engine): Promise<{ describe: string; en
   const enginePid = await localEnginePid(engine).catch((error: Error) => { throw new Error(`--split-cores ${error.message}`); });
   const all = `0-${count - 1}`;
   const rest = count === 2 ? '1' : `1-${count - 1}`;
-  const taskset = (...args: string[]): void => { execFileSync('taskset', args, { stdio: ['ignore', 'ignore', 'inherit'] }); };
-  taskset('-a', '-pc', '0', String(enginePid));
-  // -a: every thread (the engine's, and this process's own helper threads), not only the main one.
-  taskset('-a', '-pc', rest, String(process.pid));
+  pin(enginePid, '0');
+  pin(process.pid, rest);
   return {
     engineCore: '0',
     rest,
@@ -27,15 +25,15 @@ export async function splitCores(engine: Engine): Promise<{ describe: string; en
     // Best effort: an engine restarted meanwhile has a new pid, and cleanup must not hide a run's error.
     restore: () => {
       for (const pid of [enginePid, process.pid]) {
-        try { taskset('-a', '-pc', all, String(pid)); } catch { process.stderr.write(`could not restore the affinity of pid ${pid}\n`); }
+        try { pin(pid, all); } catch { process.stderr.write(`could not restore the affinity of pid ${pid}\n`); }
       }
     },
   };
 }
 
-/** Pins every thread of this process to `cores` (taskset's list syntax: "0", "1-3"). */
-export function pinThisProcess(cores: string): void {
-  execFileSync('taskset', ['-a', '-pc', cores, String(process.pid)], { stdio: ['ignore', 'ignore', 'inherit'] });
+/** Pins every thread of `pid` (the engine's, this process's helper threads: taskset -a) to `cores` (taskset's list syntax: "0", "1-3"). */
+export function pin(pid: number, cores: string): void {
+  execFileSync('taskset', ['-a', '-pc', cores, String(pid)], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** The pid of the engine's single node when it runs on this machine (for taskset and jcmd); throws otherwise. */

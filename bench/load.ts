@@ -6,7 +6,8 @@
 // loader, ceiling, ceiling, loader into indices of their own. Prints rows/s of each phase (means),
 // the ratio loader/ceiling, peak RSS, and on-disk bytes per compound and per
 // assignment after a force merge, projected to UniChem's scale. Every bench index is deleted at the
-// end. Run with `npm run bench:load` (BENCH_500K names the molecule file; `-- --split-cores` gives the
+// end. Run with `npm run bench:load` (BENCH_500K names the molecule file, BENCH_LOAD_WARMUPS the
+// untimed loads before each phase, 2; `-- --split-cores` gives the
 // engine a core of its own, bench/cores.ts; with it, `--neighbour` also runs the structures ceiling
 // beside a process that streams memory, or only spins, on the loader's core).
 import { spawn } from 'node:child_process';
@@ -379,13 +380,19 @@ async function main(): Promise<void> {
     // the loader's second run did. The untimed warm-up below takes part of that minute.
     for (const run of ceilingEngines) await createIndex(engine, run.names.compounds, 'compounds');
     const standing = Date.now();
-    // Before each phase the engine warms up on it: one untimed load into indices of their own. The
-    // engine JIT-compiles its indexing code for what it is sent, and recompiles it when the kind of
-    // document changes; without this the first run of a phase, always the loader's, paid 2–5 s more
-    // compiler CPU than a ceiling run (jcmd), after a fresh start and after the previous phase alike.
-    const warm = `${loaderPrefix}-warm`;
-    await load(warm, 'sources', 'warm-sources');
-    await load(warm, 'structures', 'warm-structures');
+    // Before each phase the engine warms up on it: untimed loads into indices of their own
+    // (BENCH_LOAD_WARMUPS, 2). The engine JIT-compiles its indexing code for what it is sent, and
+    // recompiles it when the kind of document changes; without a warm-up the first run of a phase,
+    // always the loader's, paid 2–5 s more compiler CPU than a ceiling run (jcmd), after a fresh
+    // start and after the previous phase alike. After one warm-up load the loader's runs still paid
+    // 0.4–2.4 s (structures) and 0.4–1.8 s (references) against 0.0–0.5 s; after two, 0.1–0.3 s.
+    const warmUps = Number(process.env.BENCH_LOAD_WARMUPS ?? 2);
+    if (!Number.isInteger(warmUps) || warmUps < 0) throw new Error(`BENCH_LOAD_WARMUPS is a whole number, not ${process.env.BENCH_LOAD_WARMUPS}`);
+    const warms = Array.from({ length: warmUps }, (_, n) => `${loaderPrefix}-warm${n}`);
+    for (const warm of warms) {
+      await load(warm, 'sources', 'warm-sources');
+      await load(warm, 'structures', 'warm-structures');
+    }
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, standing + 65_000 - Date.now())));
 
     // Structures: the ceiling writes the compound documents the loader would write, op_type create on the key.
@@ -421,8 +428,8 @@ async function main(): Promise<void> {
       const document = { sourceId: a.sourceId, compoundId: a.compoundId, uci: a.uci, assignment: a.assignment, standardInchiKey: set.keys[a.uci - 1], connectivityBlock: set.connectivityBlocks[a.uci - 1] };
       prepared.push(['', xrefId(a.sourceId, a.uci, a.compoundId), 'index', JSON.stringify(document)]);
     }
-    await load(warm, 'references', 'warm-references');
-    await deleteIndicesByPrefix(config.ES_URL, warm);
+    for (const warm of warms) await load(warm, 'references', 'warm-references');
+    for (const warm of warms) await deleteIndicesByPrefix(config.ES_URL, warm);
     await abba('references', assignmentCount,
       (prefix) => load(prefix, 'references'),
       async (run) => {
