@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { drivePaced } from '../bench/load-generator';
+import { Connections, drivePaced } from '../bench/load-generator';
 
 describe('the benchmarks\' open loop', () => {
   let server: Server;
@@ -60,5 +60,26 @@ describe('the benchmarks\' open loop', () => {
     const measure = await drivePaced(url, '/api/v1/compounds', [{ type: 'inchikey', compound: 'BSYNRYMUTXBXSQ-UHFFFAOYSA-N' }], 2, 3);
     expect(measure.requests).to.equal(6);
     expect(measure.failures).to.equal(0);
+  });
+
+  it('does not reuse a connection idle longer than its limit, so a request never races the server closing it', async () => {
+    const opened: unknown[] = [];
+    const count = (socket: unknown): number => opened.push(socket);
+    server.on('connection', count);
+    server.keepAliveTimeout = 10_000;
+    const connections = new Connections(new URL(url), undefined, 100);
+    try {
+      const request = connections.request('/api/v1/compounds', JSON.stringify({ type: 'inchikey', compound: 'BSYNRYMUTXBXSQ-UHFFFAOYSA-N' }));
+      await connections.send(request);
+      await connections.send(request);
+      expect(opened).to.have.length(1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await connections.send(request);
+      expect(opened).to.have.length(2);
+    } finally {
+      connections.close();
+      server.off('connection', count);
+      server.keepAliveTimeout = 200;
+    }
   });
 });
