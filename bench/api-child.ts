@@ -49,12 +49,13 @@ export async function serveApi(): Promise<void> {
   // whole pause for one delay.
   let stretches: IntervalHistogram[] = [];
   let current: IntervalHistogram | undefined;
-  // Core times: summed over the counting stretches, each from where it started.
+  // Core times: summed over the counting stretches, each from where it started (or was last added).
   let core = noCoreTime();
   let coreAtStart = noCoreTime();
   const addStretchCore = (): void => {
     const now = coreTimesNow();
     core = { runMs: core.runMs + now.runMs - coreAtStart.runMs, waitMs: core.waitMs + now.waitMs - coreAtStart.waitMs, preempted: core.preempted + now.preempted - coreAtStart.preempted };
+    coreAtStart = now;
   };
   const startStretch = (): void => {
     current = monitorEventLoopDelay({ resolution: 1 });
@@ -98,10 +99,7 @@ export async function serveApi(): Promise<void> {
       const samples = stretches.reduce((sum, h) => sum + h.count, 0) || 1;
       const weighted = (p: number): number => stretches.reduce((sum, h) => sum + (h.count ? h.percentile(p) * h.count : 0), 0) / samples / 1e6;
       const max = Math.max(0, ...stretches.map((h) => (h.count ? h.max : 0))) / 1e6;
-      if (current) {
-        addStretchCore();
-        coreAtStart = coreTimesNow();
-      }
+      if (current) addStretchCore();
       const stats: ChildStats = { eventLoop: { p50: weighted(50), p99: weighted(99), max }, gc, core };
       process.send!({ stats });
     }

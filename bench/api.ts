@@ -39,7 +39,7 @@ import { currentReleaseIndices } from '../src/engine/schema';
 import { parseArguments, runCommand } from '../loaders/cli';
 import { deleteIndicesByPrefix } from '../test/support/engine';
 import { niceThreads, pin, scheduleThreads, splitCores, splitCoresRequested } from './cores';
-import { countFailure, describeFailures, drive, drivePaced, failureReason, paced, summarise, type FailedBy, type Measure } from './load-generator';
+import { countFailure, describeFailures, drive, drivePaced, failuresOf, failureReason, paced, summarise, type FailedBy, type Measure } from './load-generator';
 import { readStructures, sourceTable, writeDump } from './load';
 
 const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
@@ -168,10 +168,7 @@ function meanOf(list: Measure[]): Measure {
   return {
     rps: mean(list, 'rps'), p50: mean(list, 'p50'), p99: mean(list, 'p99'),
     requests: list.reduce((sum, m) => sum + m.requests, 0), failures: list.reduce((sum, m) => sum + m.failures, 0),
-    failedBy: list.reduce<FailedBy>((all, m) => {
-      for (const [why, count] of Object.entries(m.failedBy ?? {})) all[why] = (all[why] ?? 0) + count;
-      return all;
-    }, {}),
+    failedBy: failuresOf(list),
     cpuMs: { engine: cpu('engine'), api: cpu('api'), client: cpu('client') },
   };
 }

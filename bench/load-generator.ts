@@ -39,9 +39,16 @@ export function summarise(latencies: number[], failedBy: FailedBy, elapsedSecond
   return { rps: latencies.length / elapsedSeconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, failures, failedBy };
 }
 
-/** Counts one failure of `why`. */
-export function countFailure(failedBy: FailedBy, why: string): void {
-  failedBy[why] = (failedBy[why] ?? 0) + 1;
+/** Counts `count` failures (one by default) of `why`. */
+export function countFailure(failedBy: FailedBy, why: string, count = 1): void {
+  failedBy[why] = (failedBy[why] ?? 0) + count;
+}
+
+/** The failures of several runs, summed by why. */
+export function failuresOf(runs: Measure[]): FailedBy {
+  const all: FailedBy = {};
+  for (const run of runs) for (const [why, count] of Object.entries(run.failedBy ?? {})) countFailure(all, why, count);
+  return all;
 }
 
 /** autocannon at `connections` against one path, cycling through `bodies`; latencies taken per response, in ms. */

@@ -428,8 +428,10 @@ async function main(): Promise<void> {
       const document = { sourceId: a.sourceId, compoundId: a.compoundId, uci: a.uci, assignment: a.assignment, standardInchiKey: set.keys[a.uci - 1], connectivityBlock: set.connectivityBlocks[a.uci - 1] };
       prepared.push(['', xrefId(a.sourceId, a.uci, a.compoundId), 'index', JSON.stringify(document)]);
     }
-    for (const warm of warms) await load(warm, 'references', 'warm-references');
-    for (const warm of warms) await deleteIndicesByPrefix(config.ES_URL, warm);
+    for (const warm of warms) {
+      await load(warm, 'references', 'warm-references');
+      await deleteIndicesByPrefix(config.ES_URL, warm);
+    }
     await abba('references', assignmentCount,
       (prefix) => load(prefix, 'references'),
       async (run) => {
