@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { compoundDocument } from '../src/domain/compound';
-import { actionStart, bulkLinesAfter } from '../src/engine/bulk';
+import { actionStart, bulkLinesAfter, encodeParts } from '../src/engine/bulk';
 import { ByteCounter, FileFormatError, readRowBatches } from './read';
 import { Reject, rejectMalformed } from './reject';
 import { checkStructure, parseUci } from './structure-rules';
@@ -18,10 +18,11 @@ const keyLength = 27;
 export interface ReaderOptions { file: string; maxInchiLength: number; loadId: string; batchSize: number; index: string }
 
 /**
- * One batch, as few strings as possible (a batch crosses threads as a copy): the accepted rows'
- * keys (`keyLength` characters each), raw rows and documents joined, with where each ends. A
- * document is its two lines of a bulk body (a `create` of its key), so a batch whose rows are all
- * new is sent as it came. `documentEnds` repeats the previous end for a row given by key alone.
+ * One batch, as few strings as possible (a batch crosses threads as a copy, except `documents`,
+ * whose memory is handed over): the accepted rows' keys (`keyLength` characters each), raw rows
+ * joined, with where each ends, and their documents, encoded. A document is its two lines of a bulk
+ * body (a `create` of its key), so a batch whose rows are all new is sent as it came.
+ * `documentEnds` (in bytes) repeats the previous end for a row given by key alone.
  */
 export interface CheckedBatch {
   bytesRead: number;
@@ -34,12 +35,15 @@ export interface CheckedBatch {
   keys: string;
   raws: string;
   rawEnds: number[];
-  documents: string;
+  documents: Buffer;
   documentEnds: number[];
 }
 
-/** One row of a batch that passed the rules; `document` (its bulk lines) is null when the row gave only a key. */
-export interface CheckedRow { line: number; raw: string; uci: number; key: string; document: string | null }
+/**
+ * One row of a batch that passed the rules. Its document (its bulk lines) is bytes `documentStart`
+ * to `documentEnd` of the batch's documents: none when they are equal (the row gave only a key).
+ */
+export interface CheckedRow { line: number; raw: string; uci: number; key: string; documentStart: number; documentEnd: number }
 
 /** The rows of a checked batch. */
 export function rowsOf(batch: CheckedBatch): CheckedRow[] {
@@ -48,8 +52,7 @@ export function rowsOf(batch: CheckedBatch): CheckedRow[] {
   return batch.lines.map((line, i) => {
     const row: CheckedRow = {
       line, uci: batch.ucis[i], key: batch.keys.slice(i * keyLength, (i + 1) * keyLength),
-      raw: batch.raws.slice(raw, batch.rawEnds[i]),
-      document: batch.documentEnds[i] > document ? batch.documents.slice(document, batch.documentEnds[i]) : null,
+      raw: batch.raws.slice(raw, batch.rawEnds[i]), documentStart: document, documentEnd: batch.documentEnds[i],
     };
     raw = batch.rawEnds[i];
     document = batch.documentEnds[i];
@@ -59,7 +62,7 @@ export function rowsOf(batch: CheckedBatch): CheckedRow[] {
 
 /** Applies the loading rules to a batch of rows (`fields`: uci, standardinchi, standardinchikey). */
 function checkBatch(rows: { line: number; raw: string; fields: Record<string, string> }[], options: ReaderOptions, bytesRead: number): CheckedBatch {
-  const batch: CheckedBatch = { bytesRead, rowsRead: rows.length, highest: 0, rejects: [], lines: [], ucis: [], keys: '', raws: '', rawEnds: [], documents: '', documentEnds: [] };
+  const batch: CheckedBatch = { bytesRead, rowsRead: rows.length, highest: 0, rejects: [], lines: [], ucis: [], keys: '', raws: '', rawEnds: [], documents: Buffer.alloc(0), documentEnds: [] };
   const keys: string[] = [];
   const raws: string[] = [];
   const documents: string[] = [];
@@ -82,7 +85,7 @@ function checkBatch(rows: { line: number; raw: string; fields: Record<string, st
       keys.push(checked.standardInchiKey);
       raws.push(row.raw);
       batch.rawEnds.push(rawEnd += row.raw.length);
-      batch.documentEnds.push(documentEnd);
+      batch.documentEnds.push(documentEnd); // in characters until the documents are encoded
     } catch (error) {
       if (!(error instanceof Reject)) throw error;
       batch.rejects.push({ line: row.line, raw: row.raw, code: error.code, message: error.message });
@@ -90,7 +93,9 @@ function checkBatch(rows: { line: number; raw: string; fields: Record<string, st
   }
   batch.keys = keys.join('');
   batch.raws = raws.join('');
-  batch.documents = documents.join('');
+  const encoded = encodeParts(documents, batch.documentEnds);
+  batch.documents = encoded.body;
+  batch.documentEnds = encoded.ends;
   return batch;
 }
 
@@ -107,7 +112,13 @@ export function readInWorker(): void {
     credits += 1;
     wake?.();
   });
-  const post = (message: Message): void => port.postMessage(message);
+  const post = (message: Message): void => {
+    // A batch's documents (most of its bytes) are handed over, not copied, when their memory is
+    // theirs alone: small encodings share Node's buffer pool.
+    const documents = 'batch' in message ? message.batch.documents : undefined;
+    const own = documents !== undefined && documents.byteOffset === 0 && documents.buffer.byteLength === documents.length && documents.length > 0;
+    port.postMessage(message, own ? [documents.buffer as ArrayBuffer] : []);
+  };
   void (async () => {
     const counter = new ByteCounter(0);
     for await (const rows of readRowBatches(options.file, 'tsv', options.batchSize, counter)) {
@@ -129,7 +140,11 @@ export async function* readCheckedStructures(options: ReaderOptions): AsyncGener
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
   worker.on('message', (message: Message) => {
-    if ('batch' in message) queue.push(message.batch);
+    // A Buffer arrives as a plain Uint8Array over the same memory.
+    if ('batch' in message) {
+      const { documents } = message.batch;
+      queue.push({ ...message.batch, documents: Buffer.from(documents.buffer, documents.byteOffset, documents.length) });
+    }
     else if ('done' in message) done = true;
     else failure = message.fileFormat ? new FileFormatError(message.error) : new Error(message.error);
     wake?.();

@@ -74,7 +74,7 @@ async function resolveBatch(run: LoadRun, candidates: Candidate[], owners: UciOw
         run.rowsLoaded += 1; // already loaded with the same UCI: nothing to write
         continue;
       }
-      if (candidate.document === null) throw new Reject('unknown-key-without-inchi', `${candidate.key} is given without an InChI and is not already known`);
+      if (candidate.documentEnd === candidate.documentStart) throw new Reject('unknown-key-without-inchi', `${candidate.key} is given without an InChI and is not already known`);
       const line = keysInBatch.get(candidate.key);
       if (line !== undefined) throw new Reject('duplicate-key', `${candidate.key} was already given on line ${line}`);
       const owner = byUci.get(candidate.uci)?.standardInchiKey;
@@ -97,16 +97,16 @@ interface KnownKey { context: StructureRow; key: string }
 type StructureRow = RowRef & { uci: number };
 
 /**
- * The bulk batch of a checked batch's fresh rows: the batch's documents as the reader joined them
+ * The bulk batch of a checked batch's fresh rows: the batch's documents as the reader encoded them
  * when every row with a document is fresh (a new table, or the new part of one), else theirs joined.
  */
 function bulkBatchOf(batch: CheckedBatch, candidates: Candidate[], fresh: Candidate[]): BulkBatch<StructureRow> {
-  const documented = candidates.reduce((count, candidate) => count + (candidate.document === null ? 0 : 1), 0);
+  const documented = candidates.reduce((count, candidate) => count + (candidate.documentEnd > candidate.documentStart ? 1 : 0), 0);
   const ends: number[] = [];
   let end = 0;
-  for (const candidate of fresh) ends.push(end += candidate.document!.length);
+  for (const candidate of fresh) ends.push(end += candidate.documentEnd - candidate.documentStart);
   return {
-    body: fresh.length === documented ? batch.documents : fresh.map((candidate) => candidate.document).join(''),
+    body: fresh.length === documented ? batch.documents : Buffer.concat(fresh.map((candidate) => batch.documents.subarray(candidate.documentStart, candidate.documentEnd)), end),
     ends,
     ids: fresh.map((candidate) => candidate.key),
     contexts: fresh.map((candidate) => ({ line: candidate.line, raw: candidate.raw, uci: candidate.uci })),

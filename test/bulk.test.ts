@@ -149,6 +149,28 @@ describe('bulk writes of a load', () => {
     expect(await countIn()).to.equal(1);
   });
 
+  it('writes non-ASCII compound ids whole across requests, and reports a refused document after them with its own row', async () => {
+    // 3,000 ids of 3 to 4 UTF-8 bytes a character: the batch is cut into requests by bytes, not characters.
+    const builder = new BulkBatchBuilder<{ line: number }>();
+    const compoundIdOf = (line: number): string => `対乙酰氨基酚-Paracétamol-𝛼-${line}`.repeat(line % 7 === 0 ? 20 : 1);
+    for (let line = 1; line <= 3_000; line += 1) {
+      const compoundId = compoundIdOf(line);
+      const uci = line === 2_500 ? 'two' : 1; // refused by the mapping
+      builder.add({ index, id: xrefId(1, 1, compoundId), op: 'create', context: { line }, document: { sourceId: 1, compoundId, uci, assignment: 1, ...paracetamol } });
+    }
+    const batch = builder.take();
+    expect(batch.body.length).to.be.above(batch.body.toString().length);
+    const failures: BulkFailure<{ line: number }>[] = [];
+    const sizes = await bulkRequestSizes(async () => {
+      expect(await writeBulkBatches(engine, batchesOf(batch), (failure) => failures.push(failure))).to.deep.equal({ written: 2_999, failed: 1 });
+    });
+    expect(sizes.length, 'bulk requests').to.be.at.least(2);
+    expect(failures.map((failure) => [failure.id, failure.context])).to.deep.equal([[xrefId(1, 1, compoundIdOf(2_500)), { line: 2_500 }]]);
+    expect(await countIn()).to.equal(2_999);
+    const stored = await engine.client.search<{ compoundId: string }>({ index, size: 10, query: { terms: { compoundId: [compoundIdOf(7), compoundIdOf(2_999)] } } });
+    expect(stored.hits.hits.map((hit) => hit._source!.compoundId).sort()).to.deep.equal([compoundIdOf(7), compoundIdOf(2_999)].sort());
+  });
+
   it("writes an assignment's document exactly as JSON.stringify does, whatever its compound id holds", () => {
     for (const compoundId of ['CHEMBL112', 'say "paracetamol"', 'back\\slash\ttab', 'Ünïcødé-α', '\u0001control', 'line\nbreak']) {
       for (const auxSrc of [undefined, 'NCI', null]) {

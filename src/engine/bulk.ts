@@ -1,7 +1,7 @@
 /**
- * Bulk writes. Documents come in batches already serialised as the request body's lines (see
- * `BulkBatch`): a request is a slice of one batch (or small batches joined), encoded once, and a
- * refused document is known by its position in the request, with no per-document objects, maps or
+ * Bulk writes. Documents come in batches already serialised and encoded as the request body's lines
+ * (see `BulkBatch`): a request is a view of one batch (or small batches joined), and a refused
+ * document is known by its position in the request, with no per-document objects, maps, copies or
  * serialisation on the way. Requests of about 1 MB, three in flight; documents refused with 429
  * are sent again after a second, six times; any other refusal is reported with the item's context.
  */
@@ -18,11 +18,11 @@ export interface BulkItem<C> {
 }
 
 /**
- * Bulk operations serialised once: item i is its action line and its document line, each ending
- * in a newline, from `ends[i - 1]` (0 for the first) to `ends[i]` of `body`.
+ * Bulk operations serialised and encoded once: item i is its action line and its document line,
+ * each ending in a newline, from byte `ends[i - 1]` (0 for the first) to byte `ends[i]` of `body`.
  */
 export interface BulkBatch<C> {
-  body: string;
+  body: Buffer;
   ends: number[];
   ids: string[];
   contexts: C[];
@@ -45,6 +45,27 @@ export function actionStart(op: 'create' | 'index', index: string): string {
 /** One item's two lines of a bulk body, after `actionStart`; `document` is its JSON. */
 export function bulkLinesAfter(start: string, id: string, document: string): string {
   return `${start}${JSON.stringify(id)}}}\n${document}\n`;
+}
+
+/**
+ * `parts` joined and encoded as UTF-8, with where each ends in bytes. `charEnds` are where they end
+ * in characters (an end may repeat the one before it, for an entry without a part): the same when
+ * every character is ASCII, as the encoding is then as long as the text, so the parts are measured
+ * one by one only when some are not.
+ */
+export function encodeParts(parts: string[], charEnds: number[]): { body: Buffer; ends: number[] } {
+  const text = parts.join('');
+  const body = Buffer.from(text);
+  if (body.length === text.length) return { body, ends: charEnds };
+  let next = 0;
+  let end = 0;
+  let previous = 0;
+  const ends = charEnds.map((charEnd) => {
+    if (charEnd > previous) end += Buffer.byteLength(parts[next++]);
+    previous = charEnd;
+    return end;
+  });
+  return { body, ends };
 }
 
 /** Collects items into a `BulkBatch`. */
@@ -73,7 +94,7 @@ export class BulkBatchBuilder<C> {
 
   /** The batch of the items added so far; the builder starts empty again. */
   take(): BulkBatch<C> {
-    const batch = { body: this.lines.join(''), ends: this.ends, ids: this.ids, contexts: this.contexts };
+    const batch = { ...encodeParts(this.lines, this.ends), ids: this.ids, contexts: this.contexts };
     this.lines = [];
     this.length = 0;
     this.ends = [];
@@ -88,7 +109,7 @@ function sliceOf<C>(batch: BulkBatch<C>, from: number, to: number): BulkBatch<C>
   if (from === 0 && to === batch.ids.length) return batch;
   const start = from === 0 ? 0 : batch.ends[from - 1];
   return {
-    body: batch.body.slice(start, batch.ends[to - 1]),
+    body: batch.body.subarray(start, batch.ends[to - 1]),
     ends: batch.ends.slice(from, to).map((end) => end - start),
     ids: batch.ids.slice(from, to),
     contexts: batch.contexts.slice(from, to),
@@ -104,7 +125,7 @@ function joined<C>(parts: BulkBatch<C>[]): BulkBatch<C> {
     for (const end of part.ends) ends.push(offset + end);
     offset += part.body.length;
   }
-  return { body: parts.map((part) => part.body).join(''), ends, ids: parts.flatMap((part) => part.ids), contexts: parts.flatMap((part) => part.contexts) };
+  return { body: Buffer.concat(parts.map((part) => part.body), offset), ends, ids: parts.flatMap((part) => part.ids), contexts: parts.flatMap((part) => part.contexts) };
 }
 
 /** The items at `positions` of `batch`. */
@@ -122,8 +143,8 @@ async function writeRequest<C>(engine: Engine, request: BulkBatch<C>, counts: Co
     let response;
     try {
       response = await engine.client.bulk({
-        // A Buffer goes to the socket as it is: encoded here once, its length known without a second pass.
-        operations: Buffer.from(request.body) as never,
+        // A Buffer goes to the socket as it is, its length known without a second pass.
+        operations: request.body as never,
         // Each item's status and error, in order, not the other ~150 bytes of each answer.
         filter_path: 'errors,items.*.status,items.*.error',
       });
@@ -169,7 +190,7 @@ export async function writeBulkBatches<C>(
   const inFlight = new Set<Promise<void>>();
   let error: unknown;
   let pending: BulkBatch<C>[] = [];
-  let pendingChars = 0;
+  let pendingBytes = 0;
   const send = async (): Promise<void> => {
     while (inFlight.size >= concurrency) await Promise.race(inFlight);
     if (error !== undefined || pending.length === 0) return;
@@ -178,26 +199,26 @@ export async function writeBulkBatches<C>(
       .finally(() => inFlight.delete(request));
     inFlight.add(request);
     pending = [];
-    pendingChars = 0;
+    pendingBytes = 0;
   };
   for await (const batch of batches) {
     // In pieces of at most flushBytes, of about equal size: a batch of 1.2 MB goes as two of 0.6 MB,
     // each alone, rather than 1 MB and a rest that would have to be joined with the next batch.
     const count = batch.ids.length;
-    const chars = count === 0 ? 0 : batch.ends[count - 1];
-    const pieces = Math.ceil(chars / flushBytes);
+    const bytes = count === 0 ? 0 : batch.ends[count - 1];
+    const pieces = Math.ceil(bytes / flushBytes);
     let from = 0;
     for (let piece = 1; piece <= pieces && from < count && error === undefined; piece += 1) {
-      const end = (chars * piece) / pieces;
+      const end = (bytes * piece) / pieces;
       let to = from + 1;
       while (to < count && batch.ends[to] <= end) to += 1;
-      const pieceChars = batch.ends[to - 1] - (from === 0 ? 0 : batch.ends[from - 1]);
-      if (pendingChars > 0 && pendingChars + pieceChars > flushBytes) await send();
+      const pieceBytes = batch.ends[to - 1] - (from === 0 ? 0 : batch.ends[from - 1]);
+      if (pendingBytes > 0 && pendingBytes + pieceBytes > flushBytes) await send();
       pending.push(sliceOf(batch, from, to));
-      pendingChars += pieceChars;
+      pendingBytes += pieceBytes;
       from = to;
       // Small pieces (a batch with few documents to write) are joined into requests of a quarter of flushBytes or more.
-      if (pendingChars >= flushBytes / 4) await send();
+      if (pendingBytes >= flushBytes / 4) await send();
     }
     if (error !== undefined) break;
   }
