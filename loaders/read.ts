@@ -312,15 +312,22 @@ async function* rowChunks(file: string, format: Format, counter?: ByteCounter): 
   else for await (const row of readRows(file, format, counter)) yield [row];
 }
 
-/** The rows of `file` in batches of `size` (the last one shorter). */
-export async function* readRowBatches(file: string, format: Format, size: number, counter?: ByteCounter): AsyncGenerator<Row[]> {
+/**
+ * The rows of `file` in batches of `size` (the last one shorter), or fewer once their raw rows
+ * reach `maxChars` characters together: a batch of long rows stays as small in memory as one of
+ * typical rows.
+ */
+export async function* readRowBatches(file: string, format: Format, size: number, counter?: ByteCounter, maxChars = Infinity): AsyncGenerator<Row[]> {
   let batch: Row[] = [];
+  let chars = 0;
   for await (const rows of rowChunks(file, format, counter)) {
     for (const row of rows) {
       batch.push(row);
-      if (batch.length >= size) {
+      chars += row.raw.length;
+      if (batch.length >= size || chars >= maxChars) {
         yield batch;
         batch = [];
+        chars = 0;
       }
     }
   }

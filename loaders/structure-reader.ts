@@ -14,8 +14,11 @@ import { checkStructure, parseUci } from './structure-rules';
 /** A Standard InChIKey's length (14 + 10 + 1 letters, two hyphens): keys are joined without separators. */
 const keyLength = 27;
 
-/** `index`: the compounds index, named in each document's bulk action line. */
-export interface ReaderOptions { file: string; maxInchiLength: number; loadId: string; batchSize: number; index: string }
+/**
+ * `index`: the compounds index, named in each document's bulk action line; a batch is `batchSize`
+ * rows, or fewer once they hold `batchChars` characters.
+ */
+export interface ReaderOptions { file: string; maxInchiLength: number; loadId: string; batchSize: number; batchChars: number; index: string }
 
 /**
  * One batch, as few strings as possible (a batch crosses threads as a copy, except `documents`,
@@ -121,7 +124,7 @@ export function readInWorker(): void {
   };
   void (async () => {
     const counter = new ByteCounter(0);
-    for await (const rows of readRowBatches(options.file, 'tsv', options.batchSize, counter)) {
+    for await (const rows of readRowBatches(options.file, 'tsv', options.batchSize, counter, options.batchChars)) {
       while (credits === 0) await new Promise<void>((resolve) => { wake = resolve; });
       credits -= 1;
       post({ batch: checkBatch(rows, options, counter.bytesRead) });
@@ -132,8 +135,9 @@ export function readInWorker(): void {
 
 /** The checked batches of a structure table, read by a worker thread a few batches ahead. */
 export async function* readCheckedStructures(options: ReaderOptions): AsyncGenerator<CheckedBatch> {
-  // A few batches live at a time (a batch of the longest InChIs allowed is under 30 MB): a bounded
-  // heap keeps V8 from growing it far beyond that, which the loader's peak RSS would show.
+  // A few batches live at a time (at most `batchChars` characters of rows each, and documents of up
+  // to six times their rows' length, for long InChIs of many components): a bounded heap keeps V8
+  // from growing it far beyond that, which the loader's peak RSS would show.
   const worker = new Worker(join(__dirname, 'structure-reader.cjs'), { workerData: options, resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 128 } });
   const queue: CheckedBatch[] = [];
   let done = false;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readConfig } from '../src/config';
-import { actionStart, bulkWrite, writeBulkBatches, BulkBatchBuilder, type BulkBatch, type BulkFailure } from '../src/engine/bulk';
+import { actionStart, bulkWrite, flushBytes, writeBulkBatches, BulkBatchBuilder, type BulkBatch, type BulkFailure } from '../src/engine/bulk';
 import { Engine, mappingOf } from '../src/engine/client';
 import { xrefBulkLines, xrefId } from '../src/engine/xrefs';
 import { bodiesSent } from './support/engine';
@@ -115,14 +115,16 @@ describe('bulk writes of a load', () => {
   const bulkRequestSizes = async (work: () => Promise<unknown>): Promise<number[]> =>
     (await bodiesSent(engine, '/_bulk', work)).map((body) => (body as Buffer).length);
 
-  it('writes 8,000 assignments in requests of at most 1 MB, each document once', async () => {
+  it('writes 40,000 assignments in requests of at most 4 MB, each document once', async () => {
+    const batches = [assignments(index, 25_000), assignments(index, 15_000, 25_000)];
+    expect(batches[0].body.length, 'the first batch needs two requests').to.be.above(flushBytes);
     const sizes = await bulkRequestSizes(async () => {
-      const written = await writeBulkBatches(engine, batchesOf(assignments(index, 5_000), assignments(index, 3_000, 5_000)), () => { throw new Error('nothing is refused'); });
-      expect(written).to.deep.equal({ written: 8_000, failed: 0 });
+      const written = await writeBulkBatches(engine, batchesOf(...batches), () => { throw new Error('nothing is refused'); });
+      expect(written).to.deep.equal({ written: 40_000, failed: 0 });
     });
-    expect(await countIn()).to.equal(8_000);
-    expect(sizes.length, 'bulk requests').to.be.at.least(2);
-    for (const size of sizes) expect(size).to.be.at.most(1_000_000);
+    expect(await countIn()).to.equal(40_000);
+    expect(sizes.length, 'bulk requests').to.be.at.least(3);
+    for (const size of sizes) expect(size).to.be.at.most(flushBytes);
   });
 
   it('joins the documents of many small batches into one request', async () => {
@@ -150,25 +152,26 @@ describe('bulk writes of a load', () => {
   });
 
   it('writes non-ASCII compound ids whole across requests, and reports a refused document after them with its own row', async () => {
-    // 3,000 ids of 3 to 4 UTF-8 bytes a character: the batch is cut into requests by bytes, not characters.
+    // 10,000 ids of characters of 2 to 4 UTF-8 bytes: the batch is cut into requests by bytes, not characters.
     const builder = new BulkBatchBuilder<{ line: number }>();
     const compoundIdOf = (line: number): string => `対乙酰氨基酚-Paracétamol-𝛼-${line}`.repeat(line % 7 === 0 ? 20 : 1);
-    for (let line = 1; line <= 3_000; line += 1) {
+    for (let line = 1; line <= 10_000; line += 1) {
       const compoundId = compoundIdOf(line);
-      const uci = line === 2_500 ? 'two' : 1; // refused by the mapping
+      const uci = line === 7_500 ? 'two' : 1; // refused by the mapping
       builder.add({ index, id: xrefId(1, 1, compoundId), op: 'create', context: { line }, document: { sourceId: 1, compoundId, uci, assignment: 1, ...paracetamol } });
     }
     const batch = builder.take();
     expect(batch.body.length).to.be.above(batch.body.toString().length);
+    expect(batch.body.length, 'the batch needs two requests').to.be.above(flushBytes);
     const failures: BulkFailure<{ line: number }>[] = [];
     const sizes = await bulkRequestSizes(async () => {
-      expect(await writeBulkBatches(engine, batchesOf(batch), (failure) => failures.push(failure))).to.deep.equal({ written: 2_999, failed: 1 });
+      expect(await writeBulkBatches(engine, batchesOf(batch), (failure) => failures.push(failure))).to.deep.equal({ written: 9_999, failed: 1 });
     });
     expect(sizes.length, 'bulk requests').to.be.at.least(2);
-    expect(failures.map((failure) => [failure.id, failure.context])).to.deep.equal([[xrefId(1, 1, compoundIdOf(2_500)), { line: 2_500 }]]);
-    expect(await countIn()).to.equal(2_999);
-    const stored = await engine.client.search<{ compoundId: string }>({ index, size: 10, query: { terms: { compoundId: [compoundIdOf(7), compoundIdOf(2_999)] } } });
-    expect(stored.hits.hits.map((hit) => hit._source!.compoundId).sort()).to.deep.equal([compoundIdOf(7), compoundIdOf(2_999)].sort());
+    expect(failures.map((failure) => [failure.id, failure.context])).to.deep.equal([[xrefId(1, 1, compoundIdOf(7_500)), { line: 7_500 }]]);
+    expect(await countIn()).to.equal(9_999);
+    const stored = await engine.client.search<{ compoundId: string }>({ index, size: 10, query: { terms: { compoundId: [compoundIdOf(7), compoundIdOf(9_999)] } } });
+    expect(stored.hits.hits.map((hit) => hit._source!.compoundId).sort()).to.deep.equal([compoundIdOf(7), compoundIdOf(9_999)].sort());
   });
 
   it("writes an assignment's document exactly as JSON.stringify does, whatever its compound id holds", () => {

@@ -10,6 +10,7 @@ import { allSources } from '../src/engine/sources';
 import { loadHistory } from '../src/engine/loads';
 import type { XrefDocument } from '../src/engine/documents';
 import { fixtureDump, fixturesDir, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
+import { batchSize as structureBatchRows } from '../loaders/structures';
 
 function table(file: string): Record<string, string>[] {
   const text = file.endsWith('.gz') ? gunzipSync(readFileSync(file)).toString('utf8') : readFileSync(file, 'utf8');
@@ -180,7 +181,7 @@ describe('npm run load', function () {
 
     it('rejects a UCI given to a second structure thousands of lines later, in another batch', async () => {
       // Real structures of the demo dump, with fresh UCIs; the last row reuses the first row's UCI.
-      const demo = table(join(fixturesDir, 'demo', 'structure.tsv.gz')).slice(0, 2_500);
+      const demo = table(join(fixturesDir, 'demo', 'structure.tsv.gz')).slice(0, structureBatchRows + 500);
       const rows = demo.map((row, i) => `${20_000 + i}\t${row.standardinchi}\t${row.standardinchikey}`);
       rows[rows.length - 1] = `20000\t${demo[demo.length - 1].standardinchi}\t${demo[demo.length - 1].standardinchikey}`;
       const file = join(mkdtempSync(join(tmpdir(), 'chemxref-uci-twice-')), 'structure.tsv');
@@ -194,7 +195,7 @@ describe('npm run load', function () {
     });
 
     it('after a batch of new structures, finds known ones by their refused creation: same UCI loaded, another UCI rejected', async () => {
-      const demo = table(join(fixturesDir, 'demo', 'structure.tsv.gz')).slice(0, 5_000);
+      const demo = table(join(fixturesDir, 'demo', 'structure.tsv.gz')).slice(0, 2_500 + structureBatchRows);
       const line = (row: Record<string, string>, uci: number): string => `${uci}\t${row.standardinchi}\t${row.standardinchikey}`;
       const folder = mkdtempSync(join(tmpdir(), 'chemxref-known-later-'));
       const write = (name: string, rows: string[]): string => {
@@ -203,17 +204,17 @@ describe('npm run load', function () {
       };
       const fresh = freshPrefix('known-later');
       await load(fresh, ['structures', write('first.tsv', demo.slice(0, 2_500).map((row, i) => line(row, 30_000 + i)))]);
-      // New structures first (the key lookups stop), then ten known ones, one of them with another UCI.
+      // A batch of new structures first (the key lookups stop), then ten known ones, one of them with another UCI.
       const second = [
         ...demo.slice(2_500).map((row, i) => line(row, 32_500 + i)),
-        ...demo.slice(0, 10).map((row, i) => line(row, i === 9 ? 39_999 : 30_000 + i)),
+        ...demo.slice(0, 10).map((row, i) => line(row, i === 9 ? 49_999 : 30_000 + i)),
       ];
       const summary = await load(fresh, ['structures', write('second.tsv', second)]);
       expect(summary.rejectedByReason).to.deep.equal({ 'uci-conflict': 1 });
-      expect(summary.rowsLoaded).to.equal(2_500 + 9);
+      expect(summary.rowsLoaded).to.equal(structureBatchRows + 9);
       const known = engineFor(fresh);
       expect(await uciOfKey(known, demo[9].standardinchikey), 'the known key keeps its UCI').to.equal(30_009);
-      expect(await uciOfKey(known, demo[4_999].standardinchikey)).to.equal(34_999);
+      expect(await uciOfKey(known, demo.at(-1)!.standardinchikey)).to.equal(32_500 + structureBatchRows - 1);
     });
 
     it('refuses a file with the wrong header and changes nothing', async () => {

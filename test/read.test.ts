@@ -65,6 +65,21 @@ describe('reading table files', () => {
     expect(sizes).to.deep.equal([1_024, 1_024, 954]);
   });
 
+  it('ends a batch early once its rows reach the characters asked, so long rows make smaller batches', async () => {
+    const batches: { rows: number; chars: number; last: number }[] = [];
+    for await (const batch of readRowBatches(gzipped, 'tsv', 1_024, undefined, 20_000)) {
+      batches.push({ rows: batch.length, chars: batch.reduce((sum, row) => sum + row.raw.length, 0), last: batch.at(-1)!.raw.length });
+    }
+    expect(batches.reduce((sum, batch) => sum + batch.rows, 0)).to.equal(3_002);
+    expect(batches.length).to.be.above(3);
+    for (const batch of batches.slice(0, -1)) {
+      expect(batch.rows).to.be.below(1_024);
+      // Cut at the first row that reaches the limit: without it, the batch was under it.
+      expect(batch.chars).to.be.at.least(20_000);
+      expect(batch.chars - batch.last).to.be.below(20_000);
+    }
+  });
+
   it('numbers rows by their line in the file, blank lines counted, and reads a last line without a break', async () => {
     const file = join(folder, 'blank-lines.tsv');
     writeFileSync(file, 'UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\r\n1\tInChI=1S/H2O/h1H2\tXLYOFNOQVPJJNP-UHFFFAOYSA-N\r\n\r\n\n2\tInChI=1S/ClH/h1H\tVEXZGXHMUGYJMC-UHFFFAOYSA-N');
