@@ -249,7 +249,7 @@ async function ceilingBulk(engine: Engine, items: [index: string, id: string, op
 // ---------------------------------------------------------------------------------------------
 // The engine between phases, storage, cleanup
 
-/** Waits until the node has no merge running and its CPU is idle, so one phase does not slow the next. */
+/** Waits until the node has no merge running (at the moment it asks), so one run's merges do not slow the next. */
 async function settle(engine: Engine): Promise<void> {
   for (let i = 0; i < 240; i += 1) {
     const stats = await engine.client.nodes.stats({ metric: ['indices'], index_metric: ['merge'] }) as unknown as { nodes: Record<string, { indices: { merges: { current: number } } }> };

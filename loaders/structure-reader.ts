@@ -148,9 +148,11 @@ export async function* readCheckedStructures(options: ReaderOptions): AsyncGener
     if ('batch' in message) {
       const { documents } = message.batch;
       queue.push({ ...message.batch, documents: Buffer.from(documents.buffer, documents.byteOffset, documents.length) });
+    } else if ('done' in message) {
+      done = true;
+    } else {
+      failure = message.fileFormat ? new FileFormatError(message.error) : new Error(message.error);
     }
-    else if ('done' in message) done = true;
-    else failure = message.fileFormat ? new FileFormatError(message.error) : new Error(message.error);
     wake?.();
   });
   worker.on('error', (error) => { failure ??= new Error(`the structure reader failed: ${error.message}`); wake?.(); });

@@ -13,10 +13,8 @@ import { readCheckedStructures, rowsOf, type CheckedBatch, type CheckedRow as Ca
 import { UciBitset, type DryRunMemory } from './uci-bitset';
 
 /**
- * Rows a batch. A batch of new structures is one bulk request of about 3.4 MB (typical InChIs): each
- * request costs the engine a fixed amount of work besides its documents, and 2,000-row batches sent
- * as two 0.9 MB requests cost its write threads 0.6-0.9 s more per 500,000 structures than raw bulk
- * in 4 MB requests (bench:load).
+ * Rows a batch. A batch of new structures is one bulk request of about 3.4 MB (typical InChIs), as
+ * few requests as raw bulk sends: each costs the engine some work of its own (see `flushBytes`).
  */
 export const batchSize = 4_000;
 /** Fewer rows when they are long: at most this many characters of raw rows a batch (about 500 rows of the longest InChIs allowed, whose documents are up to 12 MB). */

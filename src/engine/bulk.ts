@@ -2,7 +2,7 @@
  * Bulk writes. Documents come in batches already serialised and encoded as the request body's lines
  * (see `BulkBatch`): a request is a view of one batch (or small batches joined), and a refused
  * document is known by its position in the request, with no per-document objects, maps, copies or
- * serialisation on the way. Requests of about 1 MB, three in flight; documents refused with 429
+ * serialisation on the way. Requests of up to 4 MB, three in flight; documents refused with 429
  * are sent again after a second, six times; any other refusal is reported with the item's context.
  */
 import type { Engine } from './client';
@@ -31,11 +31,10 @@ export interface BulkBatch<C> {
 export interface BulkFailure<C> { status: number; reason: string; id: string; context: C | undefined }
 
 const concurrency = 3;
-// 4 MB requests, as raw bulk sends them. Each request costs the engine some work of its own (a bulk
-// request's handling, a translog sync): a structures load sent as 0.9 MB requests cost its write
-// threads 0.6-0.9 s more per 500,000 structures than raw bulk, and ran at 0.88-0.93 of it; in one
-// request per 4,000-row batch (3.4 MB), the same as raw bulk (bench:load). Requests are views of
-// their batches, so the loader's peak RSS grew only from 220 to 245 MB.
+// 4 MB requests, as raw bulk sends them: each request costs the engine some work of its own (its
+// handling, a translog sync). Structure loads ran at 0.90 of raw bulk on average in 0.86 MB requests
+// (five runs), at 0.94 in one 3.4 MB request per 4,000-row batch (nine runs; bench:load). Requests
+// are views of their batches, so the loader's peak RSS grew only from 220 to 245 MB.
 export const flushBytes = 4_000_000;
 const retries = 6;
 const retryWaitMs = 1_000;
@@ -205,8 +204,8 @@ export async function writeBulkBatches<C>(
     pendingBytes = 0;
   };
   for await (const batch of batches) {
-    // In pieces of at most flushBytes, of about equal size: a batch of 1.2 MB goes as two of 0.6 MB,
-    // each alone, rather than 1 MB and a rest that would have to be joined with the next batch.
+    // In pieces of at most flushBytes, of about equal size: a batch of 4.8 MB goes as two of 2.4 MB,
+    // each alone, rather than 4 MB and a rest that would have to be joined with the next batch.
     const count = batch.ids.length;
     const bytes = count === 0 ? 0 : batch.ends[count - 1];
     const pieces = Math.ceil(bytes / flushBytes);
