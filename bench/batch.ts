@@ -19,7 +19,7 @@ import { deleteJobs } from '../src/engine/jobs';
 import { serveApi, startApiChild, stopApiChild } from './api-child';
 import { ceilingLookups, ensureLoaded, prefix, samples } from './api';
 import { splitCores, splitCoresRequested } from './cores';
-import { drive, drivePaced, summarise, type Measure } from './load-generator';
+import { countFailure, drive, drivePaced, summarise, type FailedBy, type Measure } from './load-generator';
 import { readProc } from './proc';
 
 const out = (text: string): boolean => process.stdout.write(`${text}\n`);
@@ -39,7 +39,7 @@ type Query = { type: 'inchikey'; compound: string } | { type: 'sourceID'; compou
 async function loop(workers: number, duration: number, work: (i: number) => Promise<{ answered: number; failed: number }>): Promise<Measure> {
   let next = 0;
   let answered = 0;
-  let failures = 0;
+  const failedBy: FailedBy = {};
   const latencies: number[] = [];
   const started = process.hrtime.bigint();
   const deadline = started + BigInt(duration * 1e9);
@@ -48,13 +48,13 @@ async function loop(workers: number, duration: number, work: (i: number) => Prom
       const begun = process.hrtime.bigint();
       const counts = await work(next++).catch(() => ({ answered: 0, failed: 1 }));
       answered += counts.answered;
-      failures += counts.failed;
+      if (counts.failed > 0) countFailure(failedBy, 'queries not answered', counts.failed);
       latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
     }
   };
   await Promise.all(Array.from({ length: workers }, worker));
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
-  return { ...summarise(latencies, {}, elapsed), rps: answered / elapsed, requests: answered, failures };
+  return { ...summarise(latencies, failedBy, elapsed), rps: answered / elapsed, requests: answered };
 }
 
 /** Batches of `queries` sent back to back over `connections` for `duration` s. */

@@ -70,8 +70,8 @@ export async function drive(url: string, path: string, bodies: object[], duratio
       else countFailure(failedBy, `HTTP ${statusCode}`);
     });
   });
-  if (result.errors > 0) failedBy['connection errors'] = result.errors;
-  if (result.timeouts > 0) failedBy.timeouts = result.timeouts;
+  if (result.errors > 0) countFailure(failedBy, 'connection errors', result.errors);
+  if (result.timeouts > 0) countFailure(failedBy, 'timeouts', result.timeouts);
   return summarise(latencies, failedBy, result.duration);
 }
 

@@ -207,7 +207,7 @@ describe('npm run load', function () {
       // A batch of new structures first (the key lookups stop), then ten known ones, one of them with another UCI.
       const second = [
         ...demo.slice(2_500).map((row, i) => line(row, 32_500 + i)),
-        ...demo.slice(0, 10).map((row, i) => line(row, i === 9 ? 49_999 : 30_000 + i)),
+        ...demo.slice(0, 10).map((row, i) => line(row, i === 9 ? 39_999 : 30_000 + i)),
       ];
       const summary = await load(fresh, ['structures', write('second.tsv', second)]);
       expect(summary.rejectedByReason).to.deep.equal({ 'uci-conflict': 1 });
