@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   let lines: string[];
   try {
     await ensureLoaded(engine, config);
-    const { keys, ids } = await samples(engine);
+    const { keys, ids } = await samples();
     const requests = requestsOf(keys, ids);
     const { child, url } = await startApiChild(__filename, { ES_INDEX_PREFIX: prefix }, process.execArgv);
     try {

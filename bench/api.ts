@@ -37,6 +37,7 @@ import type { SearchResponse } from '@elastic/elasticsearch/lib/api/types';
 import { Engine } from '../src/engine/client';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { parseArguments, runCommand } from '../loaders/cli';
+import { readRows, type Row } from '../loaders/read';
 import { deleteIndicesByPrefix } from '../test/support/engine';
 import { niceThreads, pin, scheduleThreads, splitCores, splitCoresRequested } from './cores';
 import { countFailure, describeFailures, drive, drivePaced, failuresOf, failureReason, paced, summarise, type FailedBy, type Measure } from './load-generator';
@@ -111,20 +112,39 @@ export interface Samples {
   ids: { sourceId: number; compoundId: string }[];
 }
 
+/** The `count` rows of `rows` with the lowest hash of `valueOf` (a fixed pseudo-random sample), in that order. */
+async function lowestHashes<T>(rows: AsyncIterable<Row>, count: number, valueOf: (row: Row) => T | undefined, textOf: (value: T) => string): Promise<T[]> {
+  let kept: { hash: number; value: T }[] = [];
+  let limit = 2 ** 32;
+  for await (const row of rows) {
+    const value = valueOf(row);
+    if (value === undefined) continue;
+    // FNV-1a over the value's text, seeded: the same rows whatever the order of the file or of a load.
+    let hash = 0x811c9dc5 ^ 5;
+    const text = textOf(value);
+    for (let i = 0; i < text.length; i += 1) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
+    if (hash >= limit) continue;
+    kept.push({ hash, value });
+    if (kept.length >= 4 * count) {
+      kept = kept.sort((a, b) => a.hash - b.hash).slice(0, count);
+      limit = kept[count - 1].hash;
+    }
+  }
+  return kept.sort((a, b) => a.hash - b.hash).slice(0, count).map((k) => k.value);
+}
+
 /**
  * Real keys and ids of the set, in a fixed pseudo-random order: structures drawn evenly from the
- * compounds index, source ids drawn evenly from the current assignments.
+ * dump's structure table, source ids evenly from its current assignments. Drawn from the dump, by a
+ * hash of each row's values, so every load of the set has the same sample (the order of a load's
+ * documents in the index follows its concurrent bulk requests).
  */
-export async function samples(engine: Engine): Promise<Samples> {
-  const draw = async <T>(index: string, filter: object, fields: string[]): Promise<T[]> => {
-    const result = await engine.client.search<T>({
-      index, size: sampleSize, _source: fields,
-      query: { function_score: { query: { bool: { filter: [filter] } }, functions: [{ random_score: { seed: 5, field: '_seq_no' } }], boost_mode: 'replace' } },
-    });
-    return result.hits.hits.map((hit) => hit._source!);
-  };
-  const keys = (await draw<{ standardInchiKey: string }>(engine.names.compounds, { match_all: {} }, ['standardInchiKey'])).map((d) => d.standardInchiKey);
-  const ids = (await draw<{ sourceId: number; compoundId: string }>(engine.names.xrefs, { term: { assignment: 1 } }, ['sourceId', 'compoundId']));
+export async function samples(): Promise<Samples> {
+  const keys = await lowestHashes(readRows(join(dumpFolder, 'structure.tsv.gz'), 'tsv'), sampleSize,
+    (row) => row.fields.standardinchikey, (key) => key);
+  const ids = await lowestHashes(readRows(join(dumpFolder, 'reference.tsv.gz'), 'tsv'), sampleSize,
+    (row) => (row.fields.assigment === '1' ? { sourceId: Number(row.fields.src_id), compoundId: row.fields.src_compound_id } : undefined),
+    (id) => `${id.sourceId}\t${id.compoundId}`);
   return { keys, ids };
 }
 
@@ -334,7 +354,7 @@ async function main(): Promise<void> {
     }
     out(`API benchmark (issue 5): node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), Elasticsearch at ${config.ES_URL}`);
     await ensureLoaded(engine, config);
-    const { keys, ids } = await samples(engine);
+    const { keys, ids } = await samples();
     out(`${fmt(keys.length)} InChIKeys and ${fmt(ids.length)} source ids drawn from the set; ${connections} connections, ${seconds} s per run, ${warmUpSeconds} s warm-up`);
 
     const ceiling = ceilingLookups(engine);

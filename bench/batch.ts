@@ -127,7 +127,7 @@ async function main(): Promise<void> {
   try {
     out(`bulk mapping benchmark (issue 28): node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), Elasticsearch at ${config.ES_URL}`);
     await ensureLoaded(engine, config);
-    const { keys, ids } = await samples(engine);
+    const { keys, ids } = await samples();
     const queries: Query[] = [];
     for (let i = 0; i < Math.min(keys.length, ids.length); i += 1) {
       queries.push({ type: 'inchikey', compound: keys[i] }, { type: 'sourceID', compound: ids[i].compoundId, sourceID: ids[i].sourceId });

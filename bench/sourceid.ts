@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   const engine = new Engine(config);
   try {
     await ensureLoaded(engine, config);
-    const { ids } = await samples(engine);
+    const { ids } = await samples();
     const built = await buildIds(engine);
     await engine.client.indices.forcemerge({ index: idsIndex, max_num_segments: 1 }, { requestTimeout: 600_000 });
     const sizes = await engine.client.cat.indices({ index: `${idsIndex},${engine.names.xrefs}`, bytes: 'b', format: 'json' }) as unknown as Record<string, string>[];
