@@ -42,6 +42,7 @@ import { deleteIndicesByPrefix } from '../test/support/engine';
 import { niceThreads, pin, scheduleThreads, splitCores, splitCoresRequested } from './cores';
 import { countFailure, describeFailures, drive, drivePaced, failuresOf, failureReason, paced, summarise, type FailedBy, type Measure } from './load-generator';
 import { readStructures, sourceTable, writeDump } from './load';
+import { collectOwnGarbage, ownGcPauses } from './own-gc';
 
 const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
 export const prefix = 'bench-api';
@@ -171,13 +172,21 @@ async function cpuNow(engine: Engine, child: ChildProcess): Promise<{ engine: nu
   return { engine: engineCpu, api, client: (own.user + own.system) / 1e6 };
 }
 
-/** Runs `work` and adds the CPU milliseconds per request each process spent on it. */
+/**
+ * Runs `work` and adds the CPU milliseconds per request each process spent on it, and the load
+ * generator's own GC pauses. The load generator's garbage of the runs before is collected first.
+ */
 async function withCpu(engine: Engine, child: ChildProcess, work: () => Promise<Measure>): Promise<Measure> {
-  const before = await cpuNow(engine, child);
+  collectOwnGarbage();
+  const [before, gcBefore] = [await cpuNow(engine, child), ownGcPauses()];
   const measure = await work();
-  const after = await cpuNow(engine, child);
+  const [after, gcAfter] = [await cpuNow(engine, child), ownGcPauses()];
   const perRequest = (a: number, b: number): number => ((a - b) * 1000) / Math.max(1, measure.requests);
-  return { ...measure, cpuMs: { engine: perRequest(after.engine, before.engine), api: perRequest(after.api, before.api), client: perRequest(after.client, before.client) } };
+  return {
+    ...measure,
+    cpuMs: { engine: perRequest(after.engine, before.engine), api: perRequest(after.api, before.api), client: perRequest(after.client, before.client) },
+    clientGc: { ms: gcAfter.ms - gcBefore.ms, full: gcAfter.full - gcBefore.full },
+  };
 }
 
 const mean = (list: Measure[], key: 'rps' | 'p50' | 'p99'): number => list.reduce((sum, m) => sum + m[key], 0) / list.length;
@@ -388,7 +397,8 @@ async function main(): Promise<void> {
     const rows: { name: string; service: Measure[]; engine: Measure[]; half?: Measure; halfCeiling?: Measure; breakdown?: string }[] = [];
     const cpu = (m: Measure): string => (m.cpuMs ? `; CPU ms per request: engine ${fmt(m.cpuMs.engine, 1)}, API ${fmt(m.cpuMs.api, 1)}, load generator ${fmt(m.cpuMs.client, 1)}` : '');
     const failed = (m: Measure): string => (m.failures > 0 ? `; ${fmt(m.failures)} failed: ${describeFailures(m.failedBy ?? {})}` : '');
-    const line = (m: Measure): string => `${fmt(m.rps)} req/s (p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms${cpu(m)}${failed(m)})`;
+    const clientGc = (m: Measure): string => (m.clientGc ? `; load generator's GC ${fmt(m.clientGc.ms)} ms, ${m.clientGc.full} full` : '');
+    const line = (m: Measure): string => `${fmt(m.rps)} req/s (p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms${cpu(m)}${clientGc(m)}${failed(m)})`;
     try {
       for (const c of cases) for (const body of c.bodies.slice(0, 20)) await check(url, c.path, body);
       for (const c of cases) {

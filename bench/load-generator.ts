@@ -11,6 +11,8 @@ export interface Measure {
   failedBy?: FailedBy;
   /** CPU ms per request of the engine (every user of the node, so noisy), the API child and the load generator (bench:api). */
   cpuMs?: { engine: number; api: number; client: number };
+  /** The load generator's own GC pauses during the run (bench:api): their milliseconds, and how many were full collections. */
+  clientGc?: { ms: number; full: number };
 }
 
 export type FailedBy = Record<string, number>;

@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { descendants, engineThreadCpu, readProc } from './proc';
+import { collectOwnGarbage, ownGcPauses } from './own-gc';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -340,12 +341,15 @@ async function main(): Promise<void> {
   const threadsNow = (): Record<string, number> => (enginePid ? engineThreadCpu(enginePid) : {});
   const since = (before: Record<string, number>, after: Record<string, number>): Record<string, number> =>
     Object.fromEntries(Object.entries(after).map(([kind, ms]) => [kind, ms - (before[kind] ?? 0)]));
-  const timed = async <T>(work: () => Promise<T>): Promise<{ value: T; engineCpu: number; activity: Record<string, number>; threads: Record<string, number> }> => {
+  // This process's garbage of the runs before (the ceiling's request bodies) is collected before each
+  // run, and its GC pauses during a run are reported: they take the loader's core.
+  const timed = async <T>(work: () => Promise<T>): Promise<{ value: T; engineCpu: number; activity: Record<string, number>; threads: Record<string, number>; benchGcMs: number }> => {
+    collectOwnGarbage();
     await settle(engine);
-    const [cpu, activity, threads] = [await engineCpuSeconds(engine), await engineActivity(engine), threadsNow()];
+    const [cpu, activity, threads, gc] = [await engineCpuSeconds(engine), await engineActivity(engine), threadsNow(), ownGcPauses()];
     const value = await work();
     const [activityAfter, threadsAfter] = [await engineActivity(engine), threadsNow()];
-    return { value, engineCpu: (await engineCpuSeconds(engine)) - cpu, activity: since(activity, activityAfter), threads: since(threads, threadsAfter) };
+    return { value, engineCpu: (await engineCpuSeconds(engine)) - cpu, activity: since(activity, activityAfter), threads: since(threads, threadsAfter), benchGcMs: ownGcPauses().ms - gc.ms };
   };
   const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
   // The engine's own account of its work, loader runs against ceiling runs: where its extra CPU goes
@@ -368,7 +372,7 @@ async function main(): Promise<void> {
       threads: enginePid ? activityOf([first.threads, last.threads], ceilings.map((c) => c.threads)) : '',
     };
     const each = (seconds: number[]): string => seconds.map((s) => fmt(rows / s)).join(', ');
-    out(`${phase}: loader ${each([first.value, last.value].map((r) => Number(r.summary.seconds)))} rows/s (first and last run), ceiling ${each(ceilings.map((c) => c.value))} rows/s`);
+    out(`${phase}: loader ${each([first.value, last.value].map((r) => Number(r.summary.seconds)))} rows/s (first and last run), ceiling ${each(ceilings.map((c) => c.value))} rows/s; this process's GC in each run, in their order: ${[first, ...ceilings, last].map((r) => fmt(r.benchGcMs)).join(', ')} ms`);
   };
   const cores = splitCoresRequested() ? await splitCores(engine) : undefined;
   out(cores ? `--split-cores: ${cores.describe}` : 'the engine, the loader and the ceiling share every core (`-- --split-cores` gives the engine a core of its own)');
