@@ -1,9 +1,8 @@
 /**
- * The benchmark process's own garbage collection. A bench that drives one side of a comparison and
- * then waits (or drives lightly) through the other leaves garbage that V8 collects later, often once
- * the process goes quiet (its memory reducer): a full collection of a heap of hundreds of MB then
- * lands in the next measured run, on a core the engine or the measured process shares. Collecting
- * it before each run keeps it out of every run alike.
+ * The benchmark process's own garbage collection. A bench that drives the ceiling itself leaves the
+ * garbage of its requests for V8 to collect later, in a later measured run, on a core that the
+ * loader (bench:load) or the engine (bench:api's half-peak service runs) needs. Collecting it
+ * before each run keeps it out of every run alike; `ownGcPauses` tells what GC is left in a run.
  */
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
