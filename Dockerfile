@@ -2,7 +2,7 @@
 # Two stages: the build compiles the TypeScript (`npm run build` → dist/); the runtime holds the
 # compiled code, the production dependencies and nothing else, and runs as the unprivileged `node`.
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
@@ -15,7 +15,7 @@ COPY mappings ./mappings
 COPY kibana ./kibana
 RUN npm run build
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./

@@ -4,7 +4,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { constants, monitorEventLoopDelay, PerformanceObserver, type IntervalHistogram, type PerformanceEntry } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver, type ELDHistogram, type PerformanceEntry } from 'node:perf_hooks';
 import { readConfig } from '../src/config';
 import { startServer } from '../src/server';
 
@@ -47,8 +47,8 @@ export async function serveApi(): Promise<void> {
   const { url, stop } = await startServer(readConfig(), {}, 0);
   // One delay monitor per counting stretch: a monitor disabled and enabled again would take the
   // whole pause for one delay.
-  let stretches: IntervalHistogram[] = [];
-  let current: IntervalHistogram | undefined;
+  let stretches: ELDHistogram[] = [];
+  let current: ELDHistogram | undefined;
   // Core times: summed over the counting stretches, each from where it started (or was last added).
   let core = noCoreTime();
   let coreAtStart = noCoreTime();

@@ -33,7 +33,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readConfig, type Config } from '../src/config';
-import type { SearchResponse } from '@elastic/elasticsearch/lib/api/types';
+import type { estypes } from '@elastic/elasticsearch';
 import { Engine } from '../src/engine/client';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { parseArguments, runCommand } from '../loaders/cli';
@@ -280,7 +280,7 @@ export function ceilingLookups(engine: Engine) {
   const xrefSort: Record<string, 'asc'>[] = [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }];
   type Search = { index: string; body: Record<string, unknown> };
   // The searches of one stage of a lookup, in one _msearch.
-  const together = async <T>(searches: Search[]): Promise<SearchResponse<T>[]> => {
+  const together = async <T>(searches: Search[]): Promise<estypes.SearchResponse<T>[]> => {
     const { responses } = await client.msearch<T>({ searches: searches.flatMap((search) => [{ index: search.index, ignore_unavailable: true, allow_no_indices: true }, search.body]) });
     return responses.map((response) => {
       if ('error' in response) throw new Error(JSON.stringify(response.error));
@@ -291,7 +291,7 @@ export function ceilingLookups(engine: Engine) {
   const xrefsSearch = (clause: object, size: number, after?: unknown[], index = names.xrefs): Search => ({
     index, body: { size, track_total_hits: false, query: { bool: { filter: [clause, { term: { assignment: 1 } }] } }, sort: xrefSort, ...(after ? { search_after: after } : {}) },
   });
-  const restOfXrefs = async (first: SearchResponse<XrefHit>, clause: object, limit: number): Promise<void> => {
+  const restOfXrefs = async (first: estypes.SearchResponse<XrefHit>, clause: object, limit: number): Promise<void> => {
     let hits = first.hits.hits;
     let count = hits.length;
     let size = Math.min(100, limit);

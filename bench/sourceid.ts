@@ -10,7 +10,7 @@
 // one-way-two-way) and at half the two-trip peak (an open loop). Everything it builds is deleted.
 //
 //   npm run bench:sourceid          # needs bench-api-* (loads it as `npm run bench:api` does)
-import type { SearchResponse } from '@elastic/elasticsearch/lib/api/types';
+import type { estypes } from '@elastic/elasticsearch';
 import { readConfig, type Config } from '../src/config';
 import { Engine } from '../src/engine/client';
 import { ceilingLookups, driveEngine, ensureLoaded, paceEngine, prefix, samples } from './api';
@@ -87,7 +87,7 @@ function oneTrip(engine: Engine) {
       ] as never,
     });
     for (const response of responses) if ('error' in response) throw new Error(JSON.stringify(response.error));
-    const [xrefs, structures] = responses as SearchResponse<XrefHit>[];
+    const [xrefs, structures] = responses as estypes.SearchResponse<XrefHit>[];
     let hits = xrefs.hits.hits;
     const all = hits.map((hit) => hit._source!);
     for (let size = 100; hits.length === size; size = 5_000) {

@@ -9,7 +9,7 @@
  * the whole `_msearch` it travels in.
  */
 import { errors, type Client } from '@elastic/elasticsearch';
-import type { MsearchResponseItem, SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
+import type { estypes } from '@elastic/elasticsearch';
 import { currentRequest, type RequestContext } from '../request-context';
 import { EngineUnavailable } from './errors';
 import { dealHits, mergeable, mergedBody, mergedLimits, type ExactFields, type Mergeable } from './merge';
@@ -22,7 +22,7 @@ const urlOnly = new Set(['filter_path', '_source_includes', '_source_excludes', 
 interface Pending {
   header: Record<string, unknown>;
   body: Record<string, unknown>;
-  resolve: (response: SearchResponse<unknown>) => void;
+  resolve: (response: estypes.SearchResponse<unknown>) => void;
   reject: (error: unknown) => void;
   /** Sent as it is, never merged: a merged search could not answer it. */
   alone?: boolean;
@@ -39,7 +39,7 @@ interface Outgoing {
   header: Record<string, unknown>;
   body: Record<string, unknown>;
   /** `whole`: the `_msearch` itself failed (engine unreachable, 429, a body it could not parse ...), not this search alone. */
-  settle: (outcome: { response: SearchResponse<unknown> } | { error: unknown; whole?: boolean }) => void;
+  settle: (outcome: { response: estypes.SearchResponse<unknown> } | { error: unknown; whole?: boolean }) => void;
   /** The API requests it answers. */
   requests: (RequestContext | undefined)[];
   /** When the first of its searches was asked for. */
@@ -67,7 +67,7 @@ export class SearchBatcher {
   constructor(private readonly client: Client, private readonly exact: ExactFields, private readonly onSend: (searches: number) => void = () => undefined, private readonly maxSearches = 8, private readonly maxWaitNs = 1_000_000n) {}
 
   /** One search, sent with the others queued in this turn of the event loop. */
-  search<T>(request: SearchRequest): Promise<SearchResponse<T>> {
+  search<T>(request: estypes.SearchRequest): Promise<estypes.SearchResponse<T>> {
     return new Promise((resolve, reject) => {
       // A search that misses shards (a release index deleted under it, a node gone) must fail, not
       // answer "Not found" from the shards it reached.
@@ -169,7 +169,7 @@ export class SearchBatcher {
           return;
         }
         if (partial(outcome.response)) return members.forEach(sendAlone);
-        let dealt: Map<Member, SearchResponse<unknown> | undefined>;
+        let dealt: Map<Member, estypes.SearchResponse<unknown> | undefined>;
         try {
           dealt = dealHits(members, size, outcome.response);
         } catch {
@@ -184,7 +184,7 @@ export class SearchBatcher {
   }
 
   private async send(batch: Outgoing[]): Promise<void> {
-    let responses: MsearchResponseItem<unknown>[];
+    let responses: estypes.MsearchResponseItem<unknown>[];
     this.onSend(batch.length);
     try {
       // Every request it answers, as X-Opaque-Id (the engine keeps it with the search's task and slow log).
@@ -220,7 +220,7 @@ export class SearchBatcher {
         // The error a lone search would have thrown, so callers translate it as before (index missing, 429, ...).
         batch[i].settle({ error: new errors.ResponseError({ body: item, statusCode: item.status, headers: {}, warnings: null, meta: {} as never }) });
       } else {
-        batch[i].settle({ response: item as SearchResponse<unknown> });
+        batch[i].settle({ response: item as estypes.SearchResponse<unknown> });
       }
     });
     for (const search of batch.slice(responses.length)) search.settle({ error: new Error(`the engine answered ${responses.length} of ${batch.length} searches`), whole: true });
@@ -238,7 +238,7 @@ function mergeableOrNot(search: Pending, exact: ExactFields): Member | undefined
 }
 
 /** What is missing from an answer: failed shards, or a timeout (undefined when it is whole). */
-function partial(response: SearchResponse<unknown>): string | undefined {
+function partial(response: estypes.SearchResponse<unknown>): string | undefined {
   if (response.timed_out) return 'timed out';
   const failed = response._shards?.failed ?? 0;
   return failed > 0 ? `${failed} of ${response._shards.total} shards failed` : undefined;

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, HttpConnection, SniffingTransport } from '@elastic/elasticsearch';
-import type { SearchRequest, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
+import type { estypes } from '@elastic/elasticsearch';
 import { engineNodes, type Config } from '../config';
 import { currentRequest } from '../request-context';
 import { SearchBatcher } from './batch';
@@ -168,7 +168,7 @@ export class Engine {
   }
 
   /** A search that leaves with the others of this turn of the event loop, in one `_msearch` (see batch.ts). */
-  search<T>(request: SearchRequest): Promise<SearchResponse<T>> {
+  search<T>(request: estypes.SearchRequest): Promise<estypes.SearchResponse<T>> {
     return this.batcher.search<T>(request);
   }
 

@@ -18,7 +18,7 @@
  * - only searches whose order does not depend on scores are merged (sorted without `_score`, or
  *   constant-score: filter context, `ids`, `terms`), and the merged clause sits in filter context.
  */
-import type { SearchHit, SearchResponse } from '@elastic/elasticsearch/lib/api/types';
+import type { estypes } from '@elastic/elasticsearch';
 import { maxResultWindow } from './limits';
 
 type Value = string | number;
@@ -143,13 +143,13 @@ export function mergedBody(searches: Mergeable[]): { body: Body; size: number } 
  * its hit objects (no caller changes a hit), and unsorted hits score 0 in filter context where a
  * lone `ids` or `terms` search scores 1 (no caller reads scores).
  */
-export function dealHits<S extends Mergeable>(searches: S[], mergedSize: number, response: SearchResponse<unknown>): Map<S, SearchResponse<unknown> | undefined> {
+export function dealHits<S extends Mergeable>(searches: S[], mergedSize: number, response: estypes.SearchResponse<unknown>): Map<S, estypes.SearchResponse<unknown> | undefined> {
   const { field, kind } = searches[0];
   const askedBy = new Map<Value, number[]>();
   searches.forEach((search, i) => {
     for (const value of new Set(search.values)) askedBy.set(value, [...askedBy.get(value) ?? [], i]);
   });
-  const slices: SearchHit<unknown>[][] = searches.map(() => []);
+  const slices: estypes.SearchHit<unknown>[][] = searches.map(() => []);
   const hits = response.hits.hits;
   for (const hit of hits) {
     const value = field === '_id' ? hit._id : (hit._source as Record<string, unknown> | undefined)?.[field];

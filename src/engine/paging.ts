@@ -1,5 +1,5 @@
 /** Sorted searches read a page at a time. */
-import type { SearchRequest } from '@elastic/elasticsearch/lib/api/types';
+import type { estypes } from '@elastic/elasticsearch';
 import type { Engine } from './client';
 import { EngineUnavailable } from './errors';
 
@@ -13,7 +13,7 @@ const laterPages = 5_000;
  * of 5,000 with search_after, so that a release published between two pages cannot give one answer
  * pages of two releases (an id twice, or missing).
  */
-export async function sortedSources<T>(engine: Engine, request: SearchRequest & { sort: object[] }, limit: number): Promise<T[]> {
+export async function sortedSources<T>(engine: Engine, request: estypes.SearchRequest & { sort: object[] }, limit: number): Promise<T[]> {
   // A full first page even under a smaller limit (cut here): merged with other requests' searches
   // of its shape (merge.ts), a page of 1 ("is there any?") comes back full and most of the searches
   // in it go again alone, a second round trip for most connectivity searches.
@@ -23,7 +23,7 @@ export async function sortedSources<T>(engine: Engine, request: SearchRequest & 
 }
 
 /** Every page of a sorted search from one point in time of its indices. */
-async function sortedSourcesAtOnePoint<T>(engine: Engine, request: SearchRequest & { sort: object[] }, limit: number): Promise<T[]> {
+async function sortedSourcesAtOnePoint<T>(engine: Engine, request: estypes.SearchRequest & { sort: object[] }, limit: number): Promise<T[]> {
   // The body without the parameters of a search by index, which a search in a point in time refuses.
   const { index, ignore_unavailable, allow_no_indices: _unused, ...body } = request;
   const { id } = await engine.client.openPointInTime({ index: index!, keep_alive: '1m', ignore_unavailable });
