@@ -38,7 +38,7 @@ import { Engine } from '../src/engine/client';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { parseArguments, runCommand } from '../loaders/cli';
 import { readRows, type Row } from '../loaders/read';
-import { deleteIndicesByPrefix } from '../test/support/engine';
+import { deleteIndicesByPrefix } from '../scripts/engine';
 import { niceThreads, pin, scheduleThreads, splitCores, splitCoresRequested } from './cores';
 import { countFailure, describeFailures, drive, drivePaced, failuresOf, failureReason, paced, summarise, type FailedBy, type Measure } from './load-generator';
 import { readStructures, sourceTable, writeDump } from './load';
@@ -74,7 +74,7 @@ export async function ensureLoaded(engine: Engine, config: Config): Promise<Expe
   const expectedFile = join(dumpFolder, 'expected.json');
   let expected: Expected | undefined = existsSync(expectedFile) ? JSON.parse(readFileSync(expectedFile, 'utf8')) as Expected : undefined;
   if (expected) {
-    const [structures, assignments] = [await count(engine, engine.names.compounds), await count(engine, engine.names.xrefs)];
+    const [structures, assignments] = [await count(engine, engine.names.compounds), await count(engine, engine.names.assignments)];
     // A dump serves all its sources from one release index; an older layout (one per source) is reloaded.
     const releases = new Set((await currentReleaseIndices(engine).catch(() => new Map())).values()).size;
     if (structures === expected.structures && assignments === expected.assignments && releases === 1) {
@@ -100,9 +100,9 @@ export async function ensureLoaded(engine: Engine, config: Config): Promise<Expe
   started = process.hrtime.bigint();
   const summary = await runCommand(parseArguments(['dump', dumpFolder, '--no-progress', '--rejects', join(dumpFolder, 'rejects.tsv')]), config);
   out(`loaded by \`npm run load -- dump\` in ${fmt(Number(process.hrtime.bigint() - started) / 1e9)} s: ${fmt(Number(summary.rowsLoaded))} rows, ${fmt(Number(summary.rowsRejected))} rejected`);
-  const [structures, xrefs] = [await count(engine, engine.names.compounds), await count(engine, engine.names.xrefs)];
-  if (structures !== expected.structures || xrefs !== expected.assignments) {
-    throw new Error(`after the load ${prefix}-* holds ${structures} structures and ${xrefs} assignments, not ${expected.structures} and ${expected.assignments}`);
+  const [structures, assignmentsHeld] = [await count(engine, engine.names.compounds), await count(engine, engine.names.assignments)];
+  if (structures !== expected.structures || assignmentsHeld !== expected.assignments) {
+    throw new Error(`after the load ${prefix}-* holds ${structures} structures and ${assignmentsHeld} assignments, not ${expected.structures} and ${expected.assignments}`);
   }
   writeFileSync(expectedFile, JSON.stringify(expected));
   return expected;
@@ -269,15 +269,15 @@ class Breakdown {
 // The ceiling: the queries src/engine sends for a lone request, through the client, nothing else.
 // The searches a lookup sends at once leave as one _msearch, as the service sends them when it has
 // nothing else in flight; what the ceiling does not do is the service's coalescing of the searches
-// of concurrent requests into one _msearch (src/engine/batch.ts): that saving is the service's own.
+// of concurrent requests into one _msearch (src/engine/msearch-batcher.ts): that saving is the service's own.
 
-interface XrefHit { uci: number; sourceId: number; compoundId: string; standardInchiKey: string }
+interface AssignmentHit { uci: number; sourceId: number; compoundId: string; standardInchiKey: string }
 
 const unlimited = 1_000_000;
 
 export function ceilingLookups(engine: Engine) {
   const { client, names } = engine;
-  const xrefSort: Record<string, 'asc'>[] = [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }];
+  const assignmentSort: Record<string, 'asc'>[] = [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }];
   type Search = { index: string; body: Record<string, unknown> };
   // The searches of one stage of a lookup, in one _msearch.
   const together = async <T>(searches: Search[]): Promise<estypes.SearchResponse<T>[]> => {
@@ -287,39 +287,39 @@ export function ceilingLookups(engine: Engine) {
       return response;
     });
   };
-  // lookups.ts xrefsWhere: current assignments only, a first page of 100 (sent with the stage's other searches), then pages of 5,000.
-  const xrefsSearch = (clause: object, size: number, after?: unknown[], index = names.xrefs): Search => ({
-    index, body: { size, track_total_hits: false, query: { bool: { filter: [clause, { term: { assignment: 1 } }] } }, sort: xrefSort, ...(after ? { search_after: after } : {}) },
+  // lookups.ts assignmentsWhere: current assignments only, a first page of 100 (sent with the stage's other searches), then pages of 5,000.
+  const assignmentsSearch = (clause: object, size: number, after?: unknown[], index = names.assignments): Search => ({
+    index, body: { size, track_total_hits: false, query: { bool: { filter: [clause, { term: { assignment: 1 } }] } }, sort: assignmentSort, ...(after ? { search_after: after } : {}) },
   });
-  const restOfXrefs = async (first: estypes.SearchResponse<XrefHit>, clause: object, limit: number): Promise<void> => {
+  const restOfAssignments = async (first: estypes.SearchResponse<AssignmentHit>, clause: object, limit: number): Promise<void> => {
     let hits = first.hits.hits;
     let count = hits.length;
     let size = Math.min(100, limit);
     while (hits.length === size && count < limit) {
       size = Math.min(5_000, limit - count);
-      [{ hits: { hits } }] = await together<XrefHit>([xrefsSearch(clause, size, hits[hits.length - 1].sort)]);
+      [{ hits: { hits } }] = await together<AssignmentHit>([assignmentsSearch(clause, size, hits[hits.length - 1].sort)]);
       count += hits.length;
     }
   };
   // compounds.ts compoundsByKey: the structures by _id (= InChIKey).
   const structures = (keys: string[]): Search => ({ index: names.compounds, body: { size: keys.length, query: { ids: { values: keys } }, _source: { excludes: ['loadId'] }, track_total_hits: false } });
   return {
-    /** POST /compounds {type: inchikey}: xrefs by key and the key's structure, at once. */
+    /** POST /compounds {type: inchikey}: assignments by key and the key's structure, at once. */
     compoundsByKey: async (key: string): Promise<void> => {
       const clause = { terms: { standardInchiKey: [key] } };
-      const [xrefs] = await together<XrefHit>([xrefsSearch(clause, 100), structures([key])]);
-      await restOfXrefs(xrefs, clause, unlimited);
+      const [assignments] = await together<AssignmentHit>([assignmentsSearch(clause, 100), structures([key])]);
+      await restOfAssignments(assignments, clause, unlimited);
     },
     /** POST /compounds {type: sourceID}: the id in its source's alias, then every assignment of its structures and the structures at once. */
     compoundsBySourceId: async (id: { sourceId: number; compoundId: string }): Promise<void> => {
       const ownClause = { bool: { filter: [{ term: { compoundId: id.compoundId } }, { term: { sourceId: id.sourceId } }] } };
-      const [own] = await together<XrefHit>([xrefsSearch(ownClause, 100, undefined, names.xrefsOf(id.sourceId))]);
-      // v1.ts queryXrefs: the structures' other assignments and the structures (by the keys the id's assignments carry), at once.
+      const [own] = await together<AssignmentHit>([assignmentsSearch(ownClause, 100, undefined, names.assignmentsOf(id.sourceId))]);
+      // v1.ts queryAssignments: the structures' other assignments and the structures (by the keys the id's assignments carry), at once.
       const hits = own.hits.hits.map((hit) => hit._source!);
       if (hits.length === 0) return;
       const clause = { terms: { uci: [...new Set(hits.map((x) => x.uci))] } };
-      const [xrefs] = await together<XrefHit>([xrefsSearch(clause, 100), structures([...new Set(hits.map((x) => x.standardInchiKey))])]);
-      await restOfXrefs(xrefs, clause, unlimited);
+      const [assignments] = await together<AssignmentHit>([assignmentsSearch(clause, 100), structures([...new Set(hits.map((x) => x.standardInchiKey))])]);
+      await restOfAssignments(assignments, clause, unlimited);
     },
     /**
      * POST /connectivity {type: inchikey}: a first page of the key's current assignments (paging.ts: is it indexed?), its structure, and the
@@ -328,12 +328,12 @@ export function ceilingLookups(engine: Engine) {
      */
     connectivityByKey: async (key: string): Promise<void> => {
       const clause = { term: { connectivityBlock: key.slice(0, 14) } };
-      const [, , , xrefs] = await together<XrefHit>([
-        xrefsSearch({ terms: { standardInchiKey: [key] } }, 100), structures([key]),
+      const [, , , assignments] = await together<AssignmentHit>([
+        assignmentsSearch({ terms: { standardInchiKey: [key] } }, 100), structures([key]),
         { index: names.compounds, body: { size: 100, query: clause, sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] }, track_total_hits: false } },
-        xrefsSearch(clause, 100),
+        assignmentsSearch(clause, 100),
       ]);
-      await restOfXrefs(xrefs, clause, unlimited);
+      await restOfAssignments(assignments, clause, unlimited);
     },
   };
 }

@@ -29,7 +29,7 @@ import { readConfig } from '../src/config';
 import {
   answersDuring, CheckingClients, compoundLookups, EngineFreezer, enginePid, tally, type Answer, type CheckedLookup,
 } from '../test/support/checking-clients';
-import { deleteIndicesByPrefix } from '../test/support/engine';
+import { deleteIndicesByPrefix } from '../scripts/engine';
 import { percentile } from './load-generator';
 
 const repository = join(__dirname, '..');

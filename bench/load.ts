@@ -25,10 +25,10 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { readConfig, type Config } from '../src/config';
 import { compoundDocument } from '../src/domain/compound';
 import { Engine, mappingOf, type MappingName } from '../src/engine/client';
-import { xrefId } from '../src/engine/xrefs';
+import { assignmentId } from '../src/engine/assignments';
 import { Reject } from '../loaders/run';
 import { checkStructure } from '../loaders/structure-rules';
-import { deleteIndicesByPrefix } from '../test/support/engine';
+import { deleteIndicesByPrefix } from '../scripts/engine';
 import { localEnginePid, splitCores, splitCoresRequested } from './cores';
 
 const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
@@ -430,7 +430,7 @@ async function main(): Promise<void> {
     const prepared: [string, string, 'index', string][] = [];
     for (const a of assignments(set.keys.length, table.sources)) {
       const document = { sourceId: a.sourceId, compoundId: a.compoundId, uci: a.uci, assignment: a.assignment, standardInchiKey: set.keys[a.uci - 1], connectivityBlock: set.connectivityBlocks[a.uci - 1] };
-      prepared.push(['', xrefId(a.sourceId, a.uci, a.compoundId), 'index', JSON.stringify(document)]);
+      prepared.push(['', assignmentId(a.sourceId, a.uci, a.compoundId), 'index', JSON.stringify(document)]);
     }
     for (const warm of warms) {
       await load(warm, 'references', 'warm-references');
@@ -439,8 +439,8 @@ async function main(): Promise<void> {
     await abba('references', assignmentCount,
       (prefix) => load(prefix, 'references'),
       async (run) => {
-        const release = run.names.xrefsRelease('dump');
-        await createIndex(engine, release, 'xrefs');
+        const release = run.names.assignmentsRelease('dump');
+        await createIndex(engine, release, 'assignments');
         return ceilingBulk(engine, prepared.map(([, id, op, document]) => [release, id, op, document]), [release], assignmentCount);
       });
     prepared.length = 0;
@@ -471,20 +471,20 @@ async function main(): Promise<void> {
     // On-disk size of what the loader wrote, merged into one segment per index.
     started = process.hrtime.bigint();
     const measured = loaderPrefixes[0];
-    const written = (await indicesOf(engine, measured)).filter((row) => row.index === `${measured}-compounds` || row.index.startsWith(`${measured}-xrefs-`));
+    const written = (await indicesOf(engine, measured)).filter((row) => row.index === `${measured}-compounds` || row.index.startsWith(`${measured}-assignments-`));
     const names = written.map((row) => row.index);
     await engine.client.indices.forcemerge({ index: names.join(','), max_num_segments: 1 }, { requestTimeout: 3_600_000 });
     await engine.client.indices.refresh({ index: names.join(',') });
     const merged = (await indicesOf(engine, measured)).filter((row) => names.includes(row.index));
     const compoundsRow = merged.find((row) => row.index === `${measured}-compounds`)!;
-    const xrefRows = merged.filter((row) => row.index !== compoundsRow.index);
-    const xrefBytes = xrefRows.reduce((sum, row) => sum + row.bytes, 0);
-    const xrefDocs = xrefRows.reduce((sum, row) => sum + row.docs, 0);
+    const assignmentRows = merged.filter((row) => row.index !== compoundsRow.index);
+    const assignmentBytes = assignmentRows.reduce((sum, row) => sum + row.bytes, 0);
+    const assignmentDocs = assignmentRows.reduce((sum, row) => sum + row.docs, 0);
     const perCompound = compoundsRow.bytes / compoundsRow.docs;
-    const perAssignment = xrefBytes / xrefDocs;
+    const perAssignment = assignmentBytes / assignmentDocs;
     const gb = (bytes: number): string => `${fmt(bytes / 1e9, 1)} GB`;
     out('');
-    out(`on disk after _forcemerge?max_num_segments=1 (${fmt(Number(process.hrtime.bigint() - started) / 1e9)} s): compounds ${fmt(compoundsRow.bytes)} bytes / ${fmt(compoundsRow.docs)} = ${fmt(perCompound)} bytes per compound; xrefs ${fmt(xrefBytes)} bytes / ${fmt(xrefDocs)} in ${xrefRows.length} indices = ${fmt(perAssignment)} bytes per assignment`);
+    out(`on disk after _forcemerge?max_num_segments=1 (${fmt(Number(process.hrtime.bigint() - started) / 1e9)} s): compounds ${fmt(compoundsRow.bytes)} bytes / ${fmt(compoundsRow.docs)} = ${fmt(perCompound)} bytes per compound; assignments ${fmt(assignmentBytes)} bytes / ${fmt(assignmentDocs)} in ${assignmentRows.length} indices = ${fmt(perAssignment)} bytes per assignment`);
     out(`projected to UniChem's scale: 160 million structures × ${fmt(perCompound)} B = ${gb(160e6 * perCompound)}; 170 million assignments × ${fmt(perAssignment)} B = ${gb(170e6 * perAssignment)}; together ${gb(160e6 * perCompound + 170e6 * perAssignment)} (one copy, no replica)`);
   } finally {
     cores?.restore();

@@ -44,10 +44,10 @@ import { parseStandardInchi, inchiKeyOf } from '../src/chemistry';
 import { compoundDocument } from '../src/domain/compound';
 import { Engine, mappingOf, type MappingName } from '../src/engine/client';
 import { currentReleaseIndices, mergeIntoOneSegment } from '../src/engine/schema';
-import { xrefId } from '../src/engine/xrefs';
+import { assignmentId } from '../src/engine/assignments';
 import { Reject } from '../loaders/run';
 import { checkStructure } from '../loaders/structure-rules';
-import { deleteIndicesByPrefix } from '../test/support/engine';
+import { deleteIndicesByPrefix } from '../scripts/engine';
 
 const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
 const repository = join(__dirname, '..');
@@ -209,7 +209,7 @@ async function writeStep(folder: string, step: number, firstUci: number, count: 
       files.assignments += 1;
       if (sampled) {
         const document = { sourceId: sources[s].id, compoundId, uci, assignment: 1, standardInchiKey: key, connectivityBlock: key.slice(0, 14) };
-        files.ceilingAssignments.push([xrefId(sources[s].id, uci, compoundId), JSON.stringify(document)]);
+        files.ceilingAssignments.push([assignmentId(sources[s].id, uci, compoundId), JSON.stringify(document)]);
       }
     }
   }
@@ -288,15 +288,15 @@ async function storage(engine: Engine, prefix: string): Promise<Storage> {
   const compounds = rows.find((row) => row.index === engine.names.compounds)!;
   // The release indices serving a source now (not the previous releases kept for RELEASE_GRACE).
   const served = new Set((await currentReleaseIndices(engine)).values());
-  const xrefs = rows.filter((row) => served.has(row.index));
-  const segments = await engine.client.indices.stats({ index: [compounds.index, ...xrefs.map((x) => x.index)], metric: ['segments'] }) as unknown as { indices: Record<string, { primaries: { segments: { count: number } } }> };
+  const assignments = rows.filter((row) => served.has(row.index));
+  const segments = await engine.client.indices.stats({ index: [compounds.index, ...assignments.map((x) => x.index)], metric: ['segments'] }) as unknown as { indices: Record<string, { primaries: { segments: { count: number } } }> };
   const segmentCount = (index: string): number => segments.indices[index]?.primaries.segments.count ?? 0;
   const nodes = await engine.client.nodes.stats({ metric: ['jvm', 'indices'], index_metric: ['segments'] }) as unknown as { nodes: Record<string, { jvm: { mem: { heap_used_in_bytes: number; heap_max_in_bytes: number } }; indices: { segments: { memory_in_bytes: number } } }> };
   const list = Object.values(nodes.nodes);
   return {
     structureBytes: Number(compounds['pri.store.size']), structureDocs: Number(compounds['docs.count']), structureSegments: segmentCount(compounds.index),
-    assignmentBytes: xrefs.reduce((sum, x) => sum + Number(x['pri.store.size']), 0), assignmentDocs: xrefs.reduce((sum, x) => sum + Number(x['docs.count']), 0),
-    assignmentSegments: xrefs.reduce((sum, x) => sum + segmentCount(x.index), 0), assignmentIndices: xrefs.length,
+    assignmentBytes: assignments.reduce((sum, x) => sum + Number(x['pri.store.size']), 0), assignmentDocs: assignments.reduce((sum, x) => sum + Number(x['docs.count']), 0),
+    assignmentSegments: assignments.reduce((sum, x) => sum + segmentCount(x.index), 0), assignmentIndices: assignments.length,
     heapUsedMb: list.reduce((sum, n) => sum + n.jvm.mem.heap_used_in_bytes, 0) / 2 ** 20,
     heapMaxMb: list.reduce((sum, n) => sum + n.jvm.mem.heap_max_in_bytes, 0) / 2 ** 20,
     segmentMemoryMb: list.reduce((sum, n) => sum + n.indices.segments.memory_in_bytes, 0) / 2 ** 20,
@@ -318,7 +318,7 @@ async function samples(engine: Engine): Promise<{ keys: string[]; ids: { sourceI
     return result.hits.hits.map((hit) => hit._source!);
   };
   const keys = (await draw<{ standardInchiKey: string }>(engine.names.compounds, { match_all: {} }, ['standardInchiKey'])).map((d) => d.standardInchiKey);
-  const ids = await draw<{ sourceId: number; compoundId: string }>(engine.names.xrefs, { term: { assignment: 1 } }, ['sourceId', 'compoundId']);
+  const ids = await draw<{ sourceId: number; compoundId: string }>(engine.names.assignments, { term: { assignment: 1 } }, ['sourceId', 'compoundId']);
   return { keys, ids };
 }
 
@@ -445,7 +445,7 @@ async function main(): Promise<void> {
       await settle(engine);
       const ceilingStructures = await ceiling(engine, `${prefix}-ceiling-compounds`, 'compounds', files.ceilingStructures, 'create');
       await settle(engine);
-      const ceilingReferences = await ceiling(engine, `${prefix}-ceiling-xrefs`, 'xrefs', files.ceilingAssignments, 'index');
+      const ceilingReferences = await ceiling(engine, `${prefix}-ceiling-assignments`, 'assignments', files.ceilingAssignments, 'index');
       files.ceilingStructures.length = 0;
       files.ceilingAssignments.length = 0;
       out(`  ceiling (fresh index, ${fmt(ceilingSample)} structures / their assignments of this step): structures ${fmt(ceilingStructures)} rows/s, references ${fmt(ceilingReferences)} rows/s → loader/ceiling ${fmt(structureRate / ceilingStructures, 2)} and ${fmt(referenceRate / ceilingReferences, 2)}`);
@@ -490,7 +490,7 @@ async function main(): Promise<void> {
     }
   } finally {
     if (rows.length > 0) {
-      out('\n| structures / assignments | structures rows/s (loader/ceiling) | references rows/s (loader/ceiling) | bytes per structure / assignment | heap used MB | segments compounds / xrefs (release indices) | by InChIKey: req/s, p50 / p99 ms; p50 / p99 at the fixed rate; at half its own peak | by sourceID | connectivity | connectivity of mixtures | structures per connectivity answer; of mixtures |');
+      out('\n| structures / assignments | structures rows/s (loader/ceiling) | references rows/s (loader/ceiling) | bytes per structure / assignment | heap used MB | segments compounds / assignments (release indices) | by InChIKey: req/s, p50 / p99 ms; p50 / p99 at the fixed rate; at half its own peak | by sourceID | connectivity | connectivity of mixtures | structures per connectivity answer; of mixtures |');
       out('|---|---|---|---|---|---|---|---|---|---|---|');
       for (const row of rows) out(row);
     }

@@ -23,7 +23,7 @@ const out = (text: string): boolean => process.stdout.write(`${text}\n`);
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 interface Id { sourceId: number; compoundId: string }
-interface XrefHit { uci: number; sourceId: number; compoundId: string; standardInchiKey: string }
+interface AssignmentHit { uci: number; sourceId: number; compoundId: string; standardInchiKey: string }
 const idOf = (id: Id): string => `${id.sourceId}/${id.compoundId}`;
 
 /** Builds one document per current (source, compound id) from the assignments; resolves with the seconds taken and the documents written. */
@@ -38,12 +38,12 @@ async function buildIds(engine: Engine): Promise<{ seconds: number; documents: n
   const cpu = await engineCpuSeconds(engine);
   const started = process.hrtime.bigint();
   async function* documents(): AsyncGenerator<{ id: string; ucis: number[]; standardInchiKeys: string[] }> {
-    const { id: pit } = await engine.client.openPointInTime({ index: engine.names.xrefs, keep_alive: '2m' });
+    const { id: pit } = await engine.client.openPointInTime({ index: engine.names.assignments, keep_alive: '2m' });
     let after: unknown[] | undefined;
     let current: { id: string; ucis: number[]; standardInchiKeys: string[] } | undefined;
     try {
       for (;;) {
-        const result = await engine.client.search<XrefHit>({
+        const result = await engine.client.search<AssignmentHit>({
           size: 10_000, pit: { id: pit, keep_alive: '2m' }, query: { term: { assignment: 1 } }, _source: ['uci', 'sourceId', 'compoundId', 'standardInchiKey'],
           sort: [{ sourceId: 'asc' }, { compoundId: 'asc' }, { uci: 'asc' }], track_total_hits: false, ...(after ? { search_after: after as never } : {}),
         });
@@ -77,40 +77,40 @@ async function buildIds(engine: Engine): Promise<{ seconds: number; documents: n
 /** The lookup in one round trip: the engine reads the id's document and searches with its UCIs and keys. */
 function oneTrip(engine: Engine) {
   const { client, names } = engine;
-  const xrefSort: Record<string, 'asc'>[] = [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }];
-  return async (id: Id): Promise<{ xrefs: XrefHit[]; keys: string[] }> => {
+  const assignmentSort: Record<string, 'asc'>[] = [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }];
+  return async (id: Id): Promise<{ assignments: AssignmentHit[]; keys: string[] }> => {
     const lookup = (path: string): object => ({ index: idsIndex, id: idOf(id), path });
-    const { responses } = await client.msearch<XrefHit>({
+    const { responses } = await client.msearch<AssignmentHit>({
       searches: [
-        { index: names.xrefs }, { size: 100, track_total_hits: false, query: { bool: { filter: [{ terms: { uci: lookup('ucis') } }, { term: { assignment: 1 } }] } }, sort: xrefSort },
+        { index: names.assignments }, { size: 100, track_total_hits: false, query: { bool: { filter: [{ terms: { uci: lookup('ucis') } }, { term: { assignment: 1 } }] } }, sort: assignmentSort },
         { index: names.compounds }, { size: 100, track_total_hits: false, query: { terms: { standardInchiKey: lookup('standardInchiKeys') } }, _source: { excludes: ['loadId'] } },
       ] as never,
     });
     for (const response of responses) if ('error' in response) throw new Error(JSON.stringify(response.error));
-    const [xrefs, structures] = responses as estypes.SearchResponse<XrefHit>[];
-    let hits = xrefs.hits.hits;
+    const [assignments, structures] = responses as estypes.SearchResponse<AssignmentHit>[];
+    let hits = assignments.hits.hits;
     const all = hits.map((hit) => hit._source!);
     for (let size = 100; hits.length === size; size = 5_000) {
-      const more = await client.search<XrefHit>({ index: names.xrefs, size: 5_000, track_total_hits: false, query: { bool: { filter: [{ terms: { uci: lookup('ucis') } }, { term: { assignment: 1 } }] } } as never, sort: xrefSort, search_after: hits[hits.length - 1].sort });
+      const more = await client.search<AssignmentHit>({ index: names.assignments, size: 5_000, track_total_hits: false, query: { bool: { filter: [{ terms: { uci: lookup('ucis') } }, { term: { assignment: 1 } }] } } as never, sort: assignmentSort, search_after: hits[hits.length - 1].sort });
       hits = more.hits.hits;
       all.push(...hits.map((hit) => hit._source!));
     }
-    return { xrefs: all, keys: structures.hits.hits.map((hit) => hit._id!).sort() };
+    return { assignments: all, keys: structures.hits.hits.map((hit) => hit._id!).sort() };
   };
 }
 
 /** The two round trips, returning what they found (as `ceilingLookups` sends them, which returns nothing). */
 function twoTrips(engine: Engine) {
   const { client, names } = engine;
-  return async (id: Id): Promise<{ xrefs: XrefHit[]; keys: string[] }> => {
-    const own = await client.search<XrefHit>({ index: names.xrefsOf(id.sourceId), size: 100, query: { bool: { filter: [{ term: { compoundId: id.compoundId } }, { term: { sourceId: id.sourceId } }, { term: { assignment: 1 } }] } } });
+  return async (id: Id): Promise<{ assignments: AssignmentHit[]; keys: string[] }> => {
+    const own = await client.search<AssignmentHit>({ index: names.assignmentsOf(id.sourceId), size: 100, query: { bool: { filter: [{ term: { compoundId: id.compoundId } }, { term: { sourceId: id.sourceId } }, { term: { assignment: 1 } }] } } });
     const hits = own.hits.hits.map((hit) => hit._source!);
-    if (hits.length === 0) return { xrefs: [], keys: [] };
-    const [xrefs, structures] = await Promise.all([
-      client.search<XrefHit>({ index: names.xrefs, size: 10_000, query: { bool: { filter: [{ terms: { uci: [...new Set(hits.map((x) => x.uci))] } }, { term: { assignment: 1 } }] } }, sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }] }),
+    if (hits.length === 0) return { assignments: [], keys: [] };
+    const [assignments, structures] = await Promise.all([
+      client.search<AssignmentHit>({ index: names.assignments, size: 10_000, query: { bool: { filter: [{ terms: { uci: [...new Set(hits.map((x) => x.uci))] } }, { term: { assignment: 1 } }] } }, sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }] }),
       client.search({ index: names.compounds, size: 100, query: { ids: { values: [...new Set(hits.map((x) => x.standardInchiKey))] } }, _source: false }),
     ]);
-    return { xrefs: xrefs.hits.hits.map((hit) => hit._source!), keys: structures.hits.hits.map((hit) => hit._id!).sort() };
+    return { assignments: assignments.hits.hits.map((hit) => hit._source!), keys: structures.hits.hits.map((hit) => hit._id!).sort() };
   };
 }
 
@@ -122,14 +122,14 @@ async function main(): Promise<void> {
     const { ids } = await samples();
     const built = await buildIds(engine);
     await engine.client.indices.forcemerge({ index: idsIndex, max_num_segments: 1 }, { requestTimeout: 600_000 });
-    const sizes = await engine.client.cat.indices({ index: `${idsIndex},${engine.names.xrefs}`, bytes: 'b', format: 'json' }) as unknown as Record<string, string>[];
+    const sizes = await engine.client.cat.indices({ index: `${idsIndex},${engine.names.assignments}`, bytes: 'b', format: 'json' }) as unknown as Record<string, string>[];
     const bytesOf = (row: Record<string, string> | undefined): number => Number(row?.['pri.store.size'] ?? NaN);
     const idsBytes = bytesOf(sizes.find((row) => row.index === idsIndex));
-    const xrefRows = sizes.filter((row) => row.index !== idsIndex);
-    const xrefBytes = xrefRows.reduce((sum, row) => sum + bytesOf(row), 0);
-    const xrefDocs = xrefRows.reduce((sum, row) => sum + Number(row['docs.count']), 0);
+    const assignmentRows = sizes.filter((row) => row.index !== idsIndex);
+    const assignmentBytes = assignmentRows.reduce((sum, row) => sum + bytesOf(row), 0);
+    const assignmentDocs = assignmentRows.reduce((sum, row) => sum + Number(row['docs.count']), 0);
     out(`built ${idsIndex}: ${fmt(built.documents)} documents (one per current source compound id) in ${fmt(built.seconds, 1)} s (${fmt(built.documents / built.seconds)} documents/s, engine CPU ${fmt(built.engineCpu, 1)} s, the scan of the assignments included)`);
-    out(`disk, force-merged: ${fmt(idsBytes)} bytes, ${fmt(idsBytes / built.documents)} bytes per document; the assignments: ${fmt(xrefBytes)} bytes for ${fmt(xrefDocs)} (${fmt(xrefBytes / xrefDocs)} per assignment, not force-merged): +${fmt((100 * idsBytes) / xrefBytes)} %`);
+    out(`disk, force-merged: ${fmt(idsBytes)} bytes, ${fmt(idsBytes / built.documents)} bytes per document; the assignments: ${fmt(assignmentBytes)} bytes for ${fmt(assignmentDocs)} (${fmt(assignmentBytes / assignmentDocs)} per assignment, not force-merged): +${fmt((100 * idsBytes) / assignmentBytes)} %`);
 
     const one = oneTrip(engine);
     const two = twoTrips(engine);

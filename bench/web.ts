@@ -1,5 +1,5 @@
 // Benchmark of the web pages (issue 24): how long the result page of a search takes, on the demo
-// data (test/fixtures/demo: 28,359 real structures in seven sources), one request at a time, as a
+// data (examples/demo: 28,359 real structures in seven sources), one request at a time, as a
 // chemist uses it. The API runs in a child process; requests go through node's fetch. Prints p50
 // and p99 per page against the 50 ms p50 goal.
 //
@@ -11,7 +11,7 @@ import { gunzipSync } from 'node:zlib';
 import { parseArguments, runCommand } from '../loaders/cli';
 import { readConfig } from '../src/config';
 import { Engine } from '../src/engine/client';
-import { deleteIndicesByPrefix } from '../test/support/engine';
+import { deleteIndicesByPrefix } from '../scripts/engine';
 import { serveApi, startApiChild, stopApiChild } from './api-child';
 import { percentile } from './load-generator';
 

@@ -17,9 +17,9 @@
  */
 import { changesOfCompound, type Change } from '../src/domain/changes';
 import { countChangesOf, refreshChanges, writeChanges, type ChangeDocument, type ChangeWrite } from '../src/engine/changes';
-import type { XrefDocument } from '../src/engine/documents';
+import type { AssignmentDocument } from '../src/engine/documents';
 import { hasCompletedLoadBefore } from '../src/engine/loads';
-import { currentIds, currentUcisOf, xrefId } from '../src/engine/xrefs';
+import { currentIds, currentUcisOf, assignmentId } from '../src/engine/assignments';
 import type { LoadRun } from './run';
 
 const flushAt = 5_000;
@@ -50,7 +50,7 @@ export class ChangeRecorder {
     if (rows.length === 0) return;
     if (!this.followsALoad.has(sourceId)) this.followsALoad.set(sourceId, hasCompletedLoadBefore(this.run.engine, sourceId, this.run.started.toISOString()));
     if (!(await this.followsALoad.get(sourceId))) return;
-    const ids = rows.map((row) => xrefId(sourceId, row.uci, row.compoundId));
+    const ids = rows.map((row) => assignmentId(sourceId, row.uci, row.compoundId));
     const current = previous ? await currentIds(this.run.engine, previous, ids) : new Set<string>();
     for (let i = 0; i < rows.length; i += 1) {
       if (!current.has(ids[i])) await this.push({ write: this.document(sourceId, { change: 'added', compoundId: rows[i].compoundId, uci: rows[i].uci }) });
@@ -63,10 +63,10 @@ export class ChangeRecorder {
    * of the page that lost a structure, and tells the loader what of the page is still current. An
    * id whose assignments span two pages is classified in full both times (written once).
    */
-  async comparePage(sourceId: number, previous: string, next: string, page: XrefDocument[]): Promise<PageInNewRelease> {
-    const ids = page.map((xref) => xrefId(sourceId, xref.uci, xref.compoundId));
+  async comparePage(sourceId: number, previous: string, next: string, page: AssignmentDocument[]): Promise<PageInNewRelease> {
+    const ids = page.map((assignment) => assignmentId(sourceId, assignment.uci, assignment.compoundId));
     const present = await currentIds(this.run.engine, next, ids);
-    const lost = [...new Set(page.filter((xref, i) => xref.assignment === 1 && !present.has(ids[i])).map((xref) => xref.compoundId))];
+    const lost = [...new Set(page.filter((assignment, i) => assignment.assignment === 1 && !present.has(ids[i])).map((assignment) => assignment.compoundId))];
     if (lost.length === 0) return { present, stillCurrent: new Map() };
     const [after, before] = await Promise.all([
       currentUcisOf(this.run.engine, next, sourceId, lost),
@@ -84,8 +84,8 @@ export class ChangeRecorder {
   }
 
   /** Every current assignment of a page of the previous release is dropped (the source is retired). */
-  async droppedAll(sourceId: number, page: XrefDocument[]): Promise<void> {
-    for (const xref of page) if (xref.assignment === 1) await this.push({ write: this.document(sourceId, { change: 'dropped', compoundId: xref.compoundId, uci: xref.uci }) });
+  async droppedAll(sourceId: number, page: AssignmentDocument[]): Promise<void> {
+    for (const assignment of page) if (assignment.assignment === 1) await this.push({ write: this.document(sourceId, { change: 'dropped', compoundId: assignment.compoundId, uci: assignment.uci }) });
   }
 
   private document(sourceId: number, change: Change): ChangeDocument {

@@ -12,7 +12,7 @@
  */
 import { currentReleaseIndices, mergeIntoOneSegment, publishReleases, refreshIndex, sealReleaseIndex } from '../src/engine/schema';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
-import { assignmentsPerSource, scanAssignments } from '../src/engine/xrefs';
+import { assignmentsPerSource, scanAssignments } from '../src/engine/assignments';
 import type { LoadRun } from './run';
 
 export async function consolidateReleases(run: LoadRun): Promise<void> {
@@ -26,7 +26,7 @@ export async function consolidateReleases(run: LoadRun): Promise<void> {
     run.details.note = indices.size === 0 ? 'no source has a published release' : 'every source is already served from one release index';
     return;
   }
-  const served = await assignmentsPerSource(engine, engine.names.xrefs);
+  const served = await assignmentsPerSource(engine, engine.names.assignments);
   const total = [...served.values()].reduce((sum, figures) => sum + figures.current + figures.obsolete, 0);
   if (run.dryRun) {
     run.rowsRead = total;
@@ -35,8 +35,8 @@ export async function consolidateReleases(run: LoadRun): Promise<void> {
   }
   const index = await run.createIndex('dump', total);
   async function* copies(): AsyncGenerator<BulkItem<undefined>> {
-    for await (const page of scanAssignments(engine, engine.names.xrefs)) {
-      for (const { id, xref } of page) yield { index, id, op: 'create', document: xref, context: undefined };
+    for await (const page of scanAssignments(engine, engine.names.assignments)) {
+      for (const { id, assignment } of page) yield { index, id, op: 'create', document: assignment, context: undefined };
       run.rowsRead += page.length;
       await run.tick();
     }

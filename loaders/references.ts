@@ -4,12 +4,12 @@
  * one fresh release index, published for every source by one atomic alias swap once the file is in.
  * What changed in each source's current assignments is recorded under the load's id.
  */
-import type { SourceDocument, XrefDocument } from '../src/engine/documents';
+import type { SourceDocument, AssignmentDocument } from '../src/engine/documents';
 import { actionStart, BulkBatchBuilder, type BulkBatch } from '../src/engine/bulk';
 import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
 import { currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
-import { countCurrentOfSource, countXrefs, scanXrefs, xrefBulkLines, xrefId } from '../src/engine/xrefs';
+import { countCurrentOfSource, countAssignments, scanSourceAssignments, assignmentBulkLines, assignmentId } from '../src/engine/assignments';
 import { ChangeRecorder } from './changes';
 import { publishSourceReleases } from './publish';
 import { ByteCounter, estimatedRows, FileFormatError, fileSize, readColumns, readRowBatches, type Row, type RowRef } from './read';
@@ -111,7 +111,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           run.rowsLoaded += 1;
           continue;
         }
-        const document: XrefDocument = {
+        const document: AssignmentDocument = {
           sourceId: item.sourceId, compoundId: item.compoundId, uci: item.uci, assignment: item.assignment,
           standardInchiKey: structure!.standardInchiKey, connectivityBlock: structure!.connectivityBlock, auxSrc: item.auxSrc,
         };
@@ -121,8 +121,8 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           currentRows.get(item.sourceId)!.push({ compoundId: item.compoundId, uci: item.uci });
         }
         action ??= actionStart('index', await releaseIndex());
-        const id = xrefId(item.sourceId, item.uci, item.compoundId);
-        writes.addLines(id, xrefBulkLines(action, id, document), { line: item.row.line, raw: item.row.raw });
+        const id = assignmentId(item.sourceId, item.uci, item.compoundId);
+        writes.addLines(id, assignmentBulkLines(action, id, document), { line: item.row.line, raw: item.row.raw });
       }
       for (const [sourceId, rows] of currentRows) await changes.newRows(sourceId, await previousOf(sourceId), rows);
       await run.tick();
@@ -139,7 +139,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   if (!run.dryRun && release) {
     await refreshIndex(run.engine, release);
     // Distinct assignments: a row repeated in the file is one document.
-    run.rowsLoaded += await countXrefs(run.engine, release, false);
+    run.rowsLoaded += await countAssignments(run.engine, release, false);
     run.countRepeatedRows();
   } else {
     run.rowsLoaded += written;
@@ -147,7 +147,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   // A reference table replaces each of its sources whole: a source whose current assignments shrink
   // by more than MAX_RELEASE_DROP (a table cut short) refuses the whole table.
   const figures = await Promise.all(replacedIds.map(async (sourceId) => {
-    const currentBefore = await countCurrentOfSource(run.engine, run.engine.names.xrefsOf(sourceId), sourceId).catch(() => 0);
+    const currentBefore = await countCurrentOfSource(run.engine, run.engine.names.assignmentsOf(sourceId), sourceId).catch(() => 0);
     return { sourceId, currentBefore, dropped: Math.max(0, currentBefore - (currentPerSource.get(sourceId) ?? 0)) };
   }));
   run.guard(figures);
@@ -156,7 +156,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
     for (const sourceId of replacedIds) {
       const previous = await previousOf(sourceId);
       if (!previous) continue;
-      for await (const page of scanXrefs(run.engine, previous, sourceId)) await changes.comparePage(sourceId, previous, release, page);
+      for await (const page of scanSourceAssignments(run.engine, previous, sourceId)) await changes.comparePage(sourceId, previous, release, page);
     }
     await changes.finish();
   }

@@ -7,7 +7,7 @@ import type { SourceDocument } from '../src/engine/documents';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import { currentReleaseIndex } from '../src/engine/schema';
 import { sourceById } from '../src/engine/sources';
-import { countCurrentOfSource, scanXrefs, xrefId } from '../src/engine/xrefs';
+import { countCurrentOfSource, scanSourceAssignments, assignmentId } from '../src/engine/assignments';
 import { ChangeRecorder } from './changes';
 import { publishSourceRelease } from './publish';
 import { FileFormatError, type RowRef } from './read';
@@ -19,18 +19,18 @@ export async function removeSource(run: LoadRun, sourceId: number): Promise<void
   const previous = await currentReleaseIndex(run.engine, sourceId);
   if (!previous) throw new FileFormatError(`source ${sourceId} has no loaded release to retire`);
   if (run.dryRun) {
-    for await (const page of scanXrefs(run.engine, previous, sourceId)) run.rowsRead += page.length;
+    for await (const page of scanSourceAssignments(run.engine, previous, sourceId)) run.rowsRead += page.length;
     run.rowsLoaded = run.rowsRead;
     return;
   }
   const next = await run.createIndex(sourceId, await countCurrentOfSource(run.engine, previous, sourceId));
   const changes = new ChangeRecorder(run);
   async function* obsolete(): AsyncGenerator<BulkItem<RowRef>> {
-    for await (const page of scanXrefs(run.engine, previous!, sourceId)) {
+    for await (const page of scanSourceAssignments(run.engine, previous!, sourceId)) {
       await changes.droppedAll(sourceId, page);
-      for (const xref of page) {
+      for (const assignment of page) {
         run.rowsRead += 1;
-        yield { index: next, id: xrefId(sourceId, xref.uci, xref.compoundId), op: 'index', document: { ...xref, assignment: 0 }, context: { line: run.rowsRead, raw: xref.compoundId } };
+        yield { index: next, id: assignmentId(sourceId, assignment.uci, assignment.compoundId), op: 'index', document: { ...assignment, assignment: 0 }, context: { line: run.rowsRead, raw: assignment.compoundId } };
       }
       await run.tick();
     }

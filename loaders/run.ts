@@ -108,7 +108,7 @@ export class LoadRun {
    * for a leftover.
    */
   async createIndex(tag: number | 'dump', expectedAssignments: number): Promise<string> {
-    const index = this.engine.names.xrefsRelease(tag);
+    const index = this.engine.names.assignmentsRelease(tag);
     this.record.index = index;
     await saveLoadRecord(this.engine, { ...this.snapshot(), heartbeat: new Date().toISOString() });
     await createReleaseIndex(this.engine, index, expectedAssignments);

@@ -9,21 +9,21 @@
  */
 import type { ParsedInchi } from '../src/chemistry';
 import { compoundDocument } from '../src/domain/compound';
-import type { XrefDocument } from '../src/engine/documents';
+import type { AssignmentDocument } from '../src/engine/documents';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import type { Engine } from '../src/engine/client';
 import { createCompounds, ucisByKey } from '../src/engine/compounds';
 import { currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { sourceById } from '../src/engine/sources';
 import { allocateUcis } from '../src/engine/sequence';
-import { countCurrentOfSource, scanXrefs, xrefId } from '../src/engine/xrefs';
+import { countCurrentOfSource, scanSourceAssignments, assignmentId } from '../src/engine/assignments';
 import { ChangeRecorder } from './changes';
 import { nextRelease, publishSourceRelease } from './publish';
 import { ByteCounter, detectFormat, estimatedRows, FileFormatError, fileSize, readColumns, readRowBatches, type Format, type Row, type RowRef } from './read';
 import { rejectMalformed } from './reject';
 import { Reject, type LoadRun } from './run';
 import { checkStructure } from './structure-rules';
-import { StructureToolkit } from './toolkit';
+import { StructureToolkit, type DrawnStructure } from './toolkit';
 
 const batchSize = 1_000;
 const idColumns = ['compound_id', 'src_compound_id', 'id'];
@@ -44,8 +44,12 @@ interface Entry { row: Row; compoundId: string; auxSrc: string | null; key: stri
 
 /** Reads the structures of one batch: InChI/key as given, or computed from SMILES or a molfile. */
 async function checkBatch(run: LoadRun, rows: Row[], format: Format, toolkit: StructureToolkit, options: SourceReleaseOptions): Promise<Entry[]> {
-  const drawn = rows.map((row) => row.fields.molfile ?? (first(row.fields, inchiColumns) || first(row.fields, keyColumns) ? undefined : row.fields.smiles));
-  const toCompute = drawn.filter((text): text is string => Boolean(text));
+  const drawn = rows.map((row): DrawnStructure | undefined => {
+    if (row.fields.molfile) return { type: 'molfile', text: row.fields.molfile };
+    if (first(row.fields, inchiColumns) || first(row.fields, keyColumns) || !row.fields.smiles) return undefined;
+    return { type: 'smiles', text: row.fields.smiles };
+  });
+  const toCompute = drawn.filter((structure): structure is DrawnStructure => structure !== undefined);
   const computed = toCompute.length > 0 ? await toolkit.inchis(toCompute) : [];
   let next = 0;
   const entries: Entry[] = [];
@@ -101,16 +105,16 @@ async function resolveUcis(run: LoadRun, entries: Entry[]): Promise<Map<string, 
 async function* obsoleteAssignments(
   engine: Engine, sourceId: number, previous: string, next: string, counter: { obsoleted: number; dropped: number }, changes: ChangeRecorder,
 ): AsyncGenerator<BulkItem<RowRef>> {
-  for await (const page of scanXrefs(engine, previous, sourceId)) {
+  for await (const page of scanSourceAssignments(engine, previous, sourceId)) {
     // The new release holds only its current assignments until it is refreshed again.
-    const ids = page.map((xref) => xrefId(sourceId, xref.uci, xref.compoundId));
+    const ids = page.map((assignment) => assignmentId(sourceId, assignment.uci, assignment.compoundId));
     const { present, stillCurrent } = await changes.comparePage(sourceId, previous, next, page);
-    const gone = page.filter((xref, i) => !present.has(ids[i]) && xref.assignment === 1).map((xref) => xref.compoundId);
+    const gone = page.filter((assignment, i) => !present.has(ids[i]) && assignment.assignment === 1).map((assignment) => assignment.compoundId);
     counter.dropped += gone.filter((compoundId) => !stillCurrent.has(compoundId)).length;
     for (let i = 0; i < page.length; i += 1) {
       if (present.has(ids[i])) continue;
       counter.obsoleted += page[i].assignment === 1 ? 1 : 0;
-      const document: XrefDocument = { ...page[i], assignment: 0 };
+      const document: AssignmentDocument = { ...page[i], assignment: 0 };
       yield { index: next, id: ids[i], op: 'create', document, context: { line: 0, raw: `${page[i].compoundId} (previous release)` } };
     }
   }
@@ -123,8 +127,8 @@ const dryRunIdLimit = 10_000_000;
 async function droppedInDryRun(engine: Engine, sourceId: number, previous: string, ids: Set<string> | undefined): Promise<number | undefined> {
   if (!ids) return undefined;
   let dropped = 0;
-  for await (const page of scanXrefs(engine, previous, sourceId)) {
-    for (const xref of page) if (xref.assignment === 1 && !ids.has(xref.compoundId)) dropped += 1;
+  for await (const page of scanSourceAssignments(engine, previous, sourceId)) {
+    for (const assignment of page) if (assignment.assignment === 1 && !ids.has(assignment.compoundId)) dropped += 1;
   }
   return dropped;
 }
@@ -173,12 +177,12 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
           if ((dryRunIds?.size ?? 0) > dryRunIdLimit) dryRunIds = undefined;
           continue;
         }
-        const document: XrefDocument = {
+        const document: AssignmentDocument = {
           sourceId, compoundId: entry.compoundId, uci, assignment: 1, auxSrc: entry.auxSrc,
           standardInchiKey: entry.key, connectivityBlock: entry.key.slice(0, 14),
         };
         written.push({ compoundId: entry.compoundId, uci });
-        yield { index: next, id: xrefId(sourceId, uci, entry.compoundId), op: 'index', document, context: entry.row };
+        yield { index: next, id: assignmentId(sourceId, uci, entry.compoundId), op: 'index', document, context: entry.row };
       }
       await changes.newRows(sourceId, previous, written);
       await run.tick();

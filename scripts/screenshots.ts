@@ -10,8 +10,8 @@ import { parseArguments, runCommand } from '../loaders/cli';
 import { readConfig } from '../src/config';
 import { Engine } from '../src/engine/client';
 import { startServer } from '../src/server';
-import { launchChromium } from '../test/support/browser';
-import { deleteIndicesByPrefix } from '../test/support/engine';
+import { launchChromium } from './browser';
+import { deleteIndicesByPrefix } from '../scripts/engine';
 
 const prefix = process.env.SCREENSHOTS_PREFIX || 'docs-screenshots';
 const root = join(__dirname, '..');
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const engine = new Engine(config);
   const loaded = await engine.client.count({ index: engine.names.compounds }).then((r) => r.count, () => 0);
   await engine.close();
-  if (loaded === 0) await runCommand(parseArguments(['dump', join(root, 'test', 'fixtures', 'demo'), '--no-progress', '--rejects', '/dev/null']), config);
+  if (loaded === 0) await runCommand(parseArguments(['dump', join(root, 'examples', 'demo'), '--no-progress', '--rejects', '/dev/null']), config);
   const { url, stop } = await startServer(config, {}, 0);
   const browser = await launchChromium();
   try {

@@ -314,7 +314,7 @@ describe('API v1', function () {
       expect(health.status).to.equal('ok');
       expect(health.engine.status).to.equal('green');
       expect(health.engine.nodes).to.be.greaterThan(0);
-      expect(Object.keys(health.engine.indices)).to.include.members([`${prefix}-compounds`, `${prefix}-xrefs`, `${prefix}-xrefs-1`]);
+      expect(Object.keys(health.engine.indices)).to.include.members([`${prefix}-compounds`, `${prefix}-assignments`, `${prefix}-assignments-1`]);
       expect(health.engine.indices[`${prefix}-compounds`]).to.include({ shards: 1, replicas: 0 });
       expect((await api.get('/ready')).body).to.deep.equal({ status: 'ready' });
     });

@@ -27,7 +27,7 @@ describe('npm run build and the image it makes', function () {
   });
 
   it('emits dist/ with the server, the loader, export and kibana:setup CLIs, the OpenAPI document, the mappings, the workers and the Kibana objects', () => {
-    for (const path of ['src/server.js', 'loaders/cli.js', 'src/export/cli.js', 'src/kibana/cli.js', 'kibana/chemxref.ndjson', 'src/web/static/chemxref.css', 'src/api/openapi.yaml', 'mappings/xrefs.json', 'mappings/rejects.json', 'src/isolated/depict-worker.cjs', 'loaders/structure-reader.cjs', 'loaders/structure-reader.js', 'loaders/rdkit-worker.cjs']) {
+    for (const path of ['src/server.js', 'loaders/cli.js', 'src/export/cli.js', 'src/kibana/cli.js', 'kibana/chemxref.ndjson', 'src/web/static/chemxref.css', 'src/api/openapi.yaml', 'mappings/assignments.json', 'mappings/rejects.json', 'src/toolkits/depict-worker.cjs', 'src/toolkits/rdkit-worker.cjs', 'loaders/structure-reader.cjs', 'loaders/structure-reader.js']) {
       expect(existsSync(join(root, 'dist', path)), `dist/${path}`).to.equal(true);
     }
     // No TypeScript tool at run time: nothing built requires tsx but the structure reader's

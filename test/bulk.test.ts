@@ -4,9 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { readConfig } from '../src/config';
 import { actionStart, bulkWrite, flushBytes, writeBulkBatches, BulkBatchBuilder, type BulkBatch, type BulkFailure } from '../src/engine/bulk';
 import { Engine, mappingOf } from '../src/engine/client';
-import { xrefBulkLines, xrefId } from '../src/engine/xrefs';
+import { assignmentBulkLines, assignmentId } from '../src/engine/assignments';
 import { bodiesSent } from './support/engine';
-import type { XrefDocument } from '../src/engine/documents';
+import type { AssignmentDocument } from '../src/engine/documents';
 
 type Fault = 'busy-request' | 'busy-second-item';
 
@@ -83,7 +83,7 @@ function assignments(index: string, count: number, first = 0): BulkBatch<{ line:
   const builder = new BulkBatchBuilder<{ line: number }>();
   for (let line = first; line < first + count; line += 1) {
     const compoundId = `CHEMBL${112 + line}`;
-    builder.add({ index, id: xrefId(1, 1, compoundId), op: 'create', context: { line }, document: { sourceId: 1, compoundId, uci: 1, assignment: 1, ...paracetamol } });
+    builder.add({ index, id: assignmentId(1, 1, compoundId), op: 'create', context: { line }, document: { sourceId: 1, compoundId, uci: 1, assignment: 1, ...paracetamol } });
   }
   return builder.take();
 }
@@ -98,7 +98,7 @@ describe('bulk writes of a load', () => {
 
   beforeEach(async () => {
     await engine.client.indices.delete({ index }, { ignore: [404] });
-    await engine.client.indices.create({ index, ...mappingOf('xrefs') });
+    await engine.client.indices.create({ index, ...mappingOf('assignments') });
   });
 
   after(async () => {
@@ -158,7 +158,7 @@ describe('bulk writes of a load', () => {
     for (let line = 1; line <= 10_000; line += 1) {
       const compoundId = compoundIdOf(line);
       const uci = line === 7_500 ? 'two' : 1; // refused by the mapping
-      builder.add({ index, id: xrefId(1, 1, compoundId), op: 'create', context: { line }, document: { sourceId: 1, compoundId, uci, assignment: 1, ...paracetamol } });
+      builder.add({ index, id: assignmentId(1, 1, compoundId), op: 'create', context: { line }, document: { sourceId: 1, compoundId, uci, assignment: 1, ...paracetamol } });
     }
     const batch = builder.take();
     expect(batch.body.length).to.be.above(batch.body.toString().length);
@@ -168,7 +168,7 @@ describe('bulk writes of a load', () => {
       expect(await writeBulkBatches(engine, batchesOf(batch), (failure) => failures.push(failure))).to.deep.equal({ written: 9_999, failed: 1 });
     });
     expect(sizes.length, 'bulk requests').to.be.at.least(2);
-    expect(failures.map((failure) => [failure.id, failure.context])).to.deep.equal([[xrefId(1, 1, compoundIdOf(7_500)), { line: 7_500 }]]);
+    expect(failures.map((failure) => [failure.id, failure.context])).to.deep.equal([[assignmentId(1, 1, compoundIdOf(7_500)), { line: 7_500 }]]);
     expect(await countIn()).to.equal(9_999);
     const stored = await engine.client.search<{ compoundId: string }>({ index, size: 10, query: { terms: { compoundId: [compoundIdOf(7), compoundIdOf(9_999)] } } });
     expect(stored.hits.hits.map((hit) => hit._source!.compoundId).sort()).to.deep.equal([compoundIdOf(7), compoundIdOf(9_999)].sort());
@@ -177,9 +177,9 @@ describe('bulk writes of a load', () => {
   it("writes an assignment's document exactly as JSON.stringify does, whatever its compound id holds", () => {
     for (const compoundId of ['CHEMBL112', 'say "paracetamol"', 'back\\slash\ttab', 'Ünïcødé-α', '\u0001control', 'line\nbreak']) {
       for (const auxSrc of [undefined, 'NCI', null]) {
-        const document: XrefDocument = { sourceId: 1, compoundId, uci: 1, assignment: 1, ...paracetamol, ...(auxSrc !== undefined ? { auxSrc } : {}) };
-        const id = xrefId(1, 1, compoundId);
-        expect(xrefBulkLines(actionStart('index', index), id, document)).to.equal(`${JSON.stringify({ index: { _index: index, _id: id } })}\n${JSON.stringify(document)}\n`);
+        const document: AssignmentDocument = { sourceId: 1, compoundId, uci: 1, assignment: 1, ...paracetamol, ...(auxSrc !== undefined ? { auxSrc } : {}) };
+        const id = assignmentId(1, 1, compoundId);
+        expect(assignmentBulkLines(actionStart('index', index), id, document)).to.equal(`${JSON.stringify({ index: { _index: index, _id: id } })}\n${JSON.stringify(document)}\n`);
       }
     }
   });

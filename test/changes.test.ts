@@ -27,7 +27,7 @@ function writeRelease3(): string {
 /** The UCI a bzr_names id is currently assigned to. */
 async function currentUci(engine: Engine, compoundId: string): Promise<number> {
   const result = await engine.client.search<{ uci: number }>({
-    index: engine.names.xrefsOf(104), query: { bool: { filter: [{ term: { compoundId } }, { term: { assignment: 1 } }] } },
+    index: engine.names.assignmentsOf(104), query: { bool: { filter: [{ term: { compoundId } }, { term: { assignment: 1 } }] } },
   });
   return result.hits.hits[0]._source!.uci;
 }

@@ -9,7 +9,7 @@ import { SourceCatalog } from '../src/domain/sources';
 import type { SourceDocument } from '../src/engine/documents';
 import { deleteIndicesByPrefix, msearchesSent } from './support/engine';
 import { fixturePrefix, testConfig } from './support/fixture';
-import { xrefsByUcis } from '../src/engine/lookups';
+import { assignmentsByUcis } from '../src/engine/lookups';
 import { allocateUcis, nextUci, raiseSequenceAbove, type SequenceMemory } from '../src/engine/sequence';
 
 describe('the real Elasticsearch node', () => {
@@ -24,7 +24,7 @@ describe('the real Elasticsearch node', () => {
   it('finds paracetamol by its InChIKey with a term query on a keyword field', async () => {
     const health = await engine.client.cluster.health();
     expect(health.cluster_name).to.be.a('string');
-    await engine.client.indices.create({ index, ...mappingOf('xrefs') });
+    await engine.client.indices.create({ index, ...mappingOf('assignments') });
     await engine.client.bulk({
       refresh: true,
       operations: [
@@ -44,27 +44,27 @@ describe('the real Elasticsearch node', () => {
     expect(await engine.client.indices.exists({ index })).to.equal(false);
   });
 
-  describe('searches sent together in one _msearch (src/engine/batch.ts)', () => {
-    const xrefs = `${engine.names.prefix}-batch`;
+  describe('searches sent together in one _msearch (src/engine/msearch-batcher.ts)', () => {
+    const assignments = `${engine.names.prefix}-batch`;
     const paracetamol = 'RZVAJINKPMORJF-UHFFFAOYSA-N';
     const aspirin = 'BSYNRYMUTXBXSQ-UHFFFAOYSA-N';
 
     before(async () => {
-      await engine.client.indices.create({ index: xrefs, ...mappingOf('xrefs') });
+      await engine.client.indices.create({ index: assignments, ...mappingOf('assignments') });
       await engine.client.bulk({
         refresh: true,
         operations: [
-          { index: { _index: xrefs } }, { sourceId: 1, compoundId: 'CHEMBL112', uci: 1, assignment: 1, standardInchiKey: paracetamol, connectivityBlock: 'RZVAJINKPMORJF' },
-          { index: { _index: xrefs } }, { sourceId: 101, compoundId: '3991', uci: 1, assignment: 1, standardInchiKey: paracetamol, connectivityBlock: 'RZVAJINKPMORJF' },
-          { index: { _index: xrefs } }, { sourceId: 1, compoundId: 'CHEMBL25', uci: 2, assignment: 1, standardInchiKey: aspirin, connectivityBlock: 'BSYNRYMUTXBXSQ' },
+          { index: { _index: assignments } }, { sourceId: 1, compoundId: 'CHEMBL112', uci: 1, assignment: 1, standardInchiKey: paracetamol, connectivityBlock: 'RZVAJINKPMORJF' },
+          { index: { _index: assignments } }, { sourceId: 101, compoundId: '3991', uci: 1, assignment: 1, standardInchiKey: paracetamol, connectivityBlock: 'RZVAJINKPMORJF' },
+          { index: { _index: assignments } }, { sourceId: 1, compoundId: 'CHEMBL25', uci: 2, assignment: 1, standardInchiKey: aspirin, connectivityBlock: 'BSYNRYMUTXBXSQ' },
         ],
       });
     });
     after(async () => {
-      await engine.client.indices.delete({ index: xrefs }, { ignore: [404] });
+      await engine.client.indices.delete({ index: assignments }, { ignore: [404] });
     });
 
-    const idsOf = (key: string) => engine.search<{ compoundId: string }>({ index: xrefs, query: { term: { standardInchiKey: key } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
+    const idsOf = (key: string) => engine.search<{ compoundId: string }>({ index: assignments, query: { term: { standardInchiKey: key } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
       .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
 
     it('answers each of many searches sent at once with its own hits', async () => {
@@ -88,7 +88,7 @@ describe('the real Elasticsearch node', () => {
 
     it('gives each merged search only its own page, and asks again alone when the merged page was full', async () => {
       // Size 1 each: the merged page of 2 holds paracetamol's two hits (3991 sorts first), none of aspirin's.
-      const firstOf = (key: string) => engine.search<{ compoundId: string }>({ index: xrefs, query: { bool: { filter: [{ terms: { standardInchiKey: [key] } }, { term: { assignment: 1 } }] } }, sort: [{ compoundId: 'asc' }], size: 1, track_total_hits: false })
+      const firstOf = (key: string) => engine.search<{ compoundId: string }>({ index: assignments, query: { bool: { filter: [{ terms: { standardInchiKey: [key] } }, { term: { assignment: 1 } }] } }, sort: [{ compoundId: 'asc' }], size: 1, track_total_hits: false })
         .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
       let answers: string[][] = [];
       const sent = await searchesSent(async () => { answers = await Promise.all([firstOf(paracetamol), firstOf(aspirin)]); });
@@ -96,7 +96,7 @@ describe('the real Elasticsearch node', () => {
       expect(sent.map((body) => body.size)).to.deep.equal([2, 1]);
     });
 
-    const ofUci = (uci: string | number) => engine.search<{ compoundId: string }>({ index: xrefs, query: { term: { uci } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
+    const ofUci = (uci: string | number) => engine.search<{ compoundId: string }>({ index: assignments, query: { term: { uci } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
       .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
 
     it('sends searches that waited through a long turn of the event loop before the turn ends', async () => {
@@ -133,21 +133,21 @@ describe('the real Elasticsearch node', () => {
 
     it('sends each search of a merged search the engine refuses again alone', async () => {
       // Alone, each asks 2 terms; merged, 4: over this index's max_terms_count.
-      await engine.client.indices.putSettings({ index: xrefs, settings: { index: { max_terms_count: 2 } } });
+      await engine.client.indices.putSettings({ index: assignments, settings: { index: { max_terms_count: 2 } } });
       try {
-        const ofUcis = (ucis: number[]) => engine.search<{ compoundId: string }>({ index: xrefs, query: { terms: { uci: ucis } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
+        const ofUcis = (ucis: number[]) => engine.search<{ compoundId: string }>({ index: assignments, query: { terms: { uci: ucis } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
           .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
         let answers: string[][] = [];
         const sent = await searchesSent(async () => { answers = await Promise.all([ofUcis([1, 5]), ofUcis([2, 6])]); });
         expect(answers).to.deep.equal([['3991', 'CHEMBL112'], ['CHEMBL25']]);
         expect(sent).to.have.length(3);
       } finally {
-        await engine.client.indices.putSettings({ index: xrefs, settings: { index: { max_terms_count: null as never } } });
+        await engine.client.indices.putSettings({ index: assignments, settings: { index: { max_terms_count: null as never } } });
       }
     });
 
     it('keeps a merged search within the terms the engine accepts', async () => {
-      const ofUcis = (ucis: number[]) => engine.search<{ compoundId: string }>({ index: xrefs, query: { terms: { uci: ucis } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
+      const ofUcis = (ucis: number[]) => engine.search<{ compoundId: string }>({ index: assignments, query: { terms: { uci: ucis } }, sort: [{ compoundId: 'asc' }], size: 10, track_total_hits: false })
         .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
       const many = (first: number) => Array.from({ length: 6_000 }, (_, i) => first + i);
       let answers: string[][] = [];
@@ -158,7 +158,7 @@ describe('the real Elasticsearch node', () => {
     });
 
     it('merges only on fields whose stored value is the term matched: plain keywords and integers', () => {
-      const exact = exactFieldsOf([mappingOf('compounds'), mappingOf('xrefs'), mappingOf('sources'), { mappings: { properties: { name: { type: 'keyword', normalizer: 'lowercase' } } } }]);
+      const exact = exactFieldsOf([mappingOf('compounds'), mappingOf('assignments'), mappingOf('sources'), { mappings: { properties: { name: { type: 'keyword', normalizer: 'lowercase' } } } }]);
       expect(exact.get('uci')).to.equal('integer');
       expect(exact.get('standardInchiKey')).to.equal('keyword');
       expect(exact.get('compoundId')).to.equal('keyword');
@@ -167,7 +167,7 @@ describe('the real Elasticsearch node', () => {
     });
 
     it('does not merge searches that count their hits', async () => {
-      const counted = (key: string) => engine.search({ index: xrefs, query: { term: { standardInchiKey: key } }, size: 10, track_total_hits: true })
+      const counted = (key: string) => engine.search({ index: assignments, query: { term: { standardInchiKey: key } }, size: 10, track_total_hits: true })
         .then((found) => (found.hits.total as { value: number }).value);
       let totals: number[] = [];
       const sent = await searchesSent(async () => { totals = await Promise.all([counted(paracetamol), counted(aspirin)]); });
@@ -185,7 +185,7 @@ describe('the real Elasticsearch node', () => {
     });
 
     it('refuses a URL-only search parameter instead of dropping it', async () => {
-      const refused = await engine.search({ index: xrefs, filter_path: ['hits.hits._id'] }).then(() => undefined, (error: Error) => error);
+      const refused = await engine.search({ index: assignments, filter_path: ['hits.hits._id'] }).then(() => undefined, (error: Error) => error);
       expect(refused?.message).to.match(/filter_path cannot be batched/);
     });
   });
@@ -256,9 +256,9 @@ describe('the real Elasticsearch node', () => {
         return Object.values(stats.nodes).reduce((sum, node) => sum + node.indices.search.open_contexts, 0);
       };
       const before = await openContexts();
-      const paged = await xrefsByUcis(engine, ucis, { includeObsolete: true });
+      const paged = await assignmentsByUcis(engine, ucis, { includeObsolete: true });
       const whole = await engine.client.search<{ uci: number; sourceId: number; compoundId: string }>({
-        index: engine.names.xrefs, size: 10_000, query: { terms: { uci: ucis } }, sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
+        index: engine.names.assignments, size: 10_000, query: { terms: { uci: ucis } }, sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
       });
       expect(paged.length).to.be.greaterThan(100);
       expect(paged.map((x) => `${x.uci}:${x.sourceId}:${x.compoundId}`)).to.deep.equal(whole.hits.hits.map((h) => `${h._source!.uci}:${h._source!.sourceId}:${h._source!.compoundId}`));

@@ -9,12 +9,12 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
-import type { SourceDocument, XrefDocument } from '../src/engine/documents';
+import type { SourceDocument, AssignmentDocument } from '../src/engine/documents';
 import { Engine } from '../src/engine/client';
 import { compoundsByKey } from '../src/engine/compounds';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
-import { scanXrefs } from '../src/engine/xrefs';
+import { scanSourceAssignments } from '../src/engine/assignments';
 import { parseExportArguments } from '../src/export/cli';
 import { runExport, type ExportOptions } from '../src/export/run';
 import { toBinary } from '../src/export/files';
@@ -82,11 +82,11 @@ async function servedState(prefix: string, keys: string[]): Promise<{ sources: S
     const sources = await allSources(engine);
     const assignments = new Map<string, string[]>();
     for (const [sourceId, index] of await currentReleaseIndices(engine)) {
-      for await (const page of scanXrefs(engine, index, sourceId)) {
-        for (const xref of page as XrefDocument[]) {
-          const rows = assignments.get(xref.standardInchiKey) ?? [];
-          rows.push(`${xref.sourceId}\t${xref.compoundId}\t${xref.assignment}\t${xref.uci}`);
-          assignments.set(xref.standardInchiKey, rows);
+      for await (const page of scanSourceAssignments(engine, index, sourceId)) {
+        for (const assignment of page as AssignmentDocument[]) {
+          const rows = assignments.get(assignment.standardInchiKey) ?? [];
+          rows.push(`${assignment.sourceId}\t${assignment.compoundId}\t${assignment.assignment}\t${assignment.uci}`);
+          assignments.set(assignment.standardInchiKey, rows);
         }
       }
     }
@@ -240,7 +240,7 @@ describe('exports (issue 7)', function () {
     const auxOf = async (of: string): Promise<string[]> => {
       const engine = new Engine(testConfig(of));
       try {
-        const result = await engine.client.search<XrefDocument>({ index: engine.names.xrefsOf(104), size: 1_000, query: { exists: { field: 'auxSrc' } } });
+        const result = await engine.client.search<AssignmentDocument>({ index: engine.names.assignmentsOf(104), size: 1_000, query: { exists: { field: 'auxSrc' } } });
         return result.hits.hits.map((hit) => `${hit._source!.compoundId} ${hit._source!.assignment} ${hit._source!.auxSrc}`).sort();
       } finally {
         await engine.close();

@@ -77,7 +77,7 @@ describe('Kibana saved objects for curators (kibana/chemxref.ndjson)', function 
   it('the data views read the aliases and indices chemxref creates, never a release index (a reload never breaks them)', () => {
     const names = new IndexNames('chemxref');
     const titles = shipped.filter((o) => o.type === 'index-pattern').map((o) => o.attributes.title).sort();
-    expect(titles).to.deep.equal([names.compounds, names.meta, names.rejects, names.rejectsOfLastLoad, names.sources, names.xrefs].sort());
+    expect(titles).to.deep.equal([names.compounds, names.meta, names.rejects, names.rejectsOfLastLoad, names.sources, names.assignments].sort());
   });
 
   describe('against the real mappings of a loaded chemxref', () => {
@@ -137,8 +137,8 @@ describe('Kibana saved objects for curators (kibana/chemxref.ndjson)', function 
     it('the ES|QL search reads the assignments alias, its fields aggregatable there, with the data view id Kibana derives', () => {
       const search = fitted.find((o) => o.id === 'chemxref-held-by-one-source')!;
       const source = searchSourceOf(search);
-      expect(source.query.esql.split('\n')[0]).to.equal(`FROM ${prefix}-xrefs`);
-      expect(source.index).to.include({ title: `${prefix}-xrefs`, type: 'esql', id: esqlDataViewId(`${prefix}-xrefs`) });
+      expect(source.query.esql.split('\n')[0]).to.equal(`FROM ${prefix}-assignments`);
+      expect(source.index).to.include({ title: `${prefix}-assignments`, type: 'esql', id: esqlDataViewId(`${prefix}-assignments`) });
       const fields = caps.get('chemxref-assignments')!;
       for (const field of ['assignment', 'sourceId', 'uci']) expect(fields[field]?.aggregatable, field).to.equal(true);
     });
@@ -162,7 +162,7 @@ describe('Kibana saved objects for curators (kibana/chemxref.ndjson)', function 
 
     it('fits the objects to the installation: its prefix, the names of its sources, links to its chemxref and to each source\'s pages', async () => {
       const assignments = fitted.find((o) => o.id === 'chemxref-assignments')!;
-      expect(assignments.attributes.title).to.equal(`${prefix}-xrefs`);
+      expect(assignments.attributes.title).to.equal(`${prefix}-assignments`);
       const formats = JSON.parse(assignments.attributes.fieldFormatMap as string);
       expect(formats.sourceId.params.lookupEntries).to.deep.include({ key: '1', value: 'ChEMBL (1)' });
       expect(formats.sourceId.params.lookupEntries).to.have.length((await allSources(engine)).length);

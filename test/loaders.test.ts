@@ -8,7 +8,7 @@ import { Engine } from '../src/engine/client';
 import { currentReleaseIndex, currentReleaseIndices } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
 import { loadHistory } from '../src/engine/loads';
-import type { XrefDocument } from '../src/engine/documents';
+import type { AssignmentDocument } from '../src/engine/documents';
 import { fixtureDump, fixturesDir, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
 import { batchSize as structureBatchRows } from '../loaders/structures';
 
@@ -19,8 +19,8 @@ function table(file: string): Record<string, string>[] {
   return lines.map((line) => Object.fromEntries(line.split('\t').map((value, i) => [columns[i], value])));
 }
 
-async function xrefsOf(engine: Engine, sourceId: number): Promise<XrefDocument[]> {
-  const result = await engine.client.search<XrefDocument>({ index: engine.names.xrefsOf(sourceId), size: 10_000, sort: [{ compoundId: 'asc' }, { uci: 'asc' }] });
+async function assignmentsOf(engine: Engine, sourceId: number): Promise<AssignmentDocument[]> {
+  const result = await engine.client.search<AssignmentDocument>({ index: engine.names.assignmentsOf(sourceId), size: 10_000, sort: [{ compoundId: 'asc' }, { uci: 'asc' }] });
   return result.hits.hits.map((hit) => hit._source!);
 }
 
@@ -63,14 +63,14 @@ describe('npm run load', function () {
         const rows = references.filter((r) => Number(r.src_id) === source.sourceID);
         const current = new Set(rows.filter((r) => r.assigment === '1').map((r) => r.uci));
         expect(source.UCICount, `UCICount of ${source.name}`).to.equal(current.size);
-        const xrefs = await xrefsOf(engine, source.sourceID);
-        expect(xrefs.length, `assignments of ${source.name}`).to.equal(rows.length);
+        const assignments = await assignmentsOf(engine, source.sourceID);
+        expect(assignments.length, `assignments of ${source.name}`).to.equal(rows.length);
       }
     });
 
     it('keeps the UCIs of the dump and carries the InChIKey on every assignment', async () => {
       const keyOfUci = new Map(structures.map((s) => [Number(s.uci), s.standardinchikey]));
-      const chembl = await xrefsOf(engine, 1);
+      const chembl = await assignmentsOf(engine, 1);
       const paracetamol = chembl.find((x) => x.compoundId === 'CHEMBL112')!;
       expect(paracetamol.standardInchiKey).to.equal('RZVAJINKPMORJF-UHFFFAOYSA-N');
       expect(keyOfUci.get(paracetamol.uci)).to.equal('RZVAJINKPMORJF-UHFFFAOYSA-N');
@@ -78,12 +78,12 @@ describe('npm run load', function () {
     });
 
     it('keeps PubChem 100976278 on both of its structures', async () => {
-      const pubchem = (await xrefsOf(engine, 22)).filter((x) => x.compoundId === '100976278');
+      const pubchem = (await assignmentsOf(engine, 22)).filter((x) => x.compoundId === '100976278');
       expect(pubchem.map((x) => x.standardInchiKey).sort()).to.deep.equal(['FOXHEVJOMXBFNJ-OJDZSJEKSA-O', 'PMPKIFXHVHQBCN-OJDZSJEKSA-P']);
     });
 
     it('keeps the obsolete NCI assignments as assignment 0', async () => {
-      const obsolete = (await xrefsOf(engine, 101)).filter((x) => x.assignment === 0).map((x) => x.compoundId).sort();
+      const obsolete = (await assignmentsOf(engine, 101)).filter((x) => x.assignment === 0).map((x) => x.compoundId).sort();
       expect(obsolete).to.deep.equal(references.filter((r) => r.assigment === '0').map((r) => r.src_compound_id).sort());
       expect(obsolete).to.have.length(6);
     });
@@ -92,7 +92,7 @@ describe('npm run load', function () {
       const releases = await currentReleaseIndices(engine);
       expect([...releases.keys()].sort((a, b) => a - b)).to.deep.equal([1, 9, 22, 101, 102, 103, 104]);
       expect(new Set(releases.values()).size).to.equal(1);
-      const { count } = await engine.client.count({ index: engine.names.xrefs });
+      const { count } = await engine.client.count({ index: engine.names.assignments });
       expect(count).to.equal(references.length);
       const [index] = releases.values();
       const settings = await engine.client.indices.getSettings({ index, name: 'index.translog.durability' });
@@ -112,7 +112,7 @@ describe('npm run load', function () {
       it(`from ${format}: finds the new ids, obsoletes the removed and re-pointed ones, keeps known UCIs`, async () => {
         const prefix = await loadFixture(freshPrefix(`reload-${format}`));
         const engine = engineFor(prefix);
-        const before = await xrefsOf(engine, 104);
+        const before = await assignmentsOf(engine, 104);
         const highestBefore = Math.max(...structures.map((s) => Number(s.uci)));
         const diazepamUci = before.find((x) => x.compoundId === 'Diazepam')!.uci;
         const oldIndex = await currentReleaseIndex(engine, 104);
@@ -120,14 +120,14 @@ describe('npm run load', function () {
         const summary = await load(prefix, ['source', '104', join(fixturesDir, 'releases', `bzr-release-2.${format}`)]);
         expect(summary.rowsRejected).to.equal(0);
         expect(summary.rowsLoaded).to.equal(expected.rows);
-        const after = await xrefsOf(engine, 104);
+        const after = await assignmentsOf(engine, 104);
         const current = after.filter((x) => x.assignment === 1);
         const obsolete = after.filter((x) => x.assignment === 0);
         expect(current).to.have.length(expected.rows);
         for (const added of expected.added) {
-          const xref = current.find((x) => x.compoundId === added.id)!;
-          expect(xref.standardInchiKey).to.equal(added.key);
-          expect(xref.uci, `new UCI of ${added.id}`).to.be.above(highestBefore);
+          const assignment = current.find((x) => x.compoundId === added.id)!;
+          expect(assignment.standardInchiKey).to.equal(added.key);
+          expect(assignment.uci, `new UCI of ${added.id}`).to.be.above(highestBefore);
         }
         expect(obsolete.map((x) => x.compoundId).sort()).to.deep.equal([...expected.removed, 'Medazepam', 'Nordazepam'].sort());
         const medazepam = after.filter((x) => x.compoundId === 'Medazepam');
@@ -143,7 +143,7 @@ describe('npm run load', function () {
         expect(sources.find((s) => s.sourceID === 104)!.UCICount).to.equal(new Set(current.map((x) => x.uci)).size);
         const newIndex = await currentReleaseIndex(engine, 104);
         expect(newIndex).to.not.equal(oldIndex);
-        const { count } = await engine.client.count({ index: engine.names.xrefs, query: { term: { sourceId: 104 } } });
+        const { count } = await engine.client.count({ index: engine.names.assignments, query: { term: { sourceId: 104 } } });
         expect(count, 'the all-sources alias shows the new release only').to.equal(after.length);
         expect(await currentReleaseIndex(engine, 1), 'the dump index still serves the other sources').to.equal(oldIndex);
       });
@@ -175,13 +175,13 @@ describe('npm run load', function () {
       // Four rules broken in five rows: far past MAX_REJECT_RATIO, so the curator forces it.
       const summary = await load(prefix, ['references', join(fixturesDir, 'rules', 'reference.tsv'), '--allow-shrink']);
       expect(summary.rejectedByReason).to.deep.equal({ 'unknown-uci': 1, 'unknown-source': 1, 'no-compound-id': 1, 'bad-assignment': 1 });
-      const chembl = await xrefsOf(engine, 1);
+      const chembl = await assignmentsOf(engine, 1);
       expect(chembl.map((x) => `${x.compoundId}:${x.uci}`)).to.deep.equal(['CHEMBL545:9001']);
     });
 
     it('rejects a UCI given to a second structure thousands of lines later, in another batch', async () => {
       // Real structures of the demo dump, with fresh UCIs; the last row reuses the first row's UCI.
-      const demo = table(join(fixturesDir, 'demo', 'structure.tsv.gz')).slice(0, structureBatchRows + 500);
+      const demo = table(join(__dirname, '..', 'examples', 'demo', 'structure.tsv.gz')).slice(0, structureBatchRows + 500);
       const rows = demo.map((row, i) => `${20_000 + i}\t${row.standardinchi}\t${row.standardinchikey}`);
       rows[rows.length - 1] = `20000\t${demo[demo.length - 1].standardinchi}\t${demo[demo.length - 1].standardinchikey}`;
       const file = join(mkdtempSync(join(tmpdir(), 'chemxref-uci-twice-')), 'structure.tsv');
@@ -195,7 +195,7 @@ describe('npm run load', function () {
     });
 
     it('after a batch of new structures, finds known ones by their refused creation: same UCI loaded, another UCI rejected', async () => {
-      const demo = table(join(fixturesDir, 'demo', 'structure.tsv.gz')).slice(0, 2_500 + structureBatchRows);
+      const demo = table(join(__dirname, '..', 'examples', 'demo', 'structure.tsv.gz')).slice(0, 2_500 + structureBatchRows);
       const line = (row: Record<string, string>, uci: number): string => `${uci}\t${row.standardinchi}\t${row.standardinchikey}`;
       const folder = mkdtempSync(join(tmpdir(), 'chemxref-known-later-'));
       const write = (name: string, rows: string[]): string => {
@@ -272,7 +272,7 @@ describe('npm run load', function () {
     const summary = await load(prefix, ['references', file, '--allow-shrink']);
     expect(summary.rowsLoaded).to.equal(2);
     for (const sourceId of [22, 101]) {
-      expect((await xrefsOf(engine, sourceId)).map((x) => `${x.compoundId}:${x.uci}`), `source ${sourceId}`).to.deep.equal([`1983:${paracetamol}`]);
+      expect((await assignmentsOf(engine, sourceId)).map((x) => `${x.compoundId}:${x.uci}`), `source ${sourceId}`).to.deep.equal([`1983:${paracetamol}`]);
     }
   });
 
@@ -294,11 +294,11 @@ describe('npm run load', function () {
     expect(releases.has(first)).to.equal(false);
     expect(await engine.client.indices.exists({ index: first }), 'kept for searches already routed to it').to.equal(true);
     expect(Object.keys(await engine.client.indices.getAlias({ index: first }).then((a) => a[first].aliases)).sort()).to.deep.equal(
-      (await allSources(engine)).map((s) => engine.names.previousXrefsOf(s.sourceID)).sort());
-    expect((await engine.client.count({ index: engine.names.xrefs })).count).to.equal(references.length);
+      (await allSources(engine)).map((s) => engine.names.previousAssignmentsOf(s.sourceID)).sort());
+    expect((await engine.client.count({ index: engine.names.assignments })).count).to.equal(references.length);
     await load(prefix, ['references', file]);
     expect(await engine.client.indices.exists({ index: first }), 'gone once a newer release is the previous one').to.equal(false);
-    expect((await engine.client.count({ index: engine.names.xrefs })).count).to.equal(references.length);
+    expect((await engine.client.count({ index: engine.names.assignments })).count).to.equal(references.length);
   });
 
   it('two sources of one dump replaced at once: the old assignments of neither show again', async () => {
@@ -311,11 +311,11 @@ describe('npm run load', function () {
     ]);
     for (const sourceId of [102, 104]) {
       expect(await currentReleaseIndex(engine, sourceId)).to.not.equal(dumpIndex);
-      const served = (await xrefsOf(engine, sourceId)).length;
-      const { count } = await engine.client.count({ index: engine.names.xrefs, query: { term: { sourceId } } });
+      const served = (await assignmentsOf(engine, sourceId)).length;
+      const { count } = await engine.client.count({ index: engine.names.assignments, query: { term: { sourceId } } });
       expect(count, `source ${sourceId} through the all-sources alias`).to.equal(served);
     }
-    const { count: cas } = await engine.client.count({ index: engine.names.xrefs, query: { bool: { filter: [{ term: { sourceId: 102 } }, { term: { assignment: 1 } }] } } });
+    const { count: cas } = await engine.client.count({ index: engine.names.assignments, query: { bool: { filter: [{ term: { sourceId: 102 } }, { term: { assignment: 1 } }] } } });
     expect(cas, 'the retired source has no current assignment').to.equal(0);
     for (const sourceId of [1, 9, 22, 101, 103]) expect(await currentReleaseIndex(engine, sourceId)).to.equal(dumpIndex);
   });
@@ -327,7 +327,7 @@ describe('npm run load', function () {
     await engine.client.index({ index: engine.names.meta, id: 'publish-lock', document: { kind: 'lock', started: twoMinutesAgo }, refresh: true });
     const summary = await load(prefix, ['remove-source', '102']);
     expect(summary.status).to.equal('done');
-    expect((await xrefsOf(engine, 102)).every((x) => x.assignment === 0)).to.equal(true);
+    expect((await assignmentsOf(engine, 102)).every((x) => x.assignment === 0)).to.equal(true);
     const lock = await engine.client.get({ index: engine.names.meta, id: 'publish-lock' }, { ignore: [404] });
     expect(lock.found, 'released after the publish').to.equal(false);
   });
@@ -336,9 +336,9 @@ describe('npm run load', function () {
     const prefix = await loadFixture(freshPrefix('retire'));
     const engine = engineFor(prefix);
     await load(prefix, ['remove-source', '102']);
-    const xrefs = await xrefsOf(engine, 102);
-    expect(xrefs).to.have.length(71);
-    expect(xrefs.every((x) => x.assignment === 0)).to.equal(true);
+    const assignments = await assignmentsOf(engine, 102);
+    expect(assignments).to.have.length(71);
+    expect(assignments.every((x) => x.assignment === 0)).to.equal(true);
     const cas = (await allSources(engine)).find((s) => s.sourceID === 102)!;
     expect(cas.name).to.equal('cas_rn');
     expect(cas.UCICount).to.equal(0);
@@ -364,11 +364,11 @@ describe('npm run load', function () {
     await load(prefix, ['source', '104', join(fixturesDir, 'releases', 'bzr-release-2.tsv')]);
     await load(prefix, ['remove-source', '102']);
     const sourceIds = [1, 9, 22, 101, 102, 103, 104];
-    const served = async (): Promise<Record<number, XrefDocument[]>> =>
-      Object.fromEntries(await Promise.all(sourceIds.map(async (id) => [id, await xrefsOf(engine, id)] as const)));
+    const served = async (): Promise<Record<number, AssignmentDocument[]>> =>
+      Object.fromEntries(await Promise.all(sourceIds.map(async (id) => [id, await assignmentsOf(engine, id)] as const)));
     const before = await served();
     const sourcesBefore = await allSources(engine);
-    const { count: allBefore } = await engine.client.count({ index: engine.names.xrefs });
+    const { count: allBefore } = await engine.client.count({ index: engine.names.assignments });
     expect(new Set((await currentReleaseIndices(engine)).values()).size).to.equal(3);
 
     const dryRun = await load(prefix, ['consolidate', '--dry-run']);
@@ -381,7 +381,7 @@ describe('npm run load', function () {
     expect(new Set(releases.values()).size).to.equal(1);
     expect(await served(), 'every source serves the same assignments').to.deep.equal(before);
     expect(await allSources(engine), 'counts, dates and retired flags unchanged').to.deep.equal(sourcesBefore);
-    const { count: allAfter } = await engine.client.count({ index: engine.names.xrefs });
+    const { count: allAfter } = await engine.client.count({ index: engine.names.assignments });
     expect(allAfter).to.equal(allBefore);
     const [index] = releases.values();
     const segments = await engine.client.indices.segments({ index });
@@ -397,10 +397,10 @@ describe('npm run load', function () {
     const prefix = await loadFixture(freshPrefix('killed'));
     const engine = engineFor(prefix);
     const served = await currentReleaseIndex(engine, 101);
-    const before = await xrefsOf(engine, 101);
+    const before = await assignmentsOf(engine, 101);
     const structuresBefore = (await engine.client.count({ index: engine.names.compounds })).count;
     // A big release of NCI/DTP: every demo structure under a made-up NSC-like id, so the load takes a while.
-    const demo = table(join(fixturesDir, 'demo', 'structure.tsv.gz'));
+    const demo = table(join(__dirname, '..', 'examples', 'demo', 'structure.tsv.gz'));
     const folder = mkdtempSync(join(tmpdir(), 'chemxref-killed-'));
     const file = join(folder, 'nci-release.tsv');
     // Three ids per structure (about 86,000 rows), so the load is still running when it is killed.
@@ -414,7 +414,7 @@ describe('npm run load', function () {
     const exited = new Promise((done) => child.once('exit', done));
     // Kill once the new release index has assignments in it.
     for (let i = 0; i < 1200; i += 1) {
-      const indices = Object.keys(await engine.client.indices.get({ index: `${prefix}-xrefs-101-*` }));
+      const indices = Object.keys(await engine.client.indices.get({ index: `${prefix}-assignments-101-*` }));
       const fresh = indices.filter((index) => index !== served);
       if (fresh.length > 0) {
         const stats = await engine.client.indices.stats({ index: fresh[0], metric: 'indexing' });
@@ -425,8 +425,8 @@ describe('npm run load', function () {
     child.kill('SIGKILL');
     await exited;
     expect(await currentReleaseIndex(engine, 101)).to.equal(served);
-    expect(await xrefsOf(engine, 101)).to.deep.equal(before);
-    const leftovers = Object.keys(await engine.client.indices.get({ index: `${prefix}-xrefs-101-*` })).filter((i) => i !== served);
+    expect(await assignmentsOf(engine, 101)).to.deep.equal(before);
+    const leftovers = Object.keys(await engine.client.indices.get({ index: `${prefix}-assignments-101-*` })).filter((i) => i !== served);
     expect(leftovers, 'the killed load left its half-built index').to.have.length(1);
     // Its heartbeat is seconds old, but its process is gone: the next load sweeps at once.
     await load(prefix, ['sources', join(fixtureDump, 'source.tsv.gz')]);
@@ -451,10 +451,10 @@ describe('npm run load', function () {
     const result = await engine.client.search<{ uci: number; standardInchiKey: string }>({ index: engine.names.compounds, size: 10_000 });
     const ucis = result.hits.hits.map((hit) => hit._source!.uci);
     expect(new Set(ucis).size).to.equal(ucis.length);
-    const bzr = (await xrefsOf(engine, 104)).filter((x) => x.assignment === 1);
-    const named = (await xrefsOf(engine, 103)).filter((x) => x.assignment === 1);
-    for (const xref of bzr) {
-      expect(named.find((x) => x.compoundId === xref.compoundId)!.uci, xref.compoundId).to.equal(xref.uci);
+    const bzr = (await assignmentsOf(engine, 104)).filter((x) => x.assignment === 1);
+    const named = (await assignmentsOf(engine, 103)).filter((x) => x.assignment === 1);
+    for (const assignment of bzr) {
+      expect(named.find((x) => x.compoundId === assignment.compoundId)!.uci, assignment.compoundId).to.equal(assignment.uci);
     }
   });
 });

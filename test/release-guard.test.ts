@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
-import type { LoadRecord, XrefDocument } from '../src/engine/documents';
+import type { LoadRecord, AssignmentDocument } from '../src/engine/documents';
 import { Engine } from '../src/engine/client';
 import { loadHistory, saveLoadRecord } from '../src/engine/loads';
 import { currentReleaseIndex } from '../src/engine/schema';
@@ -34,7 +34,7 @@ function releaseFile(name: string, text: string): string {
 
 /** What a ChEMBL lookup serves: every assignment of source 1, in order. */
 async function served(engine: Engine): Promise<string[]> {
-  const result = await engine.client.search<XrefDocument>({ index: engine.names.xrefsOf(1), size: 10_000, sort: [{ compoundId: 'asc' }, { uci: 'asc' }] });
+  const result = await engine.client.search<AssignmentDocument>({ index: engine.names.assignmentsOf(1), size: 10_000, sort: [{ compoundId: 'asc' }, { uci: 'asc' }] });
   return result.hits.hits.map((hit) => `${hit._source!.compoundId}:${hit._source!.uci}:${hit._source!.assignment}`);
 }
 
@@ -67,7 +67,7 @@ describe('release guard, load locks and sweeps (issue 21)', function () {
     expect(await currentReleaseIndex(engine, 1)).to.equal(releaseBefore);
     await engine.client.indices.refresh({ index: engine.names.compounds });
     expect((await engine.client.count({ index: engine.names.compounds })).count).to.equal(structuresBefore);
-    const indices = Object.keys(await engine.client.indices.get({ index: `${prefix}-xrefs-1-*` }, { ignore: [404] }));
+    const indices = Object.keys(await engine.client.indices.get({ index: `${prefix}-assignments-1-*` }, { ignore: [404] }));
     expect(indices.filter((index) => index !== releaseBefore), 'release indices left behind').to.deep.equal([]);
   }
 
@@ -175,7 +175,7 @@ describe('release guard, load locks and sweeps (issue 21)', function () {
 
   it('`npm run load -- doctor` marks a load silent for long as failed, frees its lock and sweeps its index', async () => {
     const loadId = '20260101T000000-dead01';
-    const index = `${prefix}-xrefs-1-1`;
+    const index = `${prefix}-assignments-1-1`;
     await engine.client.indices.create({ index });
     const stale: LoadRecord = {
       kind: 'load', loadId, command: 'source', file: 'elsewhere.tsv', sourceId: 1, index, status: 'running', dryRun: false,

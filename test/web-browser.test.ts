@@ -31,7 +31,7 @@ describe('the search pages in a real browser', function () {
     const depiction = page.waitForResponse((response) => response.url().endsWith('/api/v1/images/614'));
     await search(page, 'RZVAJINKPMORJF-UHFFFAOYSA-N');
     expect(await page.locator('h1').textContent()).to.equal('UCI 614');
-    expect(await page.locator('table.xrefs').textContent()).to.contain('CHEMBL112');
+    expect(await page.locator('table.assignments').textContent()).to.contain('CHEMBL112');
     expect((await depiction).status(), 'the depiction loads').to.equal(200);
     expect((await depiction).headers()['content-type']).to.match(/^image\/svg\+xml/);
     await search(page, 'CHEMBL112', '1');
@@ -47,7 +47,7 @@ describe('the search pages in a real browser', function () {
     await page.goto(`${fixture.api.url}/compound/229`);
     await Promise.all([page.waitForURL(/\/compound\/230$/), page.locator('#stereo a[href="/compound/230"]').click()]);
     expect(await page.locator('h1').textContent()).to.equal('UCI 230');
-    await Promise.all([page.waitForURL(/\/sources\/\d+$/), page.locator('table.xrefs a[href^="/sources/"]').first().click()]);
+    await Promise.all([page.waitForURL(/\/sources\/\d+$/), page.locator('table.assignments a[href^="/sources/"]').first().click()]);
     expect(await page.locator('h2').first().textContent()).to.equal('Loads');
     expect(problems, problems.join('\n')).to.deep.equal([]);
   });

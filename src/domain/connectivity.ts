@@ -5,9 +5,9 @@
  */
 import { compareLayers, differenceCount, parseStandardInchi, type Comparison, type FullInchiLayers, type InchiComponent, type ParsedInchi } from '../chemistry';
 import { compoundsByConnectivityBlock, compoundsWithComponent, countStructuresWithComponent } from '../engine/compounds';
-import { xrefsByConnectivityBlock, xrefsByUcis, type XrefFilter } from '../engine/lookups';
+import { assignmentsByConnectivityBlock, assignmentsByUcis, type AssignmentFilter } from '../engine/lookups';
 import type { LookupContext } from './lookup';
-import type { CompoundDocument, SourceDocument, XrefDocument } from '../engine/documents';
+import type { CompoundDocument, SourceDocument, AssignmentDocument } from '../engine/documents';
 
 /** How a result relates to the query, in SPEC order (the order also ranks results). */
 export const relations = ['match', 'queryIsComponent', 'componentIsResult', 'componentMatch'] as const;
@@ -45,7 +45,7 @@ export interface ConnectivityOptions {
 
 export interface ConnectivityEntry {
   source: SourceDocument;
-  xref: XrefDocument;
+  assignment: AssignmentDocument;
   structure: CompoundDocument;
   typeOfSearch: TypeOfSearch;
   comparison: Comparison;
@@ -106,10 +106,10 @@ function compareComponents(query: { layers: FullInchiLayers; inchi: string }, hi
 export interface SkeletonReads {
   connectivityBlock: string;
   structures: Promise<CompoundDocument[]>;
-  xrefs: Promise<XrefDocument[]>;
+  assignments: Promise<AssignmentDocument[]>;
 }
 
-function xrefFilter(options: ConnectivityOptions): XrefFilter {
+function assignmentFilter(options: ConnectivityOptions): AssignmentFilter {
   return { includeObsolete: options.includeObsolete, sourceId: options.sourceId };
 }
 
@@ -123,11 +123,11 @@ export function readSkeleton(context: LookupContext, connectivityBlock: string, 
   const reads = {
     connectivityBlock,
     structures: compoundsByConnectivityBlock(context.engine, connectivityBlock, structuresPerBlock),
-    xrefs: xrefsByConnectivityBlock(context.engine, connectivityBlock, xrefFilter(options)),
+    assignments: assignmentsByConnectivityBlock(context.engine, connectivityBlock, assignmentFilter(options)),
   };
   // Read ahead of need, perhaps never awaited: a failure surfaces where they are awaited, never as an unhandled rejection.
   reads.structures.catch(() => undefined);
-  reads.xrefs.catch(() => undefined);
+  reads.assignments.catch(() => undefined);
   return reads;
 }
 
@@ -215,28 +215,28 @@ function compareText(a: string, b: string): number {
  * layers, then UCI, source id and compound id; at most `maxEntries` are returned.
  */
 export async function connectivitySearch(context: LookupContext, searched: SearchedStructure, options: ConnectivityOptions, started?: SkeletonReads): Promise<ConnectivityResult> {
-  const filter = xrefFilter(options);
+  const filter = assignmentFilter(options);
   // Assignments carry their structure's block: those of the skeleton are searched while its
   // structures are read; only structures found through a component need a search by UCI after.
   const skeleton = started?.connectivityBlock === searched.connectivityBlock ? started : readSkeleton(context, searched.connectivityBlock, options);
-  const [{ found, skipped }, ofBlock] = await Promise.all([candidates(context, searched, options, skeleton), skeleton?.xrefs ?? []]);
+  const [{ found, skipped }, ofBlock] = await Promise.all([candidates(context, searched, options, skeleton), skeleton?.assignments ?? []]);
   const others = [...found.values()].filter((c) => !skeleton || c.structure.connectivityBlock !== searched.connectivityBlock).map((c) => c.structure.uci);
-  const [sources, ofOthers] = await Promise.all([context.sources.all(), xrefsByUcis(context.engine, others, filter)]);
-  const xrefs = [...ofBlock, ...ofOthers];
+  const [sources, ofOthers] = await Promise.all([context.sources.all(), assignmentsByUcis(context.engine, others, filter)]);
+  const assignments = [...ofBlock, ...ofOthers];
   const entries: ConnectivityEntry[] = [];
-  for (const xref of xrefs) {
-    const candidate = found.get(xref.uci);
-    const source = sources.get(xref.sourceId);
+  for (const assignment of assignments) {
+    const candidate = found.get(assignment.uci);
+    const source = sources.get(assignment.sourceId);
     if (!candidate || !source) continue;
-    entries.push({ source, xref, structure: candidate.structure, typeOfSearch: candidate.typeOfSearch, comparison: candidate.comparison, queryInchi: candidate.queryInchi, hitInchi: candidate.hitInchi });
+    entries.push({ source, assignment, structure: candidate.structure, typeOfSearch: candidate.typeOfSearch, comparison: candidate.comparison, queryInchi: candidate.queryInchi, hitInchi: candidate.hitInchi });
   }
   const rank = (entry: ConnectivityEntry): number => relations.indexOf(entry.typeOfSearch);
   entries.sort((a, b) => rank(a) - rank(b)
     || differenceCount(a.comparison) - differenceCount(b.comparison)
-    || a.xref.uci - b.xref.uci
-    || a.xref.sourceId - b.xref.sourceId
-    || compareText(a.xref.compoundId, b.xref.compoundId));
-  const totalCompounds = new Set(entries.map((e) => e.xref.uci)).size;
+    || a.assignment.uci - b.assignment.uci
+    || a.assignment.sourceId - b.assignment.sourceId
+    || compareText(a.assignment.compoundId, b.assignment.compoundId));
+  const totalCompounds = new Set(entries.map((e) => e.assignment.uci)).size;
   const truncated = entries.length > options.maxEntries;
   return {
     searched, totalCompounds, totalSources: entries.length, truncated, skippedComponents: skipped,

@@ -6,10 +6,10 @@ import { InchiError, inchiKeyOf, parseStandardInchi, responseLayers, type FullIn
 import type { Config } from '../config';
 import type { Engine } from '../engine/client';
 import { compoundsByKey, compoundsByUci } from '../engine/compounds';
-import { xrefsByCompoundId, type XrefFilter } from '../engine/lookups';
+import { assignmentsByCompoundId, type AssignmentFilter } from '../engine/lookups';
 import { InvalidQuery, UnknownResource } from './errors';
 import { compoundUrl, type SourceCatalog } from './sources';
-import type { CompoundDocument, SourceDocument, XrefDocument } from '../engine/documents';
+import type { CompoundDocument, SourceDocument, AssignmentDocument } from '../engine/documents';
 
 /** Query types that name a structure by an identifier (UniChem's). */
 export const identifierTypes = ['uci', 'inchi', 'inchikey', 'sourceID'] as const;
@@ -110,12 +110,12 @@ export function queryKey(context: LookupContext, query: IdentifierQuery): string
 }
 
 /** The assignments of a `sourceID` query's compound id in its own source, under `filter`. */
-export async function sourceIdXrefs(context: LookupContext, query: CompoundQuery, filter: XrefFilter = {}): Promise<XrefDocument[]> {
+export async function sourceIdAssignments(context: LookupContext, query: CompoundQuery, filter: AssignmentFilter = {}): Promise<AssignmentDocument[]> {
   if (query.sourceID === undefined || query.sourceID === null) throw new InvalidQuery('a sourceID lookup needs "sourceID": the id of the source the compound id belongs to');
   await requireSource(context, query.sourceID);
   const compound = query.compound.trim();
   if (compound === '') throw new InvalidQuery('"compound" is empty: give the compound id in the source');
-  return xrefsByCompoundId(context.engine, compound, { ...filter, sourceId: query.sourceID });
+  return assignmentsByCompoundId(context.engine, compound, { ...filter, sourceId: query.sourceID });
 }
 
 /** The `inchi` object of a v1 response: the InChI and its 11 layers. */
@@ -126,8 +126,8 @@ export function inchiView(inchi: string, layers: FullInchiLayers): InchiLayers &
 export interface SourceEntry { id: number; shortName: string; longName: string | null; compoundId: string; url: string | null }
 
 /** One assignment as a v1 `sources` entry. */
-export function sourceEntry(source: SourceDocument, xref: XrefDocument): SourceEntry {
-  return { id: source.sourceID, shortName: source.name, longName: source.nameLong ?? source.nameLabel, compoundId: xref.compoundId, url: compoundUrl(source, xref.compoundId, xref.auxSrc) };
+export function sourceEntry(source: SourceDocument, assignment: AssignmentDocument): SourceEntry {
+  return { id: source.sourceID, shortName: source.name, longName: source.nameLong ?? source.nameLabel, compoundId: assignment.compoundId, url: compoundUrl(source, assignment.compoundId, assignment.auxSrc) };
 }
 
 export function bySourceThenId(a: { id: number; compoundId: string }, b: { id: number; compoundId: string }): number {
@@ -145,23 +145,23 @@ export interface CompoundView {
  * Structures and their sources for a set of assignments: compounds by UCI, sources by id then
  * compound id. `known`: structures already read, by key.
  */
-export async function compoundViews(context: LookupContext, xrefs: XrefDocument[], known = new Map<string, CompoundDocument>()): Promise<CompoundView[]> {
+export async function compoundViews(context: LookupContext, assignments: AssignmentDocument[], known = new Map<string, CompoundDocument>()): Promise<CompoundView[]> {
   const sources = await context.sources.all();
   // Every assignment carries its structure's key, the compounds' _id: one search by _id (sent with the lookup's other searches).
-  const missing = [...new Set(xrefs.map((x) => x.standardInchiKey))].filter((key) => !known.has(key));
+  const missing = [...new Set(assignments.map((x) => x.standardInchiKey))].filter((key) => !known.has(key));
   const byKey = new Map([...known, ...await compoundsByKey(context.engine, missing)]);
   const structures = new Map([...byKey.values()].map((structure) => [structure.uci, structure]));
   const views = new Map<number, CompoundView>();
-  for (const xref of xrefs) {
-    const structure = structures.get(xref.uci);
-    const source = sources.get(xref.sourceId);
+  for (const assignment of assignments) {
+    const structure = structures.get(assignment.uci);
+    const source = sources.get(assignment.sourceId);
     if (!structure || !source) continue;
-    let view = views.get(xref.uci);
+    let view = views.get(assignment.uci);
     if (!view) {
-      view = { uci: xref.uci, standardInchiKey: structure.standardInchiKey, inchi: inchiView(structure.standardInchi, structure.layers), sources: [] };
-      views.set(xref.uci, view);
+      view = { uci: assignment.uci, standardInchiKey: structure.standardInchiKey, inchi: inchiView(structure.standardInchi, structure.layers), sources: [] };
+      views.set(assignment.uci, view);
     }
-    view.sources.push(sourceEntry(source, xref));
+    view.sources.push(sourceEntry(source, assignment));
   }
   for (const view of views.values()) view.sources.sort(bySourceThenId);
   return [...views.values()].sort((a, b) => a.uci - b.uci);

@@ -8,11 +8,11 @@ import { Client, HttpConnection, SniffingTransport } from '@elastic/elasticsearc
 import type { estypes } from '@elastic/elasticsearch';
 import { engineNodes, type Config } from '../config';
 import { currentRequest } from '../request-context';
-import { SearchBatcher } from './batch';
+import { SearchBatcher } from './msearch-batcher';
 import { Breaker } from './breaker';
 import { exactFieldsOf } from './merge';
 
-export type MappingName = 'compounds' | 'xrefs' | 'sources' | 'meta' | 'rejects' | 'changes' | 'jobs' | 'job-parts';
+export type MappingName = 'compounds' | 'assignments' | 'sources' | 'meta' | 'rejects' | 'changes' | 'jobs' | 'job-parts';
 
 const mappingsDir = join(__dirname, '..', '..', 'mappings');
 
@@ -26,7 +26,7 @@ export class IndexNames {
   constructor(readonly prefix: string) {}
   get compounds(): string { return `${this.prefix}-compounds`; }
   /** Alias over every source's current release. */
-  get xrefs(): string { return `${this.prefix}-xrefs`; }
+  get assignments(): string { return `${this.prefix}-assignments`; }
   get sources(): string { return `${this.prefix}-sources`; }
   get meta(): string { return `${this.prefix}-meta`; }
   /** Alias over the rejected rows of every load kept (one index a load). */
@@ -43,16 +43,16 @@ export class IndexNames {
   get jobs(): string { return `${this.prefix}-jobs`; }
   get jobParts(): string { return `${this.prefix}-job-parts`; }
   /** Alias of one source's current release. */
-  xrefsOf(sourceId: number): string { return `${this.prefix}-xrefs-${sourceId}`; }
+  assignmentsOf(sourceId: number): string { return `${this.prefix}-assignments-${sourceId}`; }
   /** Alias of the release a source served before its current one, kept for RELEASE_GRACE. */
-  previousXrefsOf(sourceId: number): string { return `${this.prefix}-previous-xrefs-${sourceId}`; }
+  previousAssignmentsOf(sourceId: number): string { return `${this.prefix}-previous-assignments-${sourceId}`; }
   /** Every previous-release alias. */
-  get previousXrefs(): string { return `${this.prefix}-previous-xrefs-*`; }
+  get previousAssignments(): string { return `${this.prefix}-previous-assignments-*`; }
   /**
    * A fresh physical index for one release: of one source (`source`, `remove-source`) or of every
    * source of a reference table (`dump`), which then serves them all from one shard.
    */
-  xrefsRelease(tag: number | 'dump', stamp = Date.now()): string { return `${this.prefix}-xrefs-${tag}-${stamp}`; }
+  assignmentsRelease(tag: number | 'dump', stamp = Date.now()): string { return `${this.prefix}-assignments-${tag}-${stamp}`; }
 }
 
 /** What the API measures of the engine (src/api/metrics.ts). */
@@ -164,7 +164,7 @@ export class Engine {
       this.client = new Client({ ...cluster, requestTimeout: 60_000, maxRetries: Math.max(2, nodes.length), Connection: HttpConnection });
     }
     this.names = new IndexNames(config.ES_INDEX_PREFIX);
-    this.batcher = new SearchBatcher(this.client, exactFieldsOf((['compounds', 'xrefs', 'sources', 'meta'] as const).map(mappingOf)), (searches) => options.observer?.msearchSent(searches));
+    this.batcher = new SearchBatcher(this.client, exactFieldsOf((['compounds', 'assignments', 'sources', 'meta'] as const).map(mappingOf)), (searches) => options.observer?.msearchSent(searches));
   }
 
   /** A search that leaves with the others of this turn of the event loop, in one `_msearch` (see batch.ts). */

@@ -144,7 +144,7 @@ export async function removeOrphanStructuresOf(engine: Engine, loadId: string): 
     const ucis = (agg?.buckets ?? []).map((bucket) => bucket.key.uci);
     if (ucis.length === 0) return removed;
     const used = await engine.client.search({
-      index: `${engine.names.xrefs}-*`, size: 0, ignore_unavailable: true, allow_no_indices: true,
+      index: `${engine.names.assignments}-*`, size: 0, ignore_unavailable: true, allow_no_indices: true,
       query: { terms: { uci: ucis } }, aggs: { ucis: { terms: { field: 'uci', size: ucis.length } } },
     });
     const referenced = new Set(((used.aggregations?.ucis as { buckets: { key: number }[] } | undefined)?.buckets ?? []).map((bucket) => bucket.key));

@@ -16,7 +16,7 @@ export interface CompoundDocument {
 }
 
 /** One assignment (cross-reference): (sourceId, compoundId) → uci, current (1) or obsolete (0). */
-export interface XrefDocument {
+export interface AssignmentDocument {
   sourceId: number;
   compoundId: string;
   uci: number;

@@ -2,11 +2,11 @@
  * Reads only the legacy API needs: a source's current assignments a page at a time, joined page by
  * page against another source (mapping, mappingaux), and the release record.
  */
-import type { XrefDocument } from './documents';
+import type { AssignmentDocument } from './documents';
 import type { Engine } from './client';
 import { EngineUnavailable } from './errors';
 
-export type SourceAssignment = Pick<XrefDocument, 'compoundId' | 'uci' | 'auxSrc'>;
+export type SourceAssignment = Pick<AssignmentDocument, 'compoundId' | 'uci' | 'auxSrc'>;
 
 /**
  * How many assignments one page of a whole-source read holds (at most the engine's
@@ -54,7 +54,7 @@ export class SourceRelease {
   static async open(engine: Engine, sourceId: number, options: WholeSourceReadOptions = {}): Promise<SourceRelease> {
     options.signal?.throwIfAborted();
     const opened = await engine.client.openPointInTime(
-      { index: engine.names.xrefsOf(sourceId), keep_alive: keepAlive, ignore_unavailable: true },
+      { index: engine.names.assignmentsOf(sourceId), keep_alive: keepAlive, ignore_unavailable: true },
       { ignore: [404], signal: options.signal },
     );
     return new SourceRelease(engine, sourceId, opened.id || undefined, options.pageSize ?? wholeSourcePaging.pageSize, options.signal);

@@ -2,11 +2,11 @@
  * Reads of the assignments that answer API requests. Every user value is only ever a term value
  * (term / terms queries), never query syntax or a script.
  */
-import type { XrefDocument } from './documents';
+import type { AssignmentDocument } from './documents';
 import type { Engine } from './client';
 import { sortedSources } from './paging';
 
-export interface XrefFilter {
+export interface AssignmentFilter {
   /** Only current assignments (the default), or obsolete ones too. */
   includeObsolete?: boolean;
   /** Only obsolete assignments. */
@@ -15,7 +15,7 @@ export interface XrefFilter {
   sourceId?: number;
 }
 
-function filters(filter: XrefFilter): object[] {
+function filters(filter: AssignmentFilter): object[] {
   const clauses: object[] = [];
   if (filter.obsoleteOnly) clauses.push({ term: { assignment: 0 } });
   else if (!filter.includeObsolete) clauses.push({ term: { assignment: 1 } });
@@ -27,9 +27,9 @@ function filters(filter: XrefFilter): object[] {
  * `limit` documents. Searches the all-sources alias, or with `filter.sourceId` that source's alias,
  * which holds only its assignments (filtered on its id when its index is shared).
  */
-function xrefsWhere(engine: Engine, clause: object, filter: XrefFilter, limit: number): Promise<XrefDocument[]> {
-  return sortedSources<XrefDocument>(engine, {
-    index: filter.sourceId === undefined ? engine.names.xrefs : engine.names.xrefsOf(filter.sourceId),
+function assignmentsWhere(engine: Engine, clause: object, filter: AssignmentFilter, limit: number): Promise<AssignmentDocument[]> {
+  return sortedSources<AssignmentDocument>(engine, {
+    index: filter.sourceId === undefined ? engine.names.assignments : engine.names.assignmentsOf(filter.sourceId),
     ignore_unavailable: true, allow_no_indices: true,
     query: { bool: { filter: [clause, ...filters(filter)] } } as never,
     sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
@@ -39,23 +39,23 @@ function xrefsWhere(engine: Engine, clause: object, filter: XrefFilter, limit: n
 const unlimited = 1_000_000;
 
 /** Assignments of structures with these full InChIKeys. */
-export function xrefsByKeys(engine: Engine, keys: string[], filter: XrefFilter = {}, limit = unlimited): Promise<XrefDocument[]> {
-  return keys.length === 0 ? Promise.resolve([]) : xrefsWhere(engine, { terms: { standardInchiKey: keys } }, filter, limit);
+export function assignmentsByKeys(engine: Engine, keys: string[], filter: AssignmentFilter = {}, limit = unlimited): Promise<AssignmentDocument[]> {
+  return keys.length === 0 ? Promise.resolve([]) : assignmentsWhere(engine, { terms: { standardInchiKey: keys } }, filter, limit);
 }
 
 /** Assignments of structures with these UCIs. */
-export function xrefsByUcis(engine: Engine, ucis: number[], filter: XrefFilter = {}, limit = unlimited): Promise<XrefDocument[]> {
-  return ucis.length === 0 ? Promise.resolve([]) : xrefsWhere(engine, { terms: { uci: [...new Set(ucis)] } }, filter, limit);
+export function assignmentsByUcis(engine: Engine, ucis: number[], filter: AssignmentFilter = {}, limit = unlimited): Promise<AssignmentDocument[]> {
+  return ucis.length === 0 ? Promise.resolve([]) : assignmentsWhere(engine, { terms: { uci: [...new Set(ucis)] } }, filter, limit);
 }
 
 /** Assignments of one compound id, in every source or in `filter.sourceId`. */
-export function xrefsByCompoundId(engine: Engine, compoundId: string, filter: XrefFilter = {}, limit = unlimited): Promise<XrefDocument[]> {
-  return xrefsWhere(engine, { term: { compoundId } }, filter, limit);
+export function assignmentsByCompoundId(engine: Engine, compoundId: string, filter: AssignmentFilter = {}, limit = unlimited): Promise<AssignmentDocument[]> {
+  return assignmentsWhere(engine, { term: { compoundId } }, filter, limit);
 }
 
 /** Assignments of structures whose first InChIKey block is `block`. */
-export function xrefsByConnectivityBlock(engine: Engine, block: string, filter: XrefFilter = {}, limit = unlimited): Promise<XrefDocument[]> {
-  return xrefsWhere(engine, { term: { connectivityBlock: block } }, filter, limit);
+export function assignmentsByConnectivityBlock(engine: Engine, block: string, filter: AssignmentFilter = {}, limit = unlimited): Promise<AssignmentDocument[]> {
+  return assignmentsWhere(engine, { term: { connectivityBlock: block } }, filter, limit);
 }
 
 /** Whether the engine answers and the indices chemxref needs exist (for GET /ready). */
@@ -70,19 +70,19 @@ export async function engineReady(engine: Engine): Promise<{ ready: boolean; rea
 }
 
 /** Figures of the whole index for the legacy `release` endpoint. */
-export async function indexFigures(engine: Engine): Promise<{ structures: number; xrefs: number; current: number; obsolete: number }> {
+export async function indexFigures(engine: Engine): Promise<{ structures: number; assignments: number; current: number; obsolete: number }> {
   const count = async (index: string, query: object): Promise<number> =>
     (await engine.client.count({ index, query, ignore_unavailable: true, allow_no_indices: true })).count;
-  const [structures, xrefs, current] = await Promise.all([
+  const [structures, assignments, current] = await Promise.all([
     count(engine.names.compounds, { match_all: {} }),
-    count(engine.names.xrefs, { match_all: {} }),
-    count(engine.names.xrefs, { term: { assignment: 1 } }),
+    count(engine.names.assignments, { match_all: {} }),
+    count(engine.names.assignments, { term: { assignment: 1 } }),
   ]);
-  return { structures, xrefs, current, obsolete: xrefs - current };
+  return { structures, assignments, current, obsolete: assignments - current };
 }
 
 /** Whether any source has a published release with at least one assignment. */
 export async function hasAssignments(engine: Engine): Promise<boolean> {
-  const { count } = await engine.client.count({ index: engine.names.xrefs, ignore_unavailable: true, allow_no_indices: true });
+  const { count } = await engine.client.count({ index: engine.names.assignments, ignore_unavailable: true, allow_no_indices: true });
   return count > 0;
 }

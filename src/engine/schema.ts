@@ -1,6 +1,6 @@
 /**
  * Indices and aliases: the base indices, one physical index per release (of one source, or of all
- * the sources of a dump) behind two aliases (`{prefix}-xrefs-{sourceId}` and `{prefix}-xrefs`), and
+ * the sources of a dump) behind two aliases (`{prefix}-assignments-{sourceId}` and `{prefix}-assignments`), and
  * the atomic swap that publishes a release.
  */
 import type { Engine, MappingName } from './client';
@@ -8,7 +8,7 @@ import { mappingOf } from './client';
 
 const baseIndices = ['compounds', 'sources', 'meta', 'changes'] as const;
 /** Indices that grow with the data and take ES_SHARDS primary shards; the others keep one. */
-const largeIndices = new Set<MappingName>(['compounds', 'xrefs', 'changes']);
+const largeIndices = new Set<MappingName>(['compounds', 'assignments', 'changes']);
 
 /** Replicas of every index: ES_REPLICAS, or with `auto` 1 when the cluster has two data nodes or more, else 0. */
 export async function targetReplicas(engine: Engine): Promise<number> {
@@ -59,17 +59,17 @@ export function releaseShards(engine: Engine, assignments: number): number {
 }
 
 /**
- * Creates a fresh, unaliased release index (named by `IndexNames.xrefsRelease`), with refresh off
+ * Creates a fresh, unaliased release index (named by `IndexNames.assignmentsRelease`), with refresh off
  * while it is written: for one source, or for every source of a reference table, sized for
  * `expectedAssignments` (releaseShards). Nobody reads it before it is published, and a load that
  * dies leaves it to the sweep, so its translog is synced every few seconds instead of on every bulk
  * request while it is written.
  */
 export async function createReleaseIndex(engine: Engine, index: string, expectedAssignments: number): Promise<void> {
-  const { mappings } = mappingOf('xrefs');
+  const { mappings } = mappingOf('assignments');
   // No replicas while it is written: each document is indexed once; the copies are made at seal time.
   await engine.client.indices.create({
-    index, mappings, settings: { index: { ...settingsOf(engine, 'xrefs', 0), number_of_shards: releaseShards(engine, expectedAssignments), refresh_interval: '-1', 'translog.durability': 'async' } },
+    index, mappings, settings: { index: { ...settingsOf(engine, 'assignments', 0), number_of_shards: releaseShards(engine, expectedAssignments), refresh_interval: '-1', 'translog.durability': 'async' } },
   });
 }
 
@@ -110,7 +110,7 @@ export class ReplicationTimeout extends Error {}
 export async function sealReleaseIndex(engine: Engine, index: string): Promise<string | undefined> {
   await engine.client.indices.putSettings({ index, settings: { index: { 'translog.durability': 'request' } } });
   await engine.client.indices.flush({ index });
-  await resumeRefresh(engine, index, 'xrefs');
+  await resumeRefresh(engine, index, 'assignments');
   const replicas = await targetReplicas(engine);
   if (replicas === 0) return undefined;
   await engine.client.indices.putSettings({ index, settings: { index: { number_of_replicas: replicas } } });
@@ -131,7 +131,7 @@ export async function sealReleaseIndex(engine: Engine, index: string): Promise<s
 
 /** The physical index behind a source's alias, if the source has a published release. */
 export async function currentReleaseIndex(engine: Engine, sourceId: number): Promise<string | undefined> {
-  const aliases = await engine.client.indices.getAlias({ name: engine.names.xrefsOf(sourceId) }, { ignore: [404] });
+  const aliases = await engine.client.indices.getAlias({ name: engine.names.assignmentsOf(sourceId) }, { ignore: [404] });
   const indices = Object.keys(aliases ?? {}).filter((key) => key !== 'error' && key !== 'status');
   return indices[0];
 }
@@ -142,8 +142,8 @@ export async function currentReleaseIndex(engine: Engine, sourceId: number): Pro
  * holds once some of them were reloaded on their own.
  */
 async function servedSources(engine: Engine): Promise<Map<string, Set<number>>> {
-  const aliases = await engine.client.indices.getAlias({ name: `${engine.names.xrefs}-*` }, { ignore: [404] });
-  const pattern = new RegExp(`^${escape(engine.names.xrefs)}-([0-9]+)$`);
+  const aliases = await engine.client.indices.getAlias({ name: `${engine.names.assignments}-*` }, { ignore: [404] });
+  const pattern = new RegExp(`^${escape(engine.names.assignments)}-([0-9]+)$`);
   const served = new Map<string, Set<number>>();
   for (const [index, state] of Object.entries(aliases ?? {})) {
     for (const alias of Object.keys((state as { aliases?: object }).aliases ?? {})) {
@@ -182,7 +182,7 @@ function sourceFilter(sourceId: number): object {
  *
  * A source's alias filters on its id when the index holds several sources. The all-sources alias
  * shows a previous index only for the sources it still serves. The release a source served until
- * now becomes its previous release (`{prefix}-previous-xrefs-{sourceId}`), and is not deleted in the
+ * now becomes its previous release (`{prefix}-previous-assignments-{sourceId}`), and is not deleted in the
  * swap: searches already routed to it finish on it. The release that was previous before goes, once
  * nothing points at it (`deleteUnaliasedReplaced`); a previous release also goes after RELEASE_GRACE
  * (`removeExpiredPreviousReleases`). Publishes take turns (a lock in the meta index): each one
@@ -191,15 +191,15 @@ function sourceFilter(sourceId: number): object {
 export async function publishReleases(engine: Engine, index: string, sourceIds: number[]): Promise<void> {
   await withPublishLock(engine, async () => {
     const served = await servedSources(engine);
-    const previousAliases = await aliasHolders(engine, sourceIds.map((sourceId) => engine.names.previousXrefsOf(sourceId)));
+    const previousAliases = await aliasHolders(engine, sourceIds.map((sourceId) => engine.names.previousAssignmentsOf(sourceId)));
     const published = new Set(sourceIds);
     const shared = sourceIds.length > 1;
     const actions: object[] = [];
     const retired: string[] = [];
     for (const sourceId of sourceIds) {
-      actions.push({ add: { index, alias: engine.names.xrefsOf(sourceId), ...(shared ? { filter: sourceFilter(sourceId) } : {}) } });
+      actions.push({ add: { index, alias: engine.names.assignmentsOf(sourceId), ...(shared ? { filter: sourceFilter(sourceId) } : {}) } });
     }
-    actions.push({ add: { index, alias: engine.names.xrefs } });
+    actions.push({ add: { index, alias: engine.names.assignments } });
     for (const [alias, holders] of previousAliases) {
       for (const holder of holders) actions.push({ remove: { index: holder, alias } });
     }
@@ -209,14 +209,14 @@ export async function publishReleases(engine: Engine, index: string, sourceIds: 
       if (replaced.length === 0) continue;
       const remaining = [...sources].filter((sourceId) => !published.has(sourceId)).sort((a, b) => a - b);
       for (const sourceId of replaced) {
-        actions.push({ remove: { index: previous, alias: engine.names.xrefsOf(sourceId) } });
-        actions.push({ add: { index: previous, alias: engine.names.previousXrefsOf(sourceId), filter: sourceFilter(sourceId) } });
+        actions.push({ remove: { index: previous, alias: engine.names.assignmentsOf(sourceId) } });
+        actions.push({ add: { index: previous, alias: engine.names.previousAssignmentsOf(sourceId), filter: sourceFilter(sourceId) } });
       }
       if (remaining.length === 0) {
-        actions.push({ remove: { index: previous, alias: engine.names.xrefs } });
+        actions.push({ remove: { index: previous, alias: engine.names.assignments } });
         retired.push(previous);
       } else {
-        actions.push({ add: { index: previous, alias: engine.names.xrefs, filter: { terms: { sourceId: remaining } } } });
+        actions.push({ add: { index: previous, alias: engine.names.assignments, filter: { terms: { sourceId: remaining } } } });
       }
     }
     await engine.client.indices.updateAliases({ actions } as never);
@@ -254,8 +254,8 @@ async function deleteUnaliasedReplaced(engine: Engine, indices: string[]): Promi
  * previous-release aliases of sources not reloaded since). Returns what it deleted.
  */
 export async function removeExpiredPreviousReleases(engine: Engine, graceMs: number): Promise<string[]> {
-  const all = await engine.client.indices.get({ index: `${engine.names.xrefs}-*`, features: ['aliases', 'mappings'] }, { ignore: [404] });
-  const prefix = `${engine.names.prefix}-previous-xrefs-`;
+  const all = await engine.client.indices.get({ index: `${engine.names.assignments}-*`, features: ['aliases', 'mappings'] }, { ignore: [404] });
+  const prefix = `${engine.names.prefix}-previous-assignments-`;
   const expired: string[] = [];
   for (const [index, state] of Object.entries(all ?? {})) {
     const value = state as { aliases?: object; mappings?: { _meta?: { retiredAt?: string } } };
@@ -292,12 +292,12 @@ async function withPublishLock(engine: Engine, work: () => Promise<void>): Promi
 }
 
 /**
- * Deletes every xrefs release index that no alias points at and no running load is writing: the
+ * Deletes every assignments release index that no alias points at and no running load is writing: the
  * leftovers of killed loads. Returns what it deleted.
  */
 export async function removeAllLeftoverReleases(engine: Engine, running: Set<string>): Promise<string[]> {
-  const all = await engine.client.indices.get({ index: `${engine.names.xrefs}-*`, expand_wildcards: 'all', features: ['aliases'] }, { ignore: [404] });
-  const pattern = new RegExp(`^${escape(engine.names.xrefs)}-([0-9]+|dump)-[0-9]+$`);
+  const all = await engine.client.indices.get({ index: `${engine.names.assignments}-*`, expand_wildcards: 'all', features: ['aliases'] }, { ignore: [404] });
+  const pattern = new RegExp(`^${escape(engine.names.assignments)}-([0-9]+|dump)-[0-9]+$`);
   const leftovers = Object.entries(all ?? {})
     .filter(([index, state]) => pattern.test(index) && Object.keys((state as { aliases?: object }).aliases ?? {}).length === 0 && !running.has(index))
     .map(([index]) => index);

@@ -75,7 +75,7 @@ function parsed(attributes: Record<string, unknown>, key: string): Record<string
   return typeof value === 'string' && value !== '' ? JSON.parse(value) : {};
 }
 
-/** Replaces every shipped index name (`chemxref-xrefs`, ...) in `text` by the installation's. */
+/** Replaces every shipped index name (`chemxref-assignments`, ...) in `text` by the installation's. */
 function renameIndices(text: string, prefix: string): string {
   if (prefix === shippedPrefix) return text;
   return text.replace(new RegExp(`\\b${shippedPrefix}-(?=[a-z])`, 'g'), `${prefix}-`);

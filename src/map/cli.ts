@@ -12,7 +12,7 @@ import { queryTypes, type LookupContext } from '../domain/lookup';
 import { SourceCatalog } from '../domain/sources';
 import { Engine } from '../engine/client';
 import { EngineUnavailable, translateEngineError } from '../engine/errors';
-import { StructureConverter } from '../isolated/structures';
+import { StructureConverter } from '../toolkits/structures';
 import { runMap, type MapOptions } from './run';
 
 export const usage = `usage: npm run map -- <file> [options]

@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import { once } from 'node:events';
-import { parseLine, QueryAnswerer, type AnswerLine } from '../batch/answer';
+import { parseLine, QueryAnswerer, type AnswerLine } from '../api/v1/answer';
 import type { LookupContext } from '../domain/lookup';
 import { Progress } from '../export/progress';
 

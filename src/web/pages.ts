@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import { inchiKeyOf, type Comparison } from '../chemistry';
 import { compoundsByConnectivityBlock, compoundsByUci } from '../engine/compounds';
-import type { CompoundDocument, LoadRecord, SourceDocument, XrefDocument } from '../engine/documents';
+import type { CompoundDocument, LoadRecord, SourceDocument, AssignmentDocument } from '../engine/documents';
 import { lastLoadOfEachSource, loadHistory } from '../engine/loads';
-import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../engine/lookups';
+import { assignmentsByCompoundId, assignmentsByKeys, assignmentsByUcis } from '../engine/lookups';
 import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry } from '../domain/connectivity';
 import { InvalidQuery, UnprocessableStructure } from '../domain/errors';
 import { indexedStructure, parseQueryInchi, type LookupContext } from '../domain/lookup';
@@ -92,20 +92,20 @@ function plural(count: number, word: string): string {
   return `${count.toLocaleString('en')} ${word}${count === 1 ? '' : 's'}`;
 }
 
-function sourcesTable(xrefs: XrefDocument[], sources: Map<number, SourceDocument>): Html {
-  const withAux = xrefs.some((xref) => xref.auxSrc);
-  const current = xrefs.filter((x) => x.assignment === 1);
-  const rows = [...xrefs].sort((a, b) => b.assignment - a.assignment || a.sourceId - b.sourceId || a.compoundId.localeCompare(b.compoundId)).map((xref) => {
-    const source = sources.get(xref.sourceId);
-    const url = source ? compoundUrl(source, xref.compoundId, xref.auxSrc) : null;
-    return html`<tr class="${xref.assignment === 1 ? 'current' : 'obsolete'}">
-<td><a href="/sources/${xref.sourceId}">${label(source, xref.sourceId)}</a></td>
-<td>${url ? html`<a href="${url}" rel="noopener">${xref.compoundId}</a>` : xref.compoundId}</td>
-<td>${xref.assignment === 1 ? 'current' : 'obsolete'}</td>
-${withAux ? html`<td>${xref.auxSrc ?? ''}</td>` : ''}
+function sourcesTable(assignments: AssignmentDocument[], sources: Map<number, SourceDocument>): Html {
+  const withAux = assignments.some((assignment) => assignment.auxSrc);
+  const current = assignments.filter((x) => x.assignment === 1);
+  const rows = [...assignments].sort((a, b) => b.assignment - a.assignment || a.sourceId - b.sourceId || a.compoundId.localeCompare(b.compoundId)).map((assignment) => {
+    const source = sources.get(assignment.sourceId);
+    const url = source ? compoundUrl(source, assignment.compoundId, assignment.auxSrc) : null;
+    return html`<tr class="${assignment.assignment === 1 ? 'current' : 'obsolete'}">
+<td><a href="/sources/${assignment.sourceId}">${label(source, assignment.sourceId)}</a></td>
+<td>${url ? html`<a href="${url}" rel="noopener">${assignment.compoundId}</a>` : assignment.compoundId}</td>
+<td>${assignment.assignment === 1 ? 'current' : 'obsolete'}</td>
+${withAux ? html`<td>${assignment.auxSrc ?? ''}</td>` : ''}
 </tr>`;
   });
-  return html`<table class="xrefs"><caption>${plural(current.length, 'current id')} in ${plural(new Set(current.map((x) => x.sourceId)).size, 'source')}</caption>
+  return html`<table class="assignments"><caption>${plural(current.length, 'current id')} in ${plural(new Set(current.map((x) => x.sourceId)).size, 'source')}</caption>
 <thead><tr><th scope="col">Source</th><th scope="col">Compound id</th><th scope="col">Assignment</th>${withAux ? html`<th scope="col">Aux</th>` : ''}</tr></thead>
 <tbody>${rows}</tbody></table>`;
 }
@@ -119,9 +119,9 @@ interface Rendered { status: number; title: string; body: Html; canonical?: stri
 
 /** The compound page of one structure: depiction, identifiers, every source, the connectivity relatives. */
 async function compoundPage(context: LookupContext, structure: CompoundDocument, pageNumber: number): Promise<Rendered> {
-  const [sources, xrefs, related] = await Promise.all([
+  const [sources, assignments, related] = await Promise.all([
     context.sources.all(),
-    xrefsByUcis(context.engine, [structure.uci], { includeObsolete: true }),
+    assignmentsByUcis(context.engine, [structure.uci], { includeObsolete: true }),
     connectivitySearch(context, searchedStructureOf(structure), {
       relations: new Set(relations), frequencyCap: context.config.COMPONENT_FREQUENCY_CAP, maxEntries: context.config.CONNECTIVITY_MAX_ENTRIES,
     }),
@@ -142,7 +142,7 @@ ${structureList(members.map((m) => m.structure), (s) => {
     })}</section>`;
   });
   const pager = pages > 1 ? html`<nav class="pager" aria-label="relatives pages">${Array.from({ length: pages }, (_, i) => i + 1).map((n) => (n === pageNumber ? html`<span aria-current="page">${n}</span> ` : html`<a href="/compound/${structure.uci}?page=${n}#relatives">${n}</a> `))}</nav>` : '';
-  const current = xrefs.filter((x) => x.assignment === 1).length;
+  const current = assignments.filter((x) => x.assignment === 1).length;
   return {
     status: 200, title: `UCI ${structure.uci}`, canonical: `/compound/${structure.uci}`,
     body: html`<article class="compound">
@@ -158,7 +158,7 @@ ${depiction(structure.uci, 'large', `structure of ${structure.standardInchiKey}`
 </div>
 ${current === 0 ? html`<p class="message">No source holds this structure now; the ids below are obsolete.</p>` : ''}
 <h2>In the sources</h2>
-${sourcesTable(xrefs, sources)}
+${sourcesTable(assignments, sources)}
 <h2 id="relatives">Same skeleton (${structure.connectivityBlock})</h2>
 ${relatives.length === 0 ? html`<p>No other structure shares its skeleton or one of its components.</p>` : html`${sections}${pager}`}
 ${related.truncated ? html`<p class="message">Only the first ${context.config.CONNECTIVITY_MAX_ENTRIES} assignments of the connectivity search are shown.</p>` : ''}
@@ -195,7 +195,7 @@ async function search(context: LookupContext, q: string, sourceId: number | unde
         : input.kind === 'inchi' ? inchiKeyOf(parseQueryInchi(input.inchi, context.config.MAX_INCHI_LENGTH))
           : (await computeStandardInchi(context, 'smiles', input.smiles)).standardInchiKey;
       // The key names its structure: read it while a current assignment is looked for.
-      const [current, structure] = await Promise.all([xrefsByKeys(context.engine, [key], {}, 1), indexedStructure(context, { standardInchiKey: key })]);
+      const [current, structure] = await Promise.all([assignmentsByKeys(context.engine, [key], {}, 1), indexedStructure(context, { standardInchiKey: key })]);
       if (current.length === 0 || !structure) {
         const block = key.slice(0, 14);
         return message(404, 'Not found', html`No source holds the structure with InChIKey <code>${key}</code>. <a href="/search?q=${block}">Search its skeleton (${block})</a> for stereoisomers, isotopologues and other forms.`);
@@ -216,7 +216,7 @@ async function search(context: LookupContext, q: string, sourceId: number | unde
     case 'sourceId':
     case 'anySource': {
       const filter = input.kind === 'sourceId' ? { sourceId: input.source.sourceID } : {};
-      const own = await xrefsByCompoundId(context.engine, input.compoundId, filter);
+      const own = await assignmentsByCompoundId(context.engine, input.compoundId, filter);
       const ucis = [...new Set(own.map((x) => x.uci))];
       if (ucis.length === 0) {
         const where = input.kind === 'sourceId' ? `in ${label(input.source, input.source.sourceID)}` : 'in any source (pick a source if it names a structure there, or give its InChIKey)';

@@ -80,7 +80,7 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
     expect(health.status).to.equal('ok');
     expect(health.engine).to.include({ status: 'green', nodes: 3, dataNodes: 3 });
     expect(health.engine.indices[`${prefix}-compounds`]).to.include({ shards: 3, replicas: 1 });
-    expect(health.engine.indices[`${prefix}-xrefs-1`]).to.include({ shards: 3, replicas: 1 });
+    expect(health.engine.indices[`${prefix}-assignments-1`]).to.include({ shards: 3, replicas: 1 });
     expect(health.engine.indices[`${prefix}-meta`]).to.include({ shards: 1, replicas: 1 });
   });
 
@@ -124,7 +124,7 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
       const answer = await clustered.post('/api/v1/compounds', { type: 'sourceID', compound: removed[0], sourceID: 104 });
       expect(answer.status).to.equal(200);
       expect(answer.body.response).to.equal('Not found');
-      const release = Object.keys(await admin.indices.getAlias({ name: `${prefix}-xrefs-104` }))[0];
+      const release = Object.keys(await admin.indices.getAlias({ name: `${prefix}-assignments-104` }))[0];
       const state = await admin.cluster.health({ index: release });
       expect(state.status, 'the new release has its replica on the other survivor').to.equal('green');
     });
@@ -140,7 +140,7 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
       const reloaded = await answers(clustered, all);
       const summary = await load(prefix, ['consolidate']);
       expect(summary).to.include({ status: 'done', releaseIndicesBefore: 2, releaseIndicesAfter: 1 });
-      const layout = (await clustered.get('/health')).body.engine.indices[`${prefix}-xrefs`];
+      const layout = (await clustered.get('/health')).body.engine.indices[`${prefix}-assignments`];
       expect(layout.indices).to.have.length(1);
       expect(layout).to.include({ shards: 3, replicas: 1 });
       expect((await admin.cluster.health({ index: layout.indices[0] })).status).to.equal('green');

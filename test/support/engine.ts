@@ -1,31 +1,13 @@
 /** Test helpers around the real engine. */
-import { Client } from '@elastic/elasticsearch';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEngine, stopEngine } from '../../scripts/engine';
-import { engineNodes, readConfig } from '../../src/config';
-import type { Engine } from '../../src/engine/client';
+import { deleteIndicesByPrefix, startEngine, stopEngine } from '../../scripts/engine';
 
-/**
- * Deletes every index whose name starts with `prefix-` (by name: the node has no wildcard deletes in
- * production), twenty names a request: a test run leaves about a hundred indices, and all their
- * names in one request line pass the engine's 4 kB limit (too_long_http_line_exception). Returns
- * the names deleted.
- */
-export async function deleteIndicesByPrefix(esUrl: string, prefix: string): Promise<string[]> {
-  const client = new Client({ nodes: engineNodes(esUrl) });
-  try {
-    const indices = Object.keys(await client.indices.get({ index: `${prefix}-*`, expand_wildcards: 'all' }));
-    for (let start = 0; start < indices.length; start += 20) {
-      await client.indices.delete({ index: indices.slice(start, start + 20).join(',') }, { ignore: [404] });
-    }
-    return indices;
-  } finally {
-    await client.close();
-  }
-}
+export { deleteIndicesByPrefix };
+import { readConfig } from '../../src/config';
+import type { Engine } from '../../src/engine/client';
 
 /** The body of every request to a path ending in `pathEnd` that `engine` sends while `work` runs. */
 export async function bodiesSent(engine: Engine, pathEnd: string, work: () => Promise<unknown>): Promise<unknown[]> {

@@ -4,7 +4,7 @@
  */
 import { inchiFromLayers, inchiKeyOf, parseStandardInchi, type Comparison } from '../../chemistry';
 import { compoundsByKey } from '../../engine/compounds';
-import { xrefsByCompoundId, xrefsByConnectivityBlock, xrefsByKeys } from '../../engine/lookups';
+import { assignmentsByCompoundId, assignmentsByConnectivityBlock, assignmentsByKeys } from '../../engine/lookups';
 import {
   connectivitySearch, readSkeleton, relations, searchedStructureOf,
   type ConnectivityEntry, type ConnectivityOptions, type SearchedStructure, type SkeletonReads, type TypeOfSearch,
@@ -60,7 +60,7 @@ const labels = new Map(Object.entries((labelTable as { labels: Record<string, st
  */
 async function searchedOfKeyTerm(context: LookupContext, term: string, includeObsolete: boolean): Promise<SearchedStructure> {
   if (/^[A-Z]{14}$/.test(term)) {
-    const [any] = await xrefsByConnectivityBlock(context.engine, term, { includeObsolete }, 1);
+    const [any] = await assignmentsByConnectivityBlock(context.engine, term, { includeObsolete }, 1);
     const structure = any ? await indexedStructure(context, { uci: any.uci }) : undefined;
     if (!structure) throw new UnknownResource(`no structure with the first InChIKey block ${term}`);
     const { formula, connections, hAtoms, charge } = structure.layers;
@@ -75,7 +75,7 @@ async function searchedOfKeyTerm(context: LookupContext, term: string, includeOb
   }
   // Whether the key has an assignment and its structure by _id, side by side: one round trip with
   // the skeleton's reads the caller started (keySearch).
-  const [[indexed], structures] = await Promise.all([xrefsByKeys(context.engine, [term], { includeObsolete }, 1), compoundsByKey(context.engine, [term])]);
+  const [[indexed], structures] = await Promise.all([assignmentsByKeys(context.engine, [term], { includeObsolete }, 1), compoundsByKey(context.engine, [term])]);
   const structure = indexed ? structures.get(term) : undefined;
   if (!structure) throw new UnknownResource(`no structure with InChIKey ${term}`);
   return searchedStructureOf(structure);
@@ -84,8 +84,8 @@ async function searchedOfKeyTerm(context: LookupContext, term: string, includeOb
 /** The structures a cpd_search id stands for, by UCI: the ones it is current on (or, with G=1 and none current, was). */
 async function searchedOfId(context: LookupContext, id: string, sourceText: string, includeObsolete: boolean): Promise<SearchedStructure[]> {
   const source = await legacySource(context, sourceText);
-  let own = await xrefsByCompoundId(context.engine, id, { sourceId: source.sourceID });
-  if (own.length === 0 && includeObsolete) own = await xrefsByCompoundId(context.engine, id, { sourceId: source.sourceID, obsoleteOnly: true });
+  let own = await assignmentsByCompoundId(context.engine, id, { sourceId: source.sourceID });
+  if (own.length === 0 && includeObsolete) own = await assignmentsByCompoundId(context.engine, id, { sourceId: source.sourceID, obsoleteOnly: true });
   // An id that exists without a structure to search from finds nothing: {} (404 when it never existed).
   if (own.length === 0) await requireIdAssigned(context, id, source);
   const searched: SearchedStructure[] = [];
@@ -133,9 +133,9 @@ function nested(searched: SearchedStructure, queryKey: string | null, entries: C
     const f = flags(entry.comparison);
     const group = bySource.get(entry.source.sourceID) ?? { source: entry.source, matches: [] };
     group.matches.push({
-      src_compound_id: entry.xref.compoundId,
-      aux_src: entry.xref.auxSrc ?? null,
-      assignment: String(entry.xref.assignment),
+      src_compound_id: entry.assignment.compoundId,
+      aux_src: entry.assignment.auxSrc ?? null,
+      assignment: String(entry.assignment.assignment),
       label: criteria.F === 0 ? labelOf(entry) : '',
       B: String(criteria.B),
       CpdId_InChIKey: entry.structure.standardInchiKey,
@@ -154,7 +154,7 @@ function table(searched: SearchedStructure, entries: ConnectivityEntry[], criter
   return [tableHeader, ...entries.map((entry) => {
     const f = flags(entry.comparison);
     return [
-      entry.xref.compoundId, String(entry.source.sourceID), entry.xref.auxSrc ?? null, String(entry.xref.assignment),
+      entry.assignment.compoundId, String(entry.source.sourceID), entry.assignment.auxSrc ?? null, String(entry.assignment.assignment),
       criteria.F === 0 ? labelOf(entry) : '', String(relations.indexOf(entry.typeOfSearch)),
       searched.parsed?.inchi ?? null, entry.structure.standardInchi, entry.queryInchi, entry.hitInchi,
       f.p, f.b, f.t, f.m, f.s, f.i, searched.standardInchiKey, entry.structure.standardInchiKey,

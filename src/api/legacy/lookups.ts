@@ -4,11 +4,11 @@
  */
 import { compoundsByKey, compoundsByUci } from '../../engine/compounds';
 import { releaseOfIndex, SourceRelease, type WholeSourceReadOptions } from '../../engine/legacy';
-import { indexFigures, xrefsByCompoundId, xrefsByKeys, xrefsByUcis, type XrefFilter } from '../../engine/lookups';
+import { indexFigures, assignmentsByCompoundId, assignmentsByKeys, assignmentsByUcis, type AssignmentFilter } from '../../engine/lookups';
 import { InvalidQuery, UnknownResource } from '../../domain/errors';
 import { checkInchiKey, requireSource, type LookupContext } from '../../domain/lookup';
 import { compoundUrl } from '../../domain/sources';
-import type { SourceDocument, XrefDocument } from '../../engine/documents';
+import type { SourceDocument, AssignmentDocument } from '../../engine/documents';
 import type { LegacyValue } from './format';
 
 type Row = Record<string, LegacyValue>;
@@ -33,16 +33,16 @@ export function sourceSummary(source: SourceDocument): Row {
   };
 }
 
-function bySourceThenId(a: XrefDocument, b: XrefDocument): number {
+function bySourceThenId(a: AssignmentDocument, b: AssignmentDocument): number {
   return a.sourceId - b.sourceId || (a.compoundId < b.compoundId ? -1 : a.compoundId > b.compoundId ? 1 : 0) || b.assignment - a.assignment;
 }
 
-/** Rows of `xrefs` by source then id, without repeats (an id on several of the structures appears once per assignment state). */
-function rows(xrefs: XrefDocument[], row: (xref: XrefDocument) => Row): Row[] {
+/** Rows of `assignments` by source then id, without repeats (an id on several of the structures appears once per assignment state). */
+function rows(assignments: AssignmentDocument[], row: (assignment: AssignmentDocument) => Row): Row[] {
   const seen = new Set<string>();
   const out: Row[] = [];
-  for (const xref of [...xrefs].sort(bySourceThenId)) {
-    const shaped = row(xref);
+  for (const assignment of [...assignments].sort(bySourceThenId)) {
+    const shaped = row(assignment);
     const key = JSON.stringify(shaped);
     if (!seen.has(key)) {
       seen.add(key);
@@ -61,42 +61,42 @@ function rows(xrefs: XrefDocument[], row: (xref: XrefDocument) => Row): Row[] {
 
 /** Whether `id` has ever been assigned in `source` (in any source when undefined); UnknownResource (404) when not. */
 export async function requireIdAssigned(context: LookupContext, id: string, source?: SourceDocument): Promise<void> {
-  const any = await xrefsByCompoundId(context.engine, id, { includeObsolete: true, sourceId: source?.sourceID }, 1);
+  const any = await assignmentsByCompoundId(context.engine, id, { includeObsolete: true, sourceId: source?.sourceID }, 1);
   if (any.length > 0) return;
   throw new UnknownResource(source ? `no compound "${id}" in source ${source.sourceID} (${source.name})` : `no source holds a compound "${id}"`);
 }
 
 /** Whether a structure with `key` has an assignment, current or obsolete; UnknownResource (404) when not. */
 async function requireKeyAssigned(context: LookupContext, key: string): Promise<void> {
-  if ((await xrefsByKeys(context.engine, [key], { includeObsolete: true }, 1)).length === 0) throw new UnknownResource(`no structure with InChIKey ${key}`);
+  if ((await assignmentsByKeys(context.engine, [key], { includeObsolete: true }, 1)).length === 0) throw new UnknownResource(`no structure with InChIKey ${key}`);
 }
 
 /** The UCIs a (source, id) pair is assigned to under `filter`: none when the id exists without such an assignment, UnknownResource (404) when it does not exist. */
-async function ucisOfId(context: LookupContext, id: string, source: SourceDocument, filter: XrefFilter): Promise<number[]> {
-  const own = await xrefsByCompoundId(context.engine, id, { ...filter, sourceId: source.sourceID });
+async function ucisOfId(context: LookupContext, id: string, source: SourceDocument, filter: AssignmentFilter): Promise<number[]> {
+  const own = await assignmentsByCompoundId(context.engine, id, { ...filter, sourceId: source.sourceID });
   if (own.length === 0) await requireIdAssigned(context, id, source);
   return [...new Set(own.map((x) => x.uci))];
 }
 
 /** inchikey / inchikey_all: the ids of a structure; `all` adds obsolete ones with their assignment. */
 export async function idsOfKey(context: LookupContext, key: string, all: boolean): Promise<Row[]> {
-  const xrefs = await xrefsByKeys(context.engine, [checkInchiKey(key)], { includeObsolete: all });
-  if (xrefs.length === 0) await requireKeyAssigned(context, key);
-  return rows(xrefs, (x): Row => (all
+  const assignments = await assignmentsByKeys(context.engine, [checkInchiKey(key)], { includeObsolete: all });
+  if (assignments.length === 0) await requireKeyAssigned(context, key);
+  return rows(assignments, (x): Row => (all
     ? { src_id: String(x.sourceId), src_compound_id: x.compoundId, assignment: String(x.assignment) }
     : { src_id: String(x.sourceId), src_compound_id: x.compoundId }));
 }
 
 /** verbose_inchikey: per source, its metadata and the structure's current ids in it. */
 export async function verboseIdsOfKey(context: LookupContext, key: string): Promise<Row[]> {
-  const xrefs = await xrefsByKeys(context.engine, [checkInchiKey(key)]);
-  if (xrefs.length === 0) await requireKeyAssigned(context, key);
+  const assignments = await assignmentsByKeys(context.engine, [checkInchiKey(key)]);
+  if (assignments.length === 0) await requireKeyAssigned(context, key);
   const sources = await context.sources.all();
   const bySource = new Map<number, string[]>();
-  for (const xref of [...xrefs].sort(bySourceThenId)) {
-    const ids = bySource.get(xref.sourceId) ?? [];
-    if (!ids.includes(xref.compoundId)) ids.push(xref.compoundId);
-    bySource.set(xref.sourceId, ids);
+  for (const assignment of [...assignments].sort(bySourceThenId)) {
+    const ids = bySource.get(assignment.sourceId) ?? [];
+    if (!ids.includes(assignment.compoundId)) ids.push(assignment.compoundId);
+    bySource.set(assignment.sourceId, ids);
   }
   return [...bySource].filter(([id]) => sources.has(id)).map(([id, ids]) => ({ ...sourceSummary(sources.get(id)!), src_compound_id: ids }));
 }
@@ -112,13 +112,13 @@ export async function idsOfId(context: LookupContext, id: string, sourceText: st
   const source = await legacySource(context, sourceText);
   const toSource = toSourceText === undefined ? undefined : await legacySource(context, toSourceText);
   const ucis = await ucisOfId(context, id, source, mode === 'obsolete' ? { obsoleteOnly: true } : {});
-  const xrefs = await xrefsByUcis(context.engine, ucis, { includeObsolete: mode !== 'current', sourceId: toSource?.sourceID });
+  const assignments = await assignmentsByUcis(context.engine, ucis, { includeObsolete: mode !== 'current', sourceId: toSource?.sourceID });
   if (mode === 'obsolete') {
-    return rows(xrefs, (x): Row => (toSource
+    return rows(assignments, (x): Row => (toSource
       ? { src_compound_id: x.compoundId, assignment: String(x.assignment), UCI: String(x.uci) }
       : { src_id: String(x.sourceId), src_compound_id: x.compoundId, assignment: String(x.assignment), InChIKey: x.standardInchiKey }));
   }
-  return rows(xrefs, (x) => ({
+  return rows(assignments, (x) => ({
     ...(toSource ? {} : { src_id: String(x.sourceId) }),
     src_compound_id: x.compoundId,
     ...(mode === 'all' ? { assignment: String(x.assignment) } : {}),
@@ -130,8 +130,8 @@ export async function urlsOfId(context: LookupContext, id: string, sourceText: s
   const source = await legacySource(context, sourceText);
   const toSource = await legacySource(context, toSourceText);
   const ucis = await ucisOfId(context, id, source, {});
-  const xrefs = await xrefsByUcis(context.engine, ucis, { sourceId: toSource.sourceID });
-  const urls = [...new Set(xrefs.sort(bySourceThenId).map((x) => compoundUrl(toSource, x.compoundId, x.auxSrc)).filter((url): url is string => url !== null))];
+  const assignments = await assignmentsByUcis(context.engine, ucis, { sourceId: toSource.sourceID });
+  const urls = [...new Set(assignments.sort(bySourceThenId).map((x) => compoundUrl(toSource, x.compoundId, x.auxSrc)).filter((url): url is string => url !== null))];
   return urls.map((url) => ({ url }));
 }
 
@@ -229,7 +229,7 @@ export async function* auxiliaryDataOf(context: LookupContext, sourceText: strin
 /** structure / structure_all: the structures of an id (`all`: obsolete assignments too, with their state). */
 export async function structuresOfId(context: LookupContext, id: string, sourceText: string, all: boolean): Promise<Row[]> {
   const source = await legacySource(context, sourceText);
-  const own = await xrefsByCompoundId(context.engine, id, { includeObsolete: all, sourceId: source.sourceID });
+  const own = await assignmentsByCompoundId(context.engine, id, { includeObsolete: all, sourceId: source.sourceID });
   if (own.length === 0) await requireIdAssigned(context, id, source);
   const structures = await compoundsByUci(context.engine, own.map((x) => x.uci), ['uci', 'standardInchi', 'standardInchiKey']);
   return rows(own, (x) => ({
@@ -242,7 +242,7 @@ export async function structuresOfId(context: LookupContext, id: string, sourceT
 /** inchi/{key}: the Standard InChI of an indexed structure with a current assignment. */
 export async function inchiOfKey(context: LookupContext, key: string): Promise<Row[]> {
   checkInchiKey(key);
-  const current = await xrefsByKeys(context.engine, [key], {}, 1);
+  const current = await assignmentsByKeys(context.engine, [key], {}, 1);
   const structure = current.length > 0 ? (await compoundsByKey(context.engine, [key])).get(key) : undefined;
   if (structure) return [{ standardinchi: structure.standardInchi }];
   await requireKeyAssigned(context, key);
@@ -269,7 +269,7 @@ export async function releaseFigures(context: LookupContext): Promise<Row> {
   const [release, figures, sources] = await Promise.all([releaseOfIndex(context.engine), indexFigures(context.engine), context.sources.all()]);
   return {
     release: String(release.release), date: release.date, source_count: String(sources.size),
-    structure_count: String(figures.structures), xref_count: String(figures.xrefs),
+    structure_count: String(figures.structures), xref_count: String(figures.assignments),
     xref_count_current: String(figures.current), xref_count_obsolete: String(figures.obsolete),
   };
 }
@@ -277,7 +277,7 @@ export async function releaseFigures(context: LookupContext): Promise<Row> {
 /** The sources where an id (of any source) is current: none when it is only obsolete, UnknownResource when no source ever held it. */
 async function currentHolders(context: LookupContext, id: string): Promise<Map<number, number[]>> {
   const holders = new Map<number, number[]>();
-  for (const x of await xrefsByCompoundId(context.engine, id)) holders.set(x.sourceId, [...(holders.get(x.sourceId) ?? []), x.uci]);
+  for (const x of await assignmentsByCompoundId(context.engine, id)) holders.set(x.sourceId, [...(holders.get(x.sourceId) ?? []), x.uci]);
   if (holders.size === 0) await requireIdAssigned(context, id);
   return holders;
 }
@@ -292,11 +292,11 @@ export async function mapOfOrphanId(context: LookupContext, id: string, toSource
   const toSource = toSourceText === undefined ? undefined : await legacySource(context, toSourceText);
   const holders = await currentHolders(context, id);
   // One search for the structures of every holder, not one per holder.
-  const xrefs = await xrefsByUcis(context.engine, [...holders.values()].flat(), { sourceId: toSource?.sourceID });
+  const assignments = await assignmentsByUcis(context.engine, [...holders.values()].flat(), { sourceId: toSource?.sourceID });
   const out: Row = {};
   for (const [sourceId, ucis] of [...holders].sort((a, b) => a[0] - b[0])) {
     const own = new Set(ucis);
-    out[String(sourceId)] = rows(xrefs.filter((x) => own.has(x.uci)), (x) => ({ src_id: String(x.sourceId), src_compound_id: x.compoundId, UCI: String(x.uci) }));
+    out[String(sourceId)] = rows(assignments.filter((x) => own.has(x.uci)), (x) => ({ src_id: String(x.sourceId), src_compound_id: x.compoundId, UCI: String(x.uci) }));
   }
   return out;
 }

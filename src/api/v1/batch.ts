@@ -9,7 +9,7 @@
 import { createInterface } from 'node:readline';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Config } from '../../config';
-import { operationOf, parseLine, serialiseLine, type AnswerLine, type QueryAnswerer } from '../../batch/answer';
+import { operationOf, parseLine, serialiseLine, type AnswerLine, type QueryAnswerer } from './answer';
 import { HttpError } from '../errors';
 import { clientKey, type CostLimiter } from '../rate-limit';
 

@@ -6,7 +6,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import type { Config } from '../../config';
-import { jobView, JobRefused, type Jobs, type JobWriter } from '../../batch/jobs';
+import { jobView, JobRefused, type Jobs, type JobWriter } from '../../jobs';
 import { queryTypes } from '../../domain/lookup';
 import { HttpError } from '../errors';
 import { bodyLines, mediaTypeOf, ndjsonTypes, sentAs, writeOrWait } from './batch';

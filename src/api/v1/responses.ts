@@ -1,17 +1,17 @@
 /** The answers of the v1 API (SPEC §3), shaped as UniChem's clients read them. */
 import { inchiKeyOf } from '../../chemistry';
 import { compoundsByKey, compoundsByUci } from '../../engine/compounds';
-import { xrefsByCompoundId, xrefsByKeys, xrefsByUcis } from '../../engine/lookups';
+import { assignmentsByCompoundId, assignmentsByKeys, assignmentsByUcis } from '../../engine/lookups';
 import { connectivitySearch, readSkeleton, relations, searchedStructureOf, type SearchedStructure, type TypeOfSearch } from '../../domain/connectivity';
 import { InvalidQuery, UnknownResource } from '../../domain/errors';
 import { asIdentifierQuery, structureText, type Computed } from '../../domain/structures';
 import {
-  checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, queryKey, requireSource, sourceEntry, sourceIdXrefs,
+  checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, queryKey, requireSource, sourceEntry, sourceIdAssignments,
   type CompoundQuery, type CompoundView, type IdentifierQuery, type LookupContext, type StructureType,
 } from '../../domain/lookup';
 import { sourceView } from '../../domain/sources';
 import { changeSpan, sourceLoads, type ChangeSpan, type LoadView } from '../../domain/changes';
-import type { CompoundDocument, SourceDocument, XrefDocument } from '../../engine/documents';
+import type { CompoundDocument, SourceDocument, AssignmentDocument } from '../../engine/documents';
 
 export interface NotFound {
   response: 'Not found';
@@ -56,7 +56,7 @@ export async function findCompounds(context: LookupContext, query: CompoundQuery
 }
 
 async function findByIdentifier(context: LookupContext, query: IdentifierQuery): Promise<{ response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[] } | NotFound> {
-  const compounds = await compoundViews(context, ...await queryXrefs(context, query));
+  const compounds = await compoundViews(context, ...await queryAssignments(context, query));
   if (compounds.length === 0) return notFound(query.compound.trim(), describe(query));
   return { response: 'Success', totalCompounds: compounds.length, notFound: [], compounds };
 }
@@ -67,16 +67,16 @@ async function findByIdentifier(context: LookupContext, query: IdentifierQuery):
  * are searched; a source's id names its structures' keys, read while their other assignments are
  * searched.
  */
-async function queryXrefs(context: LookupContext, query: IdentifierQuery): Promise<[XrefDocument[], Map<string, CompoundDocument>?]> {
+async function queryAssignments(context: LookupContext, query: IdentifierQuery): Promise<[AssignmentDocument[], Map<string, CompoundDocument>?]> {
   const key = queryKey(context, query);
-  if (key !== undefined) return Promise.all([xrefsByKeys(context.engine, [key]), compoundsByKey(context.engine, [key])]);
+  if (key !== undefined) return Promise.all([assignmentsByKeys(context.engine, [key]), compoundsByKey(context.engine, [key])]);
   if (query.type === 'uci') {
     const uci = parseUciText(query.compound.trim());
-    const [xrefs, structures] = await Promise.all([xrefsByUcis(context.engine, [uci]), compoundsByUci(context.engine, [uci])]);
-    return [xrefs, new Map([...structures.values()].map((structure) => [structure.standardInchiKey, structure]))];
+    const [assignments, structures] = await Promise.all([assignmentsByUcis(context.engine, [uci]), compoundsByUci(context.engine, [uci])]);
+    return [assignments, new Map([...structures.values()].map((structure) => [structure.standardInchiKey, structure]))];
   }
-  const own = await sourceIdXrefs(context, query);
-  return Promise.all([xrefsByUcis(context.engine, own.map((x) => x.uci)), compoundsByKey(context.engine, [...new Set(own.map((x) => x.standardInchiKey))])]);
+  const own = await sourceIdAssignments(context, query);
+  return Promise.all([assignmentsByUcis(context.engine, own.map((x) => x.uci)), compoundsByKey(context.engine, [...new Set(own.map((x) => x.standardInchiKey))])]);
 }
 
 /** The structure a connectivity query stands for; undefined when it names nothing indexed. */
@@ -84,7 +84,7 @@ export async function resolveSearched(context: LookupContext, query: IdentifierQ
   const compound = query.compound.trim();
   const fromIndexed = async (uci: number): Promise<SearchedStructure | undefined> => {
     const structure = await indexedStructure(context, { uci });
-    const current = structure ? await xrefsByUcis(context.engine, [uci], {}, 1) : [];
+    const current = structure ? await assignmentsByUcis(context.engine, [uci], {}, 1) : [];
     if (!structure || current.length === 0) return undefined;
     return searchedStructureOf(structure);
   };
@@ -94,14 +94,14 @@ export async function resolveSearched(context: LookupContext, query: IdentifierQ
     case 'inchi': {
       const parsed = parseQueryInchi(compound, context.config.MAX_INCHI_LENGTH);
       const standardInchiKey = inchiKeyOf(parsed);
-      const indexed = await xrefsByKeys(context.engine, [standardInchiKey], {}, 1);
+      const indexed = await assignmentsByKeys(context.engine, [standardInchiKey], {}, 1);
       return { uci: indexed[0]?.uci ?? null, standardInchiKey, connectivityBlock: parsed.connectivityBlock, parsed };
     }
     case 'inchikey': {
       const standardInchiKey = checkInchiKey(compound);
       // The key names its structure: read it while a current assignment is looked for.
       const [indexed, structures] = await Promise.all([
-        xrefsByKeys(context.engine, [standardInchiKey], {}, 1), compoundsByKey(context.engine, [standardInchiKey]),
+        assignmentsByKeys(context.engine, [standardInchiKey], {}, 1), compoundsByKey(context.engine, [standardInchiKey]),
       ]);
       const structure = structures.get(standardInchiKey);
       if (indexed.length > 0 && structure) return searchedStructureOf(structure);
@@ -111,7 +111,7 @@ export async function resolveSearched(context: LookupContext, query: IdentifierQ
     case 'sourceID': {
       if (query.sourceID === undefined) throw new InvalidQuery('a sourceID query needs "sourceID": the id of the source the compound id belongs to');
       await requireSource(context, query.sourceID);
-      const own = await xrefsByCompoundId(context.engine, compound, { sourceId: query.sourceID });
+      const own = await assignmentsByCompoundId(context.engine, compound, { sourceId: query.sourceID });
       const ucis = [...new Set(own.map((x) => x.uci))].sort((a, b) => a - b);
       if (ucis.length > 1) {
         throw new InvalidQuery(`"${compound}" in source ${query.sourceID} is assigned to ${ucis.length} structures (UCIs ${ucis.join(', ')}): query one of them by "type": "uci"`);
@@ -150,8 +150,8 @@ async function searchByIdentifier(context: LookupContext, query: IdentifierQuery
     truncated: result.truncated,
     skippedComponents: result.skippedComponents,
     sources: result.entries.map((entry) => ({
-      ...sourceEntry(entry.source, entry.xref),
-      uci: entry.xref.uci,
+      ...sourceEntry(entry.source, entry.assignment),
+      uci: entry.assignment.uci,
       standardInchiKey: entry.structure.standardInchiKey,
       typeOfSearch: entry.typeOfSearch,
       comparison: entry.comparison,
@@ -180,7 +180,7 @@ export async function getSource(context: LookupContext, sourceId: number): Promi
 /** The Standard InChI of a UCI with a current assignment (for the image endpoint); UnknownResource otherwise. */
 export async function inchiOfUci(context: LookupContext, uci: number): Promise<string> {
   const structure = (await compoundsByUci(context.engine, [uci], ['uci', 'standardInchi'])).get(uci);
-  const current = structure ? await xrefsByUcis(context.engine, [uci], {}, 1) : [];
+  const current = structure ? await assignmentsByUcis(context.engine, [uci], {}, 1) : [];
   if (!structure || current.length === 0) throw new UnknownResource(`no structure with UCI ${uci}`);
   return structure.standardInchi;
 }

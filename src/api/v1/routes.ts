@@ -8,7 +8,7 @@ import { log } from '../../log';
 import { currentRequest } from '../../request-context';
 import { clusterReport } from '../../engine/health';
 import { engineReady } from '../../engine/lookups';
-import { DepictionFailed, type Depictor } from '../../isolated/depiction';
+import { DepictionFailed, type Depictor } from '../../toolkits/depiction';
 import { isStructureType, structureText } from '../../domain/structures';
 import { HttpError } from '../errors';
 

@@ -5,7 +5,7 @@
  */
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
-import { openApiDocument } from '../api/document';
+import { openApiDocument } from '../document';
 
 export type QueryOperation = 'compounds' | 'connectivity';
 

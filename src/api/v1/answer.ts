@@ -4,11 +4,11 @@
  * the status and body its single endpoint would have answered. A bad query fails alone.
  */
 import type { Request } from 'express';
-import { describeError, v1ErrorBody } from '../api/errors';
-import { compoundQuery } from '../api/v1/routes';
-import { findCompounds, searchConnectivity } from '../api/v1/responses';
-import type { LookupContext } from '../domain/lookup';
-import { log } from '../log';
+import { describeError, v1ErrorBody } from '../errors';
+import { compoundQuery } from './routes';
+import { findCompounds, searchConnectivity } from './responses';
+import type { LookupContext } from '../../domain/lookup';
+import { log } from '../../log';
 import { QueryValidator, type QueryOperation } from './validate';
 
 export type QueryId = string | number | boolean | null;
@@ -78,7 +78,7 @@ export class QueryAnswerer {
 
   /**
    * The lines of `queries`, in their order. Queries start in waves of `concurrency`, each wave in
-   * one turn of the event loop, so that their searches leave together and merge (src/engine/batch.ts);
+   * one turn of the event loop, so that their searches leave together and merge (src/engine/msearch-batcher.ts);
    * the next wave starts as the previous one begins to be taken, so at most two waves are answered
    * or wait to be taken at once: the consumer's pace bounds the work ahead of it. `before`, when
    * given, is awaited before each query starts (a rate limit's wait).

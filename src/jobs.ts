@@ -9,16 +9,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Config } from '../config';
-import type { Engine } from '../engine/client';
+import type { Config } from './config';
+import type { Engine } from './engine/client';
 import {
   deleteJobs, deleteResultsFrom, ensureJobIndices, getJob, jobsInUse, nextJobToRun, putJob, queryPart, queryPartLines, resultParts, updateJob, writeParts,
   type JobDocument, type JobPart, type StoredJob,
-} from '../engine/jobs';
-import { log } from '../log';
-import { parseLine, serialiseLine, type AnswerLine, type QueryAnswerer } from './answer';
+} from './engine/jobs';
+import { log } from './log';
+import { parseLine, serialiseLine, type AnswerLine, type QueryAnswerer } from './api/v1/answer';
 
-export type { JobDocument } from '../engine/jobs';
+export type { JobDocument } from './engine/jobs';
 
 /** A job id: 128 random bits, as 32 hex digits; one caller cannot guess another's. */
 export const jobIdPattern = /^[0-9a-f]{32}$/;

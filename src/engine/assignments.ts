@@ -1,6 +1,6 @@
-/** The xrefs indices: one document per assignment, one physical index per release. */
+/** The assignments indices: one document per assignment, one physical index per release. */
 import { createHash } from 'node:crypto';
-import type { XrefDocument } from './documents';
+import type { AssignmentDocument } from './documents';
 import { bulkLinesAfter } from './bulk';
 import type { Engine } from './client';
 
@@ -10,7 +10,7 @@ import type { Engine } from './client';
  * and NCI both number their compounds) stay two documents in a dump's shared index, and an old
  * release's assignment can be looked up by id.
  */
-export function xrefId(sourceId: number, uci: number, compoundId: string): string {
+export function assignmentId(sourceId: number, uci: number, compoundId: string): string {
   const id = `${sourceId}:${uci}:${compoundId}`;
   // _id is limited to 512 bytes; compound ids may be anything, of any length.
   return Buffer.byteLength(id) <= 500 ? id : `${sourceId}:${uci}:sha256:${createHash('sha256').update(compoundId).digest('hex')}`;
@@ -23,7 +23,7 @@ export function xrefId(sourceId: number, uci: number, compoundId: string): strin
  * million per 500,000 structures). Keys and blocks come from the compounds index, checked when
  * loaded; compound ids may hold any character and are escaped.
  */
-export function xrefBulkLines(start: string, id: string, document: XrefDocument): string {
+export function assignmentBulkLines(start: string, id: string, document: AssignmentDocument): string {
   const auxSrc = document.auxSrc === undefined ? '' : `,"auxSrc":${JSON.stringify(document.auxSrc)}`;
   return bulkLinesAfter(start, id, `{"sourceId":${document.sourceId},"compoundId":${JSON.stringify(document.compoundId)},"uci":${document.uci},"assignment":${document.assignment},"standardInchiKey":"${document.standardInchiKey}","connectivityBlock":"${document.connectivityBlock}"${auxSrc}}`);
 }
@@ -32,10 +32,10 @@ export function xrefBulkLines(start: string, id: string, document: XrefDocument)
  * Walks every assignment of one source in a release index in (uci, compoundId) order, a page at a
  * time, with search_after (a dump's index holds other sources too).
  */
-export async function* scanXrefs(engine: Engine, index: string, sourceId: number, pageSize = 5_000): AsyncGenerator<XrefDocument[]> {
+export async function* scanSourceAssignments(engine: Engine, index: string, sourceId: number, pageSize = 5_000): AsyncGenerator<AssignmentDocument[]> {
   let after: (string | number)[] | undefined;
   for (;;) {
-    const result = await engine.client.search<XrefDocument>({
+    const result = await engine.client.search<AssignmentDocument>({
       index, size: pageSize, query: { term: { sourceId } }, sort: [{ uci: 'asc' }, { compoundId: 'asc' }],
       ...(after ? { search_after: after } : {}),
     });
@@ -65,7 +65,7 @@ export async function currentIds(engine: Engine, index: string, ids: string[]): 
 }
 
 /** Number of assignments in an index, current or all. */
-export async function countXrefs(engine: Engine, index: string, currentOnly: boolean): Promise<number> {
+export async function countAssignments(engine: Engine, index: string, currentOnly: boolean): Promise<number> {
   const result = await engine.client.count({ index, query: currentOnly ? { term: { assignment: 1 } } : { match_all: {} } });
   return result.count;
 }
@@ -146,19 +146,19 @@ export async function assignmentsPerSource(engine: Engine, index: string): Promi
  * Every assignment that `from` (an index or alias, its filters applied) shows, with its `_id`, a
  * page at a time, all read from one point in time (a release published meanwhile changes nothing).
  */
-export async function* scanAssignments(engine: Engine, from: string, pageSize = 5_000): AsyncGenerator<{ id: string; xref: XrefDocument }[]> {
+export async function* scanAssignments(engine: Engine, from: string, pageSize = 5_000): AsyncGenerator<{ id: string; assignment: AssignmentDocument }[]> {
   let { id } = await engine.client.openPointInTime({ index: from, keep_alive: '5m' });
   try {
     let after: (string | number)[] | undefined;
     for (;;) {
-      const result = await engine.client.search<XrefDocument>({
+      const result = await engine.client.search<AssignmentDocument>({
         pit: { id, keep_alive: '5m' }, size: pageSize, sort: [{ _shard_doc: 'asc' }], track_total_hits: false, allow_partial_search_results: false,
         ...(after ? { search_after: after } : {}),
       });
       if (result._shards.failed > 0) throw new Error(`the engine read only part of ${from} (${result._shards.failed} shards failed)`);
       id = result.pit_id ?? id;
       const hits = result.hits.hits;
-      if (hits.length > 0) yield hits.map((hit) => ({ id: hit._id!, xref: hit._source! }));
+      if (hits.length > 0) yield hits.map((hit) => ({ id: hit._id!, assignment: hit._source! }));
       if (hits.length < pageSize) return;
       after = hits[hits.length - 1].sort as (string | number)[];
     }

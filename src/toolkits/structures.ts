@@ -15,7 +15,7 @@ export class StructureConverter implements StructureReader {
 
   /** `timeoutMs`: STRUCTURE_TIMEOUT_MS; a structure slower than this has its worker replaced. */
   constructor(private readonly timeoutMs: number) {
-    this.worker = new IsolatedWorker(join(__dirname, 'structure-worker.cjs'), timeoutMs, startupMs);
+    this.worker = new IsolatedWorker(join(__dirname, 'rdkit-worker.cjs'), timeoutMs, startupMs);
   }
 
   /**

@@ -6,16 +6,16 @@
  * unless `--force` says so.
  */
 import { join } from 'node:path';
-import { readConfig } from './config';
-import { Engine } from './engine/client';
-import { indicesOfOthers } from './engine/health';
-import { hasAssignments } from './engine/lookups';
-import { startServer } from './server';
-import { log } from './log';
+import { readConfig } from '../src/config';
+import { Engine } from '../src/engine/client';
+import { indicesOfOthers } from '../src/engine/health';
+import { hasAssignments } from '../src/engine/lookups';
+import { startServer } from '../src/server';
+import { log } from '../src/log';
 import { parseArguments, runCommand } from '../loaders/cli';
-import { startEngine } from '../scripts/engine';
+import { startEngine } from './engine';
 
-const sample = join(__dirname, '..', 'test', 'fixtures', 'demo');
+const sample = join(__dirname, '..', 'examples', 'demo');
 
 async function main(): Promise<void> {
   const config = readConfig();
