@@ -1,4 +1,4 @@
-/** The loading rules of SPEC §2 for one structure: an InChI and/or an InChIKey from a row. */
+/** The loading rules of docs/data-model.md for one structure: an InChI and/or an InChIKey from a row. */
 import { InchiError, inchiKeyOf, isStandardInchiKey, parseStandardInchi, type ParsedInchi } from '../src/chemistry';
 import { Reject } from './reject';
 

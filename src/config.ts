@@ -125,7 +125,7 @@ const settings = {
   ES_HEAP: { description: 'heap of each node `npm run es:start` starts (512m each for a 3-node cluster on one machine)', defaultValue: '1g', parse: heap },
   PORT: { description: 'HTTP port of the API', defaultValue: '8080', parse: port },
   MAX_INCHI_LENGTH: { description: 'longest InChI accepted by the loaders and the API', defaultValue: '4000', parse: positiveInteger },
-  // Structures as input (SPEC §7): SMILES and molfiles, read by RDKit in an isolated worker of the API.
+  // Structures as input (docs/api.md): SMILES and molfiles, read by RDKit in an isolated worker of the API.
   MAX_STRUCTURE_LENGTH: { description: 'longest SMILES or molfile the API accepts, in characters (BODY_LIMIT bounds the request too)', defaultValue: '20000', parse: positiveInteger },
   STRUCTURE_TIMEOUT_MS: { description: 'a SMILES or molfile whose Standard InChI takes longer than this is answered 422, and the toolkit\'s worker replaced', defaultValue: '5000ms', parse: duration },
   COMPONENT_FREQUENCY_CAP: { description: 'a component in more multi-component structures than this is not searched inside others', defaultValue: '200', parse: positiveInteger },

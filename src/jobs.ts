@@ -1,5 +1,5 @@
 /**
- * Bulk mapping jobs (SPEC §7): up to JOB_MAX_QUERIES queries taken at once and answered in the
+ * Bulk mapping jobs (docs/api.md): up to JOB_MAX_QUERIES queries taken at once and answered in the
  * background, one job at a time per API process, JOB_CONCURRENCY queries at a time (the job's share
  * of the engine, next to the lookups). Jobs, their queries and their results live in the engine, so
  * a job survives a restart of the API: a process that stops hands its job back (queued, with what is

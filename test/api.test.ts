@@ -320,7 +320,7 @@ describe('API v1', function () {
     });
   });
 
-  describe('errors, each in the SPEC shape', () => {
+  describe('errors, each in its documented shape', () => {
     const cases: [string, unknown, number, RegExp][] = [
       ['a body that is not JSON', '{"type": "inchikey",', 400, /not valid JSON/],
       ['an unknown field', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N', colour: 'red' }, 400, /colour.*unknown field/],

@@ -48,7 +48,7 @@ function toroidalCarbonNet(n: number): string {
   return smiles;
 }
 
-describe('structures as input: SMILES and molfiles (SPEC §7)', function () {
+describe('structures as input: SMILES and molfiles (docs/api.md)', function () {
   this.timeout(120_000);
   let api: RunningApi;
   let paracetamolMolfile: string;

@@ -100,7 +100,7 @@ export function describeError(error: unknown, req?: Request): { status: number; 
   return { status: 500, message: 'an internal error occurred', details: [] };
 }
 
-/** The body of a v1 error (SPEC §3): what the error handler answers, and a batch's line of a refused query. */
+/** The body of a v1 error (docs/api.md): what the error handler answers, and a batch's line of a refused query. */
 export function v1ErrorBody(message: string, details: { path: string; message: string }[] = []): { response: 'Error'; error: string; errors: { path: string; message: string }[] } {
   return { response: 'Error', error: message, errors: details };
 }

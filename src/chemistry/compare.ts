@@ -2,7 +2,7 @@ import { FullInchiLayers } from './layers';
 
 /**
  * Per-layer equality of a matched structure (or its matching component) with the query
- * (or its matching component): the `comparison` object of SPEC §3, with UniChem's names.
+ * (or its matching component): the `comparison` object of docs/api.md, with UniChem's names.
  */
 export interface Comparison {
   formula: boolean;
@@ -49,7 +49,7 @@ export function connectivityEqual(a: FullInchiLayers, b: FullInchiLayers): boole
   return a.formula === b.formula && a.connections === b.connections && a.hAtoms === b.hAtoms && a.charge === b.charge;
 }
 
-/** Number of layers that differ (`false`); a null `protonation` counts as equal (SPEC §3 order). */
+/** Number of layers that differ (`false`); a null `protonation` counts as equal (docs/api.md order). */
 export function differenceCount(comparison: Comparison): number {
   let count = 0;
   for (const value of Object.values(comparison)) if (value === false) count++;

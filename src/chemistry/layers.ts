@@ -1,5 +1,5 @@
 /**
- * The layers of a Standard InChI, named as chemxref's API names them (SPEC §2).
+ * The layers of a Standard InChI, named as chemxref's API names them (docs/data-model.md).
  * Each value is the layer text without its `/x` prefix, '' when the layer is absent.
  */
 export interface InchiLayers {
@@ -72,7 +72,7 @@ export const RESPONSE_LAYER_NAMES: readonly (keyof InchiLayers)[] = [
 ];
 
 /**
- * The 11 response layers of a structure or component (SPEC §3 `inchi` object without `inchi`),
+ * The 11 response layers of a structure or component (docs/api.md `inchi` object without `inchi`),
  * dropping the isotopic stereo layers the API does not show.
  */
 export function responseLayers(layers: FullInchiLayers): InchiLayers {

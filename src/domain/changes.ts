@@ -1,5 +1,5 @@
 /**
- * Loads and changes of a source (SPEC §7): the loads that replaced a source's assignments, and the
+ * Loads and changes of a source (docs/api.md): the loads that replaced a source's assignments, and the
  * net change of its current assignments since one of them, folded from what each load recorded.
  */
 import { scanChanges, type ChangeDocument } from '../engine/changes';
@@ -142,7 +142,7 @@ function entryOf(change: Change): object {
 }
 
 /**
- * The changes answer as JSON text, streamed (SPEC §7): `added`, `dropped` and `moved`, each sorted
+ * The changes answer as JSON text, streamed (docs/api.md): `added`, `dropped` and `moved`, each sorted
  * by compound id. Each list is one pass over the recorded changes, so memory stays bounded however
  * many there are.
  */

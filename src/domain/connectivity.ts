@@ -1,5 +1,5 @@
 /**
- * Connectivity search (SPEC §3 /connectivity, and the legacy key_search / cpd_search): structures
+ * Connectivity search (docs/api.md /connectivity, and the legacy key_search / cpd_search): structures
  * sharing the query's skeleton (first InChIKey block), and, component by component, salts, mixtures
  * and their parts. One implementation for both APIs.
  */
@@ -9,7 +9,7 @@ import { assignmentsByConnectivityBlock, assignmentsByUcis, type AssignmentFilte
 import type { LookupContext } from './lookup';
 import type { CompoundDocument, SourceDocument, AssignmentDocument } from '../engine/documents';
 
-/** How a result relates to the query, in SPEC order (the order also ranks results). */
+/** How a result relates to the query, in the documented order (the order also ranks results). */
 export const relations = ['match', 'queryIsComponent', 'componentIsResult', 'componentMatch'] as const;
 export type TypeOfSearch = (typeof relations)[number];
 

@@ -13,7 +13,7 @@ import type { CompoundDocument, SourceDocument, AssignmentDocument } from '../en
 
 /** Query types that name a structure by an identifier (UniChem's). */
 export const identifierTypes = ['uci', 'inchi', 'inchikey', 'sourceID'] as const;
-/** Query types that draw a structure (SPEC §7): its Standard InChI is computed, then it is looked up as an InChI. */
+/** Query types that draw a structure (docs/api.md): its Standard InChI is computed, then it is looked up as an InChI. */
 export const structureTypes = ['smiles', 'molfile'] as const;
 export const queryTypes = [...identifierTypes, ...structureTypes] as const;
 export type QueryType = typeof queryTypes[number];

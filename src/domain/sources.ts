@@ -10,7 +10,7 @@ export function compoundUrl(source: SourceDocument, compoundId: string, auxSrc?:
   return `${source.baseIdUrl}${compoundId}`;
 }
 
-/** The source metadata of the v1 API (SPEC §3), without internal fields. */
+/** The source metadata of the v1 API (docs/api.md), without internal fields. */
 export function sourceView(source: SourceDocument): Omit<SourceDocument, 'retired'> {
   const { retired: _retired, ...view } = source;
   void _retired;

@@ -1,5 +1,5 @@
 /**
- * Structures as input (SPEC §7): a SMILES or a molfile stands for the structure of its Standard
+ * Structures as input (docs/api.md): a SMILES or a molfile stands for the structure of its Standard
  * InChI, computed by the structure toolkit; the lookup then runs as for that InChI, and the answer
  * says what was computed.
  */

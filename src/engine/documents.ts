@@ -1,4 +1,4 @@
-/** The documents chemxref keeps in Elasticsearch, in the field's words (SPEC §1). */
+/** The documents chemxref keeps in Elasticsearch, in the field's words (docs/data-model.md). */
 import type { FullInchiLayers } from '../chemistry';
 
 /** One structure: a Standard InChI with its key and its stable UCI. `_id` in the engine is the key. */
@@ -26,7 +26,7 @@ export interface AssignmentDocument {
   connectivityBlock: string;
 }
 
-/** A source database's metadata (SPEC §1), with the exact count of structures it currently holds. */
+/** A source database's metadata (docs/data-model.md), with the exact count of structures it currently holds. */
 export interface SourceDocument {
   sourceID: number;
   name: string;

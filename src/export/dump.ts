@@ -1,5 +1,5 @@
 /**
- * Table dumps in UniChem's formats (SPEC §5): source.tsv.gz, structure.tsv.gz and reference.tsv.gz,
+ * Table dumps in UniChem's formats (docs/loading.md): source.tsv.gz, structure.tsv.gz and reference.tsv.gz,
  * so that `npm run load -- dump <folder>` of the output rebuilds the same service elsewhere.
  */
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The legacy connectivity search (SPEC §4 key_search / cpd_search): criteria A–H, and the two output
+ * The legacy connectivity search (docs/legacy.md key_search / cpd_search): criteria A–H, and the two output
  * shapes of UniChem 1, on the one connectivity search of src/domain/connectivity.ts. No Express here.
  */
 import { inchiFromLayers, inchiKeyOf, parseStandardInchi, type Comparison } from '../../chemistry';

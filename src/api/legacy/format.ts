@@ -1,5 +1,5 @@
 /**
- * The three wire formats of the legacy API (SPEC §4): JSON by default, UniChem 1's XML
+ * The three wire formats of the legacy API (docs/legacy.md): JSON by default, UniChem 1's XML
  * (`<opt><data .../></opt>`, as Perl's XML::Simple wrote it) for `Accept: text/xml`, and JSONP for
  * `?callback=name`. No Express here: the handlers pass what they read from the request.
  */

@@ -1,5 +1,5 @@
 /**
- * The legacy API (UniChem 1 REST, SPEC §4) under /legacy/rest/ and /rest/: handlers by operationId,
+ * The legacy API (UniChem 1 REST, docs/legacy.md) under /legacy/rest/ and /rest/: handlers by operationId,
  * the answer to a legacy path no operation matches, and the legacy error shape.
  */
 import type { Request, RequestHandler } from 'express';

@@ -1,5 +1,5 @@
 /**
- * The lookups of the legacy API (SPEC §4), on the shared domain (src/domain/lookup.ts) and engine
+ * The lookups of the legacy API (docs/legacy.md), on the shared domain (src/domain/lookup.ts) and engine
  * reads: every value a string, as UniChem 1 returned them. No Express here.
  */
 import { compoundsByKey, compoundsByUci } from '../../engine/compounds';

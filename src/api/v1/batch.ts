@@ -1,5 +1,5 @@
 /**
- * POST /api/v1/batch (SPEC §7): up to BATCH_MAX_QUERIES compounds or connectivity queries in one
+ * POST /api/v1/batch (docs/api.md): up to BATCH_MAX_QUERIES compounds or connectivity queries in one
  * request, as `{"queries": [...]}` or one query a line (NDJSON), answered as NDJSON in query order.
  * The queries are all read (and counted: too many is a 413 before any is answered), then answered
  * BATCH_CONCURRENCY at a time, their searches merged into shared `_msearch` requests; each line is

@@ -1,5 +1,5 @@
 /**
- * The jobs API (SPEC §7): POST /jobs takes NDJSON queries, or a plain list of compounds with their
+ * The jobs API (docs/api.md): POST /jobs takes NDJSON queries, or a plain list of compounds with their
  * `type` (and `sourceID`, `op`, `searchComponents`) as parameters, streamed into the engine a part
  * at a time, and answers 202 with the job's address; GET /jobs/{jobId} says how far it is; GET
  * /jobs/{jobId}/results?from=N streams the result lines written so far, from line N.

@@ -1,4 +1,4 @@
-/** The answers of the v1 API (SPEC §3), shaped as UniChem's clients read them. */
+/** The answers of the v1 API (docs/api.md), shaped as UniChem's clients read them. */
 import { inchiKeyOf } from '../../chemistry';
 import { compoundsByKey, compoundsByUci } from '../../engine/compounds';
 import { assignmentsByCompoundId, assignmentsByKeys, assignmentsByUcis } from '../../engine/lookups';

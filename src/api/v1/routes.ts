@@ -13,7 +13,7 @@ import { isStructureType, structureText } from '../../domain/structures';
 import { HttpError } from '../errors';
 
 /**
- * The query of a validated v1 body, as the domain reads it: `compound` trimmed (SPEC §3; a molfile
+ * The query of a validated v1 body, as the domain reads it: `compound` trimmed (docs/api.md; a molfile
  * at its end only), a UCI sent
  * as a JSON number made its digits, and `sourceID` dropped unless `type` is `sourceID` (clients
  * send `""`, `0` or `null` there with every other type; UniChem ignores it).
