@@ -77,7 +77,7 @@ export function fetchDistribution(version = elasticVersion()): string {
       `-Dartifact=org.elasticsearch.distribution.integ-test-zip:elasticsearch:${version}:zip`,
       `-DoutputDirectory=${downloadDir}`], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', cwd: engineRoot, maxBuffer: 64 * 1024 * 1024 });
     // What Maven says, without the ANSI codes it writes even in batch mode, for the demo's and CI's logs.
-    const said = `${result.stdout ?? ''}${result.stderr ?? ''}`.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '');
+    const said = `${result.stdout ?? ''}${result.stderr ?? ''}`.replace(new RegExp(String.raw`\u001b\[[0-9;]*[A-Za-z]`, 'g'), '');
     if (said.trim() !== '') process.stderr.write(said.endsWith('\n') ? said : `${said}\n`);
     if (result.error) throw new Error(`cannot run Maven (mvn): ${result.error.message}. Install Maven 3.8+ and a JDK 17+.`);
     if (result.status !== 0 || !existsSync(zip)) throw new Error(`Maven could not fetch Elasticsearch ${version} (exit ${result.status})`);
@@ -413,7 +413,7 @@ async function launchNode(layout: ClusterLayout, node: NodeLayout, home: string,
   } catch (error) {
     const failed = error as { code?: number | string; output?: string; message: string };
     writeFileSync(consoleLog, failed.output || failed.message);
-    throw new Error(`exit ${failed.code ?? '?'}`);
+    throw new Error(`exit ${failed.code ?? '?'}`, { cause: error });
   }
 }
 

@@ -102,7 +102,7 @@ describe('reading table files', () => {
   });
 
   it('hands out batches read ahead in order, and closes the source when the reader stops early', async () => {
-    let closed = false;
+    let closed: boolean | undefined;
     async function* source(): AsyncGenerator<number[]> {
       try {
         for (let i = 0; i < 10; i += 1) yield [3 * i, 3 * i + 1, 3 * i + 2];
@@ -113,6 +113,7 @@ describe('reading table files', () => {
     const all: number[] = [];
     for await (const batch of readAhead(source(), 2)) all.push(...batch);
     expect(all).to.deep.equal([...Array(30).keys()]);
+    expect(closed).to.equal(true);
 
     closed = false;
     const some: number[] = [];

@@ -117,8 +117,8 @@ export async function writeAssignmentTables(
       }
     }
     counts.references += rows;
-    const waits = [structures.write(structureText), references.write(referenceText)];
-    await Promise.all(waits);
+    // write() answers a promise only when its stream asks to wait for a drain.
+    await Promise.all([structures.write(structureText), references.write(referenceText)].filter((wait) => wait !== undefined));
     progress.tick(rows);
   };
 

@@ -70,7 +70,11 @@ export interface Installation {
   sources: SourceDocument[];
 }
 
-function parsed(attributes: Record<string, unknown>, key: string): Record<string, any> {
+interface FieldFormat { id?: string; params?: Record<string, unknown> }
+interface RuntimeField { script?: { source?: unknown } }
+
+/** A saved object's attribute that holds JSON text, parsed (an empty object when it is absent). */
+function parsed<Value>(attributes: Record<string, unknown>, key: string): Record<string, Value | undefined> {
   const value = attributes[key];
   return typeof value === 'string' && value !== '' ? JSON.parse(value) : {};
 }
@@ -99,17 +103,19 @@ export function fitSavedObjects(objects: SavedObject[], installation: Installati
     const attributes = { ...object.attributes };
     if (object.type === 'index-pattern') {
       attributes.title = renameIndices(String(attributes.title), installation.prefix);
-      const formats = parsed(attributes, 'fieldFormatMap');
+      const formats = parsed<FieldFormat>(attributes, 'fieldFormatMap');
       for (const field of sourceIdFields) if (formats[field]?.id === 'static_lookup') formats[field] = lookup;
       for (const format of Object.values(formats)) {
-        if (format?.id === 'url' && typeof format.params?.urlTemplate === 'string') {
-          format.params.urlTemplate = format.params.urlTemplate.replace(shippedChemxrefUrl, chemxrefUrl);
+        const template = format?.params?.urlTemplate;
+        if (format?.id === 'url' && format.params && typeof template === 'string') {
+          format.params.urlTemplate = template.replace(shippedChemxrefUrl, chemxrefUrl);
         }
       }
       attributes.fieldFormatMap = JSON.stringify(formats);
-      const runtime = parsed(attributes, 'runtimeFieldMap');
+      const runtime = parsed<RuntimeField>(attributes, 'runtimeFieldMap');
       for (const field of Object.values(runtime)) {
-        if (typeof field?.script?.source === 'string') field.script.source = field.script.source.split(shippedChemxrefUrl).join(chemxrefUrl);
+        const source = field?.script?.source;
+        if (field?.script && typeof source === 'string') field.script.source = source.split(shippedChemxrefUrl).join(chemxrefUrl);
       }
       if (runtime.sourcePage) runtime.sourcePage.script = { source: sourcePageScript(installation.sources) };
       attributes.runtimeFieldMap = JSON.stringify(runtime);
@@ -180,7 +186,7 @@ function headers(target: KibanaTarget): Record<string, string> {
  */
 export async function waitForKibana(target: KibanaTarget, onWait: (message: string) => void = () => undefined, everyMs = 2_000): Promise<void> {
   const deadline = Date.now() + target.waitMs;
-  let last = 'no answer yet';
+  let last: string;
   let told = false;
   for (;;) {
     try {
