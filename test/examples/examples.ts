@@ -1,0 +1,143 @@
+/**
+ * `npm run test:examples`: every shell example of README.md and docs/*.md runs as written against
+ * the demo data. Each Markdown file gets its own index prefix holding the demo dump
+ * (examples/demo) and its own API on a free port; its `sh` blocks then run with bash, in order
+ * (a later block may rely on what an earlier one loaded), with `API` pointing at that API and
+ * ES_INDEX_PREFIX at those indices, so `npm run load`, `map` and `export` act on them too.
+ *
+ * The conventions, as docs/testing.md states them: a fenced block whose language is `sh` is run
+ * and must exit 0; the comment `<!-- example: not run, <why> -->` on the line before it shows it
+ * without running it (Docker, a cluster, a benchmark, the demo itself); the comment
+ * `<!-- example: answers errors -->` lets its answers be errors (it shows them), otherwise an
+ * error or "Not found" answer in what it prints fails it.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { expect } from 'chai';
+import { startServer, type RunningServer } from '../../src/server';
+import { freshPrefix, load, testConfig } from '../support/fixture';
+
+const root = join(__dirname, '..', '..');
+const demoDump = join(root, 'examples', 'demo');
+
+export interface ShellExample {
+  /** The block's first line, which names its test. */
+  title: string;
+  script: string;
+  /** Why the block is shown but not run, when it is not. */
+  notRun?: string;
+  answersErrors: boolean;
+  line: number;
+}
+
+const marker = /^<!--\s*example:\s*(.*?)\s*-->$/;
+
+/** The `sh` blocks of a Markdown text, in order, with the marker comment that precedes each. */
+export function shellExamples(markdown: string): ShellExample[] {
+  const lines = markdown.split('\n');
+  const examples: ShellExample[] = [];
+  for (let i = 0; i < lines.length; i += 1) {
+    const fence = /^(\s*)(`{3,}|~{3,})\s*([^\s`]*)/.exec(lines[i]);
+    if (!fence) continue;
+    const [, , ticks, language] = fence;
+    let end = i + 1;
+    while (end < lines.length && !lines[end].trimStart().startsWith(ticks)) end += 1;
+    if (language === 'sh') {
+      let before = i - 1;
+      while (before >= 0 && lines[before].trim() === '') before -= 1;
+      const note = before >= 0 ? marker.exec(lines[before].trim())?.[1] : undefined;
+      const script = lines.slice(i + 1, end).join('\n');
+      const title =
+        script
+          .split('\n')
+          .find((line) => line.trim() !== '')
+          ?.trim() ?? '(empty)';
+      examples.push({
+        title,
+        script,
+        line: i + 1,
+        notRun: note?.startsWith('not run') ? note.replace(/^not run[,:]?\s*/, '') || 'marked not run' : undefined,
+        answersErrors: note === 'answers errors',
+      });
+    }
+    i = end;
+  }
+  return examples;
+}
+
+/** Runs one example with bash (-euo pipefail); resolves with its exit code and output. */
+async function runExample(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn('bash', ['-c', `set -euo pipefail\n${script}`], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+const errorAnswer = /"response":\s*"(Error|Not found)"|^\{"error":|<error>/m;
+
+const documents = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => join('docs', name)),
+];
+
+for (const document of documents) {
+  const examples = shellExamples(readFileSync(join(root, document), 'utf8'));
+  if (examples.length === 0) continue;
+
+  describe(`the examples of ${document}`, function () {
+    this.timeout(120_000);
+    let server: RunningServer | undefined;
+    let prefix = '';
+
+    before(async function () {
+      if (examples.every((example) => example.notRun)) return;
+      prefix = freshPrefix(`examples-${document}`);
+      await load(prefix, ['dump', demoDump]);
+      server = await startServer(testConfig(prefix), {}, 0);
+    });
+
+    after(async () => {
+      await server?.stop();
+    });
+
+    for (const example of examples) {
+      const title = `${document}:${example.line} ${example.title}`;
+      if (example.notRun) {
+        it.skip(`${title} (not run: ${example.notRun})`);
+        continue;
+      }
+      it(title, async () => {
+        const { code, stdout, stderr } = await runExample(example.script, {
+          API: server!.url,
+          ES_INDEX_PREFIX: prefix,
+        });
+        const shown = `${relative(root, join(root, document))} line ${example.line}:\n${example.script}\n--- stdout ---\n${stdout.slice(-3000)}\n--- stderr ---\n${stderr.slice(-3000)}`;
+        expect(code, shown).to.equal(0);
+        if (!example.answersErrors)
+          expect(
+            errorAnswer.test(stdout),
+            `an error or Not found answer, and the block is not marked "answers errors"\n${shown}`,
+          ).to.equal(false);
+      });
+    }
+  });
+}
