@@ -11,10 +11,10 @@
  * `<!-- example: answers errors -->` lets its answers be errors (it shows them), otherwise an
  * error or "Not found" answer in what it prints fails it.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { startServer, type RunningServer } from '../../src/server';
 import { freshPrefix, load, testConfig } from '../support/fixture';
@@ -22,7 +22,7 @@ import { freshPrefix, load, testConfig } from '../support/fixture';
 const root = join(__dirname, '..', '..');
 const demoDump = join(root, 'examples', 'demo');
 
-export interface ShellExample {
+interface ShellExample {
   /** The block's first line, which names its test. */
   title: string;
   script: string;
@@ -35,7 +35,7 @@ export interface ShellExample {
 const marker = /^<!--\s*example:\s*(.*?)\s*-->$/;
 
 /** The `sh` blocks of a Markdown text, in order, with the marker comment that precedes each. */
-export function shellExamples(markdown: string): ShellExample[] {
+function shellExamples(markdown: string): ShellExample[] {
   const lines = markdown.split('\n');
   const examples: ShellExample[] = [];
   for (let i = 0; i < lines.length; i += 1) {
@@ -91,6 +91,14 @@ async function runExample(
 
 const errorAnswer = /"response":\s*"(Error|Not found)"|^\{"error":|<error>/m;
 
+before(function () {
+  // The examples are written for a reader's shell: curl for the requests, jq to pick fields out of the answers.
+  for (const tool of ['curl', 'jq']) {
+    const found = spawnSync('bash', ['-c', `command -v ${tool}`]);
+    if (found.status !== 0) throw new Error(`the examples of the documents need ${tool} on PATH`);
+  }
+});
+
 const documents = [
   'README.md',
   ...readdirSync(join(root, 'docs'))
@@ -130,7 +138,7 @@ for (const document of documents) {
           API: server!.url,
           ES_INDEX_PREFIX: prefix,
         });
-        const shown = `${relative(root, join(root, document))} line ${example.line}:\n${example.script}\n--- stdout ---\n${stdout.slice(-3000)}\n--- stderr ---\n${stderr.slice(-3000)}`;
+        const shown = `${document} line ${example.line}:\n${example.script}\n--- stdout ---\n${stdout.slice(-3000)}\n--- stderr ---\n${stderr.slice(-3000)}`;
         expect(code, shown).to.equal(0);
         if (!example.answersErrors)
           expect(
