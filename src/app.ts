@@ -69,6 +69,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     customCss: '',
     swaggerOptions: { url: '/api/v1/openapi.json', tryItOutEnabled: true, validatorUrl: null, layout: 'BaseLayout' },
   };
+  const docsAliases = ['/docs', '/docs/'];
   const documentPaths = ['/beta/api/v1/swagger.json', '/api/v1/openapi.json', '/api/v1/swagger.json', '/beta/api/v1/openapi.json'];
   app.use(collapseSlashes);
   // Every request has an id: the client's X-Request-Id, or a new one; it is answered back, logged,
@@ -82,7 +83,8 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   app.use(startTiming);
   app.use(metrics.middleware);
   app.use(securityHeaders(swaggerUi.generateHTML(undefined, docsOptions)));
-  app.use(methodGuard(routeTable(operations(document), [...webPaths, '/api/docs', '/metrics', ...documentPaths])));
+  const pages = [...webPaths, ...docsAliases, '/api/docs', '/metrics', ...documentPaths];
+  app.use(methodGuard(routeTable(operations(document), pages)));
   app.use(cors({ methods: ['GET', 'HEAD', 'POST', 'OPTIONS'] }));
   if (log.enabled) app.use((req, res, next) => {
     const started = process.hrtime.bigint();
@@ -104,6 +106,8 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   app.get(documentPaths, documentJson);
   app.get('/metrics', metrics.handler);
   app.use('/api/docs', swaggerUi.serve, swaggerUi.setup(undefined, docsOptions));
+  // Where a newcomer looks for the docs first; the page itself stays at /api/docs/ (its assets are relative to it).
+  app.get(docsAliases, (_req, res) => { res.redirect(301, '/api/docs/'); });
   // RATE_LIMIT charges each operation its `x-rate-cost`, and a web page that searches a connectivity search's; the service's own probes are free.
   const limiter = config.RATE_LIMIT > 0 ? new CostLimiter(config.RATE_LIMIT) : undefined;
   const costs = operationCosts(document);

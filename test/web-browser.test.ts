@@ -3,6 +3,28 @@ import type { Page } from 'playwright-core';
 import { browserOnFixture, findChromium } from './support/browser';
 import { chromium } from 'playwright-core';
 
+/**
+ * Run in the page (as text: the tests are compiled without the DOM's types): each word of each
+ * visible cell of the sources table that takes more than one line box, i.e. that is split.
+ */
+const splitWords = `(() => {
+  const found = [];
+  for (const cell of document.querySelectorAll('table.sources th, table.sources td')) {
+    if (cell.offsetParent === null) continue;
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const match of node.textContent.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set([...range.getClientRects()].map((rect) => Math.round(rect.top)));
+        if (lines.size > 1) found.push(match[0] + ' (' + lines.size + ' lines)');
+      }
+    }
+  }
+  return found;
+})()`;
+
 describe('the search pages in a real browser', function () {
   this.timeout(180_000);
   const fixture = browserOnFixture();
@@ -76,6 +98,24 @@ describe('the search pages in a real browser', function () {
       if (asked === undefined) delete process.env.CHROMIUM_PATH;
       else process.env.CHROMIUM_PATH = asked;
     }
+  });
+
+  it('/sources on a 390 px phone: no word of a cell split over two lines, secondary columns hidden', async () => {
+    // Left open, as watchedPage's are: closing a context takes the single-process Chromium down with it.
+    const context = await fixture.browser.newContext({ viewport: { width: 390, height: 844 } });
+    const page = await context.newPage();
+    await page.goto(`${fixture.api.url}/sources`);
+    // SCREENSHOT_DIR=folder keeps what the phone shows, to look at.
+    const folder = process.env.SCREENSHOT_DIR;
+    if (folder) await page.screenshot({ path: `${folder}/sources-390.png`, fullPage: true });
+    const split = await page.evaluate(splitWords);
+    expect(split).to.deep.equal([]);
+    // Ids of three digits (101 to 104) are words too: whole on one line.
+    expect(await page.locator('table.sources td.id').allTextContents()).to.include.members(['101', '104']);
+    expect(await page.locator('table.sources th.secondary').first().isVisible()).to.equal(false);
+    // Nothing wider than the screen: the table reads without scrolling sideways.
+    const widths = await page.evaluate('[document.documentElement.scrollWidth, innerWidth]') as number[];
+    expect(widths[0]).to.equal(widths[1]);
   });
 
   it('the basic search works with JavaScript off (no copy buttons then)', async () => {

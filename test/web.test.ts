@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { startApi, type RunningApi } from './support/api';
-import { fixturePrefix, testConfig } from './support/fixture';
+import { fixtureDump, fixturePrefix, testConfig } from './support/fixture';
 
 const paracetamol = {
   key: 'RZVAJINKPMORJF-UHFFFAOYSA-N',
@@ -44,6 +47,7 @@ describe('the web pages: search, compound, sources', function () {
       [`/search?q=${encodeURIComponent(paracetamol.inchi)}`, 'Searched: a Standard InChI.'],
       ['/search?q=614', 'Searched: UCI 614 (pick a source to search 614 as a compound id).'],
       ['/search?q=%20rzvajinkpmorjf-uhfffaoysa-n%20', 'Searched: a Standard InChIKey.'],
+      ['/search?q=RzVaJiNkPmOrJf-UhFfFaOySa-N', 'Searched: a Standard InChIKey.'],
       ['/search?q=CC(%3DO)Nc1ccc(O)cc1', 'Searched: a SMILES, by the Standard InChIKey computed from it (RZVAJINKPMORJF-UHFFFAOYSA-N).'],
     ];
     for (const [path, said] of searches) {
@@ -97,12 +101,42 @@ describe('the web pages: search, compound, sources', function () {
   it('/sources lists every source with its structures, release and last load; /sources/{id} its load history', async () => {
     const list = await get('/sources');
     expect(list.status).to.equal(200);
-    for (const name of ['ChEMBL', 'ZINC', 'PubChem', 'NCI/DTP', 'CAS RN', 'Chemical structures', 'BZR names']) expect(list.text).to.contain(`>${name}</a>`);
-    expect(list.text).to.match(/done: [0-9,]+ loaded, 0 rejected/);
+    const names = ['ChEMBL', 'ZINC', 'PubChem', 'NCI/DTP', 'CAS RN', 'Chemical structures', 'BZR names'];
+    for (const name of names) expect(list.text).to.contain(`>${name}</a>`);
     const chembl = await get('/sources/1');
     expect(chembl.status).to.equal(200);
     expect(chembl.text).to.contain('<h1>ChEMBL <small>(source 1)</small></h1>');
     expect(chembl.text).to.contain('<td>references</td><td>done</td>');
+  });
+
+  it('/sources shows each source\'s own rows of the dump that loaded them all, not the dump\'s total', async () => {
+    const table = gunzipSync(readFileSync(join(fixtureDump, 'reference.tsv.gz'))).toString('utf8');
+    const rows = table.split('\n').slice(1).filter(Boolean);
+    const own = new Map<string, number>();
+    for (const row of rows) own.set(row.split('\t')[1], (own.get(row.split('\t')[1]) ?? 0) + 1);
+    const list = await get('/sources');
+    const cells = [...list.text.matchAll(/<td class="id">(\d+)<\/td>[\s\S]*?<\/tr>/g)].map(([row, id]) => [id, row]);
+    expect(cells.map(([id]) => id)).to.deep.equal([...own.keys()].sort((a, b) => Number(a) - Number(b)));
+    for (const [id, row] of cells) {
+      const count = own.get(id)!.toLocaleString('en');
+      const cell = `<td>\\d{4}-\\d\\d-\\d\\d, done: ${count} loaded <span class="shared">\\(references of 7 sources\\)</span></td>`;
+      expect(row, `source ${id}`).to.match(new RegExp(cell));
+    }
+    expect(list.text, 'no source has the dump\'s total').to.not.contain(`${rows.length.toLocaleString('en')} loaded`);
+  });
+
+  it('/docs and /docs/ lead to the API docs at /api/docs/; other methods and paths under /docs are refused', async () => {
+    for (const path of ['/docs', '/docs/', '/docs?x=1']) {
+      const answer = await fetch(`${api.url}${path}`, { redirect: 'manual' });
+      expect([answer.status, answer.headers.get('location')], path).to.deep.equal([301, '/api/docs/']);
+    }
+    const docs = await fetch(`${api.url}/docs`);
+    expect([docs.status, docs.url], 'followed').to.deep.equal([200, `${api.url}/api/docs/`]);
+    expect(await docs.text()).to.contain('<title>chemxref API</title>');
+    const posted = await fetch(`${api.url}/docs`, { method: 'POST' });
+    expect([posted.status, posted.headers.get('allow')]).to.deep.equal([405, 'GET, HEAD, OPTIONS']);
+    const other = await get('/docs/other');
+    expect([other.status, JSON.parse(other.text).error]).to.deep.equal([404, 'there is no such path']);
   });
 
   it('escapes what it is given, serves its stylesheet and script from this origin under the API\'s security headers', async () => {

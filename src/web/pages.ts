@@ -11,6 +11,7 @@ import { inchiKeyOf, type Comparison } from '../chemistry';
 import { compoundsByConnectivityBlock, compoundsByUci } from '../engine/compounds';
 import type { CompoundDocument, LoadRecord, SourceDocument, AssignmentDocument } from '../engine/documents';
 import { lastLoadOfEachSource, loadHistory } from '../engine/loads';
+import { assignmentsPerSource } from '../engine/assignments';
 import { assignmentsByCompoundId, assignmentsByKeys, assignmentsByUcis } from '../engine/lookups';
 import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry } from '../domain/connectivity';
 import { InvalidQuery, UnprocessableStructure } from '../domain/errors';
@@ -230,21 +231,62 @@ async function search(context: LookupContext, q: string, sourceId: number | unde
   }
 }
 
-function lastLoadCell(record: LoadRecord | undefined): Html {
+/**
+ * A source's last load, with the rows it loaded for that source: a source's own release loads
+ * only it, but a reference table or a dump loads many sources at once, and its record counts them
+ * all; that load's rows of this source are counted in the release index it wrote (`own`),
+ * unknown once that index is gone.
+ */
+function lastLoadCell(record: LoadRecord | undefined, own: number | undefined): Html {
   if (!record) return html`<td>–</td>`;
-  return html`<td>${dateOf(record.ended ?? record.started)}, ${record.status}: ${record.rowsLoaded.toLocaleString('en')} loaded, ${record.rowsRejected.toLocaleString('en')} rejected</td>`;
+  const when = `${dateOf(record.ended ?? record.started)}, ${record.status}`;
+  const sources = record.sourceIds?.length ?? 1;
+  if (sources <= 1) {
+    const [loaded, rejected] = [record.rowsLoaded, record.rowsRejected].map((count) => count.toLocaleString('en'));
+    return html`<td>${when}: ${loaded} loaded, ${rejected} rejected</td>`;
+  }
+  const rejected = record.rowsRejected > 0 ? `, ${record.rowsRejected.toLocaleString('en')} rejected in all` : '';
+  const loaded = own === undefined ? '' : `: ${own.toLocaleString('en')} loaded`;
+  const load = `${record.command} of ${sources} sources${rejected}`;
+  return html`<td>${when}${loaded} <span class="shared">(${load})</span></td>`;
+}
+
+/** Each source's rows in the last load of it that loaded several sources, by source id. */
+async function ownRowsOfSharedLoads(context: LookupContext, loads: Map<number, LoadRecord>):
+  Promise<Map<number, number>> {
+  const shared = [...loads.values()].filter((record) => (record.sourceIds?.length ?? 1) > 1 && record.index);
+  const indices = [...new Set(shared.map((record) => record.index!))];
+  const figures = await Promise.all(indices.map((index) => assignmentsPerSource(context.engine, index)));
+  const byIndex = new Map(indices.map((index, i) => [index, figures[i]]));
+  const own = new Map<number, number>();
+  for (const [sourceId, record] of loads) {
+    const figures = record.index ? byIndex.get(record.index)?.get(sourceId) : undefined;
+    if (figures) own.set(sourceId, figures.current + figures.obsolete);
+  }
+  return own;
 }
 
 async function sourcesPage(context: LookupContext): Promise<Rendered> {
   const [sources, loads] = await Promise.all([context.sources.all(), lastLoadOfEachSource(context.engine)]);
+  const own = await ownRowsOfSharedLoads(context, loads);
+  // Release and site are secondary: a phone's narrow screen hides them (chemxref.css), each source's page has them.
   const rows = [...sources.values()].sort((a, b) => a.sourceID - b.sourceID).map((s) => html`<tr>
-<td>${s.sourceID}</td><td><a href="/sources/${s.sourceID}">${s.nameLabel ?? s.name}</a>${s.retired ? ' (retired)' : ''}</td>
-<td>${s.UCICount.toLocaleString('en')}</td><td>${s.srcReleaseNumber ?? '–'} (${dateOf(s.srcReleaseDate)})</td>${lastLoadCell(loads.get(s.sourceID))}
-<td>${s.srcUrl ? html`<a href="${s.srcUrl}" rel="noopener">${s.nameLong ?? s.name}</a>` : s.nameLong ?? ''}</td>
+<td class="id">${s.sourceID}</td>
+<td class="name"><a href="/sources/${s.sourceID}">${s.nameLabel ?? s.name}</a>${s.retired ? ' (retired)' : ''}</td>
+<td class="count">${s.UCICount.toLocaleString('en')}</td>
+<td class="secondary">${s.srcReleaseNumber ?? '–'} (${dateOf(s.srcReleaseDate)})</td>
+${lastLoadCell(loads.get(s.sourceID), own.get(s.sourceID))}
+<td class="secondary">${s.srcUrl
+   ? html`<a href="${s.srcUrl}" rel="noopener">${s.nameLong ?? s.name}</a>`
+  : s.nameLong}</td>
 </tr>`);
+  const head = html`<tr><th scope="col" class="id">Id</th><th scope="col">Name</th>
+<th scope="col" class="count">Structures</th><th scope="col" class="secondary">Release (date)</th>
+<th scope="col">Last load</th><th scope="col" class="secondary">Site</th></tr>`;
   return {
     status: 200, title: 'Sources', canonical: '/sources',
-    body: html`<h1>Sources</h1><table class="sources"><thead><tr><th scope="col">Id</th><th scope="col">Name</th><th scope="col">Structures</th><th scope="col">Release (date)</th><th scope="col">Last load</th><th scope="col">Site</th></tr></thead><tbody>${rows}</tbody></table>`,
+    body: html`<h1>Sources</h1>
+<div class="scroll"><table class="sources"><thead>${head}</thead><tbody>${rows}</tbody></table></div>`,
   };
 }
 
