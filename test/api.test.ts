@@ -23,6 +23,7 @@ const fixture: FixtureRow[] = readFileSync(join(fixturesDir, 'molecules-fixture.
 });
 const obsolete = new Set(gunzipSync(readFileSync(join(fixtureDump, 'reference.tsv.gz'))).toString('utf8').split('\n')
   .filter((line) => line.endsWith('\t0')).map((line) => `${line.split('\t')[1]}:${line.split('\t')[2]}`));
+const paracetamolKey = 'RZVAJINKPMORJF-UHFFFAOYSA-N';
 const isCurrent = (row: FixtureRow): boolean => !obsolete.has(`${sourceIds[row.source]}:${row.id}`);
 
 describe('API v1', function () {
@@ -320,6 +321,48 @@ describe('API v1', function () {
     });
   });
 
+  describe('InChIKeys in lower or mixed case', () => {
+    const lower = paracetamolKey.toLowerCase();
+    const mixed = 'RzVaJiNkPmOrJf-uHfFfAoYsA-n';
+
+    it('a lower- or mixed-case key of paracetamol finds UCI 614 as its upper-case key, echoed in upper case', async () => {
+      const upper = await api.post('/api/v1/compounds', { type: 'inchikey', compound: paracetamolKey });
+      expect(upper.status).to.equal(200);
+      expect(upper.body.compounds[0].uci).to.equal(614);
+      for (const key of [lower, mixed, ` ${lower}\n`]) {
+        const answer = await api.post('/api/v1/compounds', { type: 'inchikey', compound: key });
+        expect(answer.status, key).to.equal(200);
+        expect(answer.body, key).to.deep.equal(upper.body);
+      }
+    });
+
+    it('a connectivity search by a lower-case key answers as by the upper-case key, searched key in upper case', async () => {
+      const search = (compound: string) => api.post('/api/v1/connectivity', { type: 'inchikey', compound, searchComponents: true });
+      const upper = await search(paracetamolKey);
+      const answer = await search(lower);
+      expect(answer.status).to.equal(200);
+      expect(answer.body.searchedCompound.standardInchiKey).to.equal(paracetamolKey);
+      expect(answer.body).to.deep.equal(upper.body);
+    });
+
+    it('a lower-case key that no structure has is "Not found" with the upper-case key in notFound', async () => {
+      const answer = await api.post('/api/v1/compounds', {
+        type: 'inchikey', compound: 'aaaaaaaaaaaaaa-bbbbbbbbsa-n',
+      });
+      expect(answer.status).to.equal(200);
+      expect(answer.body).to.include({ response: 'Not found' });
+      expect(answer.body.notFound).to.deep.equal(['AAAAAAAAAAAAAA-BBBBBBBBSA-N']);
+    });
+
+    it('a lower-case key of another form is still refused: a non-standard key, a first block alone', async () => {
+      for (const key of ['rzvajinkpmorjf-uhfffaoyna-n', 'rzvajinkpmorjf']) {
+        const answer = await api.post('/api/v1/compounds', { type: 'inchikey', compound: key });
+        expect(answer.status, key).to.equal(400);
+        expect(answer.body.error, key).to.match(/not a Standard InChIKey/);
+      }
+    });
+  });
+
   describe('errors, each in its documented shape', () => {
     const cases: [string, unknown, number, RegExp][] = [
       ['a body that is not JSON', '{"type": "inchikey",', 400, /not valid JSON/],
@@ -350,7 +393,9 @@ describe('API v1', function () {
         const v1 = await api.post('/api/v1/compounds', { type: 'inchikey', compound: key });
         const legacy = await api.get(`/rest/inchikey/${key}`);
         expect([v1.status, legacy.status]).to.deep.equal([400, 400]);
-        expect(v1.body.error).to.equal(`"${key}" is not a Standard InChIKey: it has the form XXXXXXXXXXXXXX-XXXXXXXXSA-X (14 capital letters, a hyphen, 8 capital letters and SA, a hyphen, 1 capital letter)`);
+        expect(v1.body.error).to.equal(`"${key}" is not a Standard InChIKey: it has the form `
+          + 'XXXXXXXXXXXXXX-XXXXXXXXSA-X (14 letters, a hyphen, 8 letters and SA, a hyphen, 1 letter; '
+          + 'lower case is read as upper case)');
         expect(legacy.body.error).to.equal(v1.body.error);
       }
     });

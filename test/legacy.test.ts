@@ -149,6 +149,25 @@ describe('legacy API (UniChem 1 REST, issue 6)', function () {
       expect(legacy.body).to.deep.equal(v1.body.compounds[0].sources.map((s: Json) => ({ src_id: String(s.id), src_compound_id: s.compoundId })));
     });
 
+    it('a key in lower or mixed case answers as the upper-case key on every route that takes a key', async () => {
+      const lower = paracetamol.key.toLowerCase();
+      const mixed = 'rZvAjInKpMoRjF-UhFfFaOySa-N';
+      const routes = ['/rest/inchikey/', '/legacy/rest/inchikey_all/', '/rest/verbose_inchikey/', '/rest/inchi/', '/rest/key_search/'];
+      for (const route of routes) {
+        const upper = await get(`${route}${paracetamol.key}`);
+        expect(upper.status, route).to.equal(200);
+        for (const key of [lower, mixed]) {
+          const answer = await get(`${route}${key}`);
+          expect(answer.status, `${route}${key}`).to.equal(200);
+          expect(answer.text, `${route}${key}`).to.equal(upper.text);
+        }
+      }
+      const block = await get(`/rest/key_search/${glucoseBlock.toLowerCase()}/0/0/0/0/0/0/0/1`);
+      expect(block.text).to.equal((await get(`/rest/key_search/${glucoseBlock}/0/0/0/0/0/0/0/1`)).text);
+      const missing = await get('/rest/inchikey/aaaaaaaaaaaaaa-bbbbbbbbsa-n');
+      expect([missing.status, missing.body.error]).to.deep.equal([404, `no structure with InChIKey ${'A'.repeat(14)}-BBBBBBBBSA-N`]);
+    });
+
     it('verbose_inchikey gives each source with its metadata and ids', async () => {
       const { status, body } = await get(`/rest/verbose_inchikey/${paracetamol.key}`);
       expect(status).to.equal(200);
@@ -574,6 +593,11 @@ describe('legacy API (UniChem 1 REST, issue 6)', function () {
       await expectError('/rest/orphanIdSource/CHEMBL0', 404, /no source holds/);
       await expectError('/rest/cpd_search/CHEMBL0/1', 404, /no compound "CHEMBL0" in source 1/);
       await expectError(`/rest/key_search/${paracetamol.key}/999`, 404, /source 999/);
+      // Ten digits are a well-formed source id, but none over 2147483647 can be a source's.
+      await expectError('/rest/src_compound_id/CHEMBL112/2147483648', 404, /^source 2147483648 does not exist/);
+      await expectError('/rest/src_compound_id/CHEMBL112/1/9999999999', 404, /^source 9999999999 does not exist/);
+      await expectError('/legacy/rest/mapping/9999999999/1', 404, /^source 9999999999 does not exist/);
+      await expectError('/rest/sources/4294967296', 404, /^source 4294967296 does not exist/);
       await expectError('/rest/src_compound_id_all_obsolete/CHEMBL0/1', 404, /no compound "CHEMBL0" in source 1/);
     });
 

@@ -301,7 +301,7 @@ describe('security headers, bad numbers and blank compounds', function () {
     }
   });
 
-  it('source 99999999999 in a legacy path is a 400 naming it, while the largest 32-bit id, 2147483647, is an unknown source (404)', async () => {
+  it('source 99999999999 in a legacy path is a 400 naming it; 2147483647 and 2147483648 are unknown sources (404)', async () => {
     for (const path of ['/rest/src_compound_id/CHEMBL112/99999999999', '/rest/src_compound_id/CHEMBL112/1/99999999999', '/rest/structure/CHEMBL112/99999999999',
       '/rest/mapping/1/99999999999', '/rest/sources/99999999999', '/legacy/rest/orphanIdMap/CHEMBL112/99999999999']) {
       const { status, body } = await api.get(path);
@@ -314,6 +314,10 @@ describe('security headers, bad numbers and blank compounds', function () {
     const largest = await api.get('/rest/src_compound_id/CHEMBL112/2147483647');
     expect(largest.status).to.equal(404);
     expect(largest.body.error).to.equal('source 2147483647 does not exist');
+    // Ten digits are the form of a source id (the document's pattern), but past 2147483647 no source has one.
+    const beyond = await api.get('/rest/src_compound_id/CHEMBL112/2147483648');
+    const error = 'source 2147483648 does not exist: source ids go up to 2147483647';
+    expect([beyond.status, beyond.body.error]).to.deep.equal([404, error]);
   });
 
   it('a compound of only whitespace is the same 400 in v1 lookups and connectivity (every type) and in every legacy path with a compound', async () => {

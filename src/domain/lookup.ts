@@ -45,8 +45,12 @@ export interface LookupContext {
   structures?: StructureReader;
 }
 
-/** A Standard InChIKey: a non-standard key (no SA) names no structure chemxref can hold. */
-const standardInchiKeyPattern = /^[A-Z]{14}-[A-Z]{8}SA-[A-Z]$/;
+/**
+ * A Standard InChIKey, case aside: a non-standard key (no SA) names no structure chemxref can hold.
+ * Keys are upper case, but one copied from a lower-cased table or URL still names its structure.
+ * (Without the `u` flag, `i` folds ASCII letters only: no other character reads as A-Z.)
+ */
+const standardInchiKeyPattern = /^[A-Z]{14}-[A-Z]{8}SA-[A-Z]$/i;
 
 /** A UCI from user text: a positive integer, else InvalidQuery. */
 export function parseUciText(text: string): number {
@@ -54,12 +58,21 @@ export function parseUciText(text: string): number {
   return Number(text);
 }
 
-/** A Standard InChIKey from user text (v1 and legacy alike); InvalidQuery (400) when it is not one. */
+/** A Standard InChIKey from user text (v1 and legacy alike), in upper case; InvalidQuery (400) if it is none. */
 export function checkInchiKey(text: string): string {
   if (!standardInchiKeyPattern.test(text)) {
-    throw new InvalidQuery(`"${text}" is not a Standard InChIKey: it has the form XXXXXXXXXXXXXX-XXXXXXXXSA-X (14 capital letters, a hyphen, 8 capital letters and SA, a hyphen, 1 capital letter)`);
+    throw new InvalidQuery(`"${text}" is not a Standard InChIKey: it has the form XXXXXXXXXXXXXX-XXXXXXXXSA-X `
+      + '(14 letters, a hyphen, 8 letters and SA, a hyphen, 1 letter; lower case is read as upper case)');
   }
-  return text;
+  return text.toUpperCase();
+}
+
+/**
+ * `text` in upper case when it has the form of an InChIKey or of its first block in any case
+ * (`rzvajinkpmorjf-uhfffaoysa-n`), else as it is: what a key-taking path reads.
+ */
+export function inchiKeyCase(text: string): string {
+  return /^[A-Z]{14}(-[A-Z]{10}-[A-Z])?$/i.test(text) ? text.toUpperCase() : text;
 }
 
 /** A Standard InChI from user text, parsed; InvalidQuery with the reason when it is not one. */

@@ -9,7 +9,7 @@ import { blankCompound } from '../errors';
 import { log } from '../../log';
 import { currentRequest } from '../../request-context';
 import { InvalidQuery } from '../../domain/errors';
-import type { LookupContext } from '../../domain/lookup';
+import { inchiKeyCase, type LookupContext } from '../../domain/lookup';
 import { compoundSearch, criterionNames, keySearch, parseCriteria } from './connectivity';
 import { legacyFormat, legacyList, renderLegacy, type LegacyFormat, type LegacyValue } from './format';
 import {
@@ -28,9 +28,11 @@ type Params = Record<string, string | undefined>;
 function answer(produce: (params: Params) => Promise<LegacyValue>): RequestHandler {
   return async (req, res) => {
     const format = formatOf(req);
-    const params = req.params as Params;
+    const params = { ...req.params } as Params;
     // A compound (a key or an id) of only whitespace gets the 400 the v1 API gives, not a 404 for "   ".
     if ((params.key !== undefined && params.key.trim() === '') || (params.id !== undefined && params.id.trim() === '')) throw new InvalidQuery(blankCompound);
+    // A key (or first block) in lower or mixed case is read, and answered, as its upper-case form.
+    if (params.key !== undefined) params.key = inchiKeyCase(params.key);
     const { type, body } = renderLegacy(format, await produce(params));
     res.type(type).send(body);
   };

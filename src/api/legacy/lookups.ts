@@ -16,10 +16,17 @@ type Row = Record<string, LegacyValue>;
 /** The largest source id: source ids are 32-bit integers in the engine (and in the OpenAPI document). */
 export const maxSourceId = 2_147_483_647;
 
-/** A source id in a legacy path: an integer from 1 to maxSourceId (400 naming it otherwise) naming a source (404 otherwise). */
+/**
+ * A source id in a legacy path: up to 10 digits without a leading zero (400 naming it otherwise),
+ * naming a source (404 otherwise). An id of 10 digits over maxSourceId is well-formed, but no source
+ * can have it: it is a 404 like any other id no source has, as the document says.
+ */
 export async function legacySource(context: LookupContext, text: string): Promise<SourceDocument> {
-  if (!/^[1-9][0-9]{0,9}$/.test(text) || Number(text) > maxSourceId) {
+  if (!/^[1-9][0-9]{0,9}$/.test(text)) {
     throw new InvalidQuery(`"${text}" is not a source id: a source id is an integer from 1 to ${maxSourceId}`);
+  }
+  if (Number(text) > maxSourceId) {
+    throw new UnknownResource(`source ${text} does not exist: source ids go up to ${maxSourceId}`);
   }
   return requireSource(context, Number(text));
 }

@@ -1,7 +1,7 @@
 /** The v1 handlers, by operationId of the OpenAPI document. Each calls one domain function. */
 import type { Request, RequestHandler, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
-import type { CompoundQuery, LookupContext } from '../../domain/lookup';
+import { inchiKeyCase, type CompoundQuery, type LookupContext } from '../../domain/lookup';
 import { changesAsJson, changesAsNdjson } from '../../domain/changes';
 import { findCompounds, getSource, inchiOfUci, listSources, searchConnectivity, sourceChangeSpan, sourceLoadList } from './responses';
 import { log } from '../../log';
@@ -14,14 +14,16 @@ import { HttpError } from '../errors';
 
 /**
  * The query of a validated v1 body, as the domain reads it: `compound` trimmed (docs/api.md; a molfile
- * at its end only), a UCI sent
+ * at its end only), an InChIKey in upper case, a UCI sent
  * as a JSON number made its digits, and `sourceID` dropped unless `type` is `sourceID` (clients
  * send `""`, `0` or `null` there with every other type; UniChem ignores it).
  */
 export function compoundQuery<T extends { type: CompoundQuery['type']; compound: string | number; sourceID?: unknown }>(body: T): Omit<T, 'compound' | 'sourceID'> & CompoundQuery {
   const { sourceID, compound, ...rest } = body;
   // A molfile keeps its leading lines: they are its header.
-  const text = isStructureType(body.type) ? structureText(body.type, String(compound)) : String(compound).trim();
+  const trimmed = isStructureType(body.type) ? structureText(body.type, String(compound)) : String(compound).trim();
+  // A key in lower or mixed case is answered, and echoed, as the upper-case key it stands for.
+  const text = body.type === 'inchikey' ? inchiKeyCase(trimmed) : trimmed;
   const query = { ...rest, compound: text } as Omit<T, 'compound' | 'sourceID'> & CompoundQuery;
   if (body.type === 'sourceID') query.sourceID = sourceID as number;
   return query;
