@@ -118,7 +118,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   const answerer = new QueryAnswerer(context);
   const jobs = new Jobs(engine, config, answerer);
   if (config.JOBS_ENABLED) jobs.start();
-  const { postJobs, ...jobQueries } = jobHandlers(jobs, config);
+  const { postJobs, ...jobQueries } = jobHandlers(jobs, config, context.sources);
   const bulkHandlers: Record<string, RequestHandler> = { postBatch: batchHandler(config, answerer, limiter, costs), postJobs };
   for (const operation of operations(document).filter((candidate) => bulkHandlers[candidate.operationId])) {
     const chain = limiter ? [rateLimit(limiter, () => 1), bulkHandlers[operation.operationId]] : [bulkHandlers[operation.operationId]];

@@ -44,6 +44,18 @@ async function waitFor(api: RunningApi, jobId: string, until: (job: any) => bool
   }
 }
 
+/** How many jobs the engine holds under `prefix`. */
+async function jobCount(prefix: string): Promise<number> {
+  const engine = new Engine(testConfig(prefix));
+  try {
+    await engine.client.indices.refresh({ index: engine.names.jobs }, { ignore: [404] });
+    const { count } = await engine.client.count({ index: engine.names.jobs }, { ignore: [404] });
+    return count ?? 0;
+  } finally {
+    await engine.close();
+  }
+}
+
 describe('jobs: /api/v1/jobs', function () {
   this.timeout(600_000);
   let prefix: string;
@@ -143,16 +155,98 @@ describe('jobs: /api/v1/jobs', function () {
     expect(await refused('CHEMBL112', 'text/plain')).to.deep.equal([400, 'a list of compounds needs ?type=: what each line is, one of uci, inchi, inchikey, sourceID, smiles, molfile']);
     expect((await refused('CHEMBL112', 'text/plain', '?type=sourceID'))[1]).to.match(/needs \?sourceID=/);
     expect((await refused('CHEMBL112', 'text/plain', '?type=sourceID&sourceID=1&colour=blue'))[1]).to.match(/"colour" is not part of this request/);
-    expect((await refused('{"type": "uci", "compound": "1"}', 'application/x-ndjson', '?type=uci'))[1]).to.match(/applies to a plain list of compounds/);
+    const typed = await refused('{"type": "uci", "compound": "1"}', 'application/x-ndjson', '?type=name');
+    expect(typed[1]).to.match(/"type" must be one of uci/);
+    expect(await refused('CHEMBL112', 'text/plain', '?type=sourceID&sourceID=2147483648')).to.deep.equal([
+      400, '"sourceID" is "2147483648": it must be the id of a source, a whole number from 1 to 2147483647',
+    ]);
     expect(await refused('\n\n', 'application/x-ndjson')).to.deep.equal([400, 'the job has no queries: the body is empty']);
     expect((await refused('{"queries": []}', 'application/json'))[0]).to.equal(415);
     expect((await api.get('/api/v1/jobs/0123456789abcdef0123456789abcdef')).status).to.equal(404);
     expect((await api.get('/api/v1/jobs/nothing/results')).status).to.equal(404);
     const accepted = await submit(api, '{"type": "uci", "compound": "1"}', 'application/x-ndjson');
     submitted.push(accepted.body.jobId);
-    const beyond = await results(api, accepted.body.jobId, 2);
-    expect([beyond.status, JSON.parse(beyond.text).error]).to.deep.equal([400, '"from" is 2: the job has 1 lines (0 to 0)']);
     expect((await results(api, accepted.body.jobId, -1 as number)).status).to.equal(400);
+  });
+
+  it('a list of ids of source 999, which does not exist, is refused at submission with a 404, leaving no job', async () => {
+    api = await startApi(testConfig(prefix));
+    const before = await jobCount(prefix);
+    for (const [body, type, query] of [
+      ['CHEMBL112\nCHEMBL25\n', 'text/plain', '?type=sourceID&sourceID=999'],
+      ['CHEMBL112\n', 'text/plain; charset=utf-8', '?type=sourceID&sourceID=2147483647&op=connectivity'],
+      ['{"type": "sourceID", "compound": "CHEMBL112"}\n', 'application/x-ndjson', '?sourceID=999'],
+    ]) {
+      const answer = await submit(api, body, type, query);
+      const error = `source ${/sourceID=(\d+)/.exec(query)![1]} does not exist`;
+      expect([answer.status, answer.body], query).to.deep.equal([404, { response: 'Error', error, errors: [] }]);
+    }
+    expect(await jobCount(prefix)).to.equal(before);
+  });
+
+  it('paging past the last result line gets an empty page (200), as at the end', async () => {
+    api = await startApi(testConfig(prefix));
+    const query = '{"type": "inchikey", "compound": "RZVAJINKPMORJF-UHFFFAOYSA-N"}\n';
+    const accepted = await submit(api, query, 'application/x-ndjson');
+    submitted.push(accepted.body.jobId);
+    await waitFor(api, accepted.body.jobId, (job) => job.status === 'done');
+    const last = await results(api, accepted.body.jobId, 0);
+    expect(last.lines.map((line) => [line.index, line.status])).to.deep.equal([[0, 200]]);
+    for (const from of [1, 2, 9_999_999_999]) {
+      const page = await results(api, accepted.body.jobId, from);
+      const seen = [page.status, page.text, page.headers.get('x-job-status'), page.headers.get('x-job-total')];
+      expect(seen, String(from)).to.deep.equal([200, '', 'done', '1']);
+    }
+  });
+
+  it('searchComponents is read by connectivity searches only: lookups with it are answered as lookups', async () => {
+    api = await startApi(testConfig(prefix));
+    const list = (ids: string, query: string) => submit(api!, ids, 'text/plain', `?type=sourceID&sourceID=1&${query}`);
+    const lookups = await list('CHEMBL112\n', 'op=compounds&searchComponents=true');
+    const noOp = await list('CHEMBL112\n', 'searchComponents=false');
+    const searches = await list('CHEMBL1511957\n', 'op=connectivity&searchComponents=true');
+    for (const accepted of [lookups, noOp, searches]) {
+      expect(accepted.status).to.equal(202);
+      submitted.push(accepted.body.jobId);
+    }
+    const single = await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 });
+    for (const accepted of [lookups, noOp]) {
+      await waitFor(api, accepted.body.jobId, (job) => job.status === 'done');
+      const { lines } = await results(api, accepted.body.jobId);
+      expect(lines).to.deep.equal([{ index: 0, status: 200, body: single.body }]);
+    }
+    await waitFor(api, searches.body.jobId, (job) => job.status === 'done');
+    const [search] = (await results(api, searches.body.jobId)).lines;
+    const connectivity = await api.post('/api/v1/connectivity', {
+      type: 'sourceID', compound: 'CHEMBL1511957', sourceID: 1, searchComponents: true,
+    });
+    expect(search).to.deep.equal({ index: 0, status: 200, body: connectivity.body });
+    const relations = search.body.sources.map((entry: { typeOfSearch: string }) => entry.typeOfSearch);
+    expect(relations).to.include('componentIsResult');
+  });
+
+  it('with NDJSON queries the parameters fill in what a query does not say itself', async () => {
+    api = await startApi(testConfig(prefix));
+    const body = [
+      '{"id": "a", "compound": "CHEMBL112"}',
+      '{"id": "b", "type": "inchikey", "compound": "RZVAJINKPMORJF-UHFFFAOYSA-N"}',
+      '{"id": "c", "compound": "CHEMBL112", "op": "compounds"}',
+      'not json',
+    ].join('\n');
+    const accepted = await submit(api, body, 'application/x-ndjson', '?type=sourceID&sourceID=1&op=connectivity');
+    expect(accepted.status).to.equal(202);
+    submitted.push(accepted.body.jobId);
+    await waitFor(api, accepted.body.jobId, (job) => job.status === 'done');
+    const { lines } = await results(api, accepted.body.jobId);
+    const expected = [
+      await api.post('/api/v1/connectivity', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 }),
+      await api.post('/api/v1/connectivity', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
+      await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 }),
+    ];
+    const answers = expected.map((single, index) => ({ index, id: 'abc'[index], status: single.status, body: single.body }));
+    expect(lines.slice(0, 3)).to.deep.equal(answers);
+    expect(lines[3].status).to.equal(400);
+    expect(lines[3].body.error).to.match(/^query 3 is not valid JSON/);
   });
 
   it('JOBS_ENABLED=false turns every jobs path off', async () => {
