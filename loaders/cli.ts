@@ -1,9 +1,11 @@
 /**
  * `npm run load -- <command> ...`: loads UniChem dumps and source releases into Elasticsearch.
  * Prints one JSON summary line on stdout at the end; progress goes to stderr on a terminal.
+ * Exit codes: 0 done, 1 failed, 2 wrong usage, 3 a release the guard refused (guard.ts).
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { CliExit, formatUsage, parseCommandLine, runCli, UsageError, wholeNumber, type CliSpec } from '../src/cli';
 import { ConfigError, readConfig, type Config } from '../src/config';
 import { deleteChangesOf } from '../src/engine/changes';
 import { Engine } from '../src/engine/client';
@@ -22,68 +24,98 @@ import { loadStructures } from './structures';
 import { sweepInterruptedLoads, sweepOwnLeftovers } from './sweep';
 import { UciBitset } from './uci-bitset';
 
-export const usage = `usage: npm run load -- <command> [--dry-run] [--allow-shrink] [--wait] [--rejects <file>] [--no-progress]
-  sources <file>                     source metadata: source.tsv(.gz), UniChem's source CSV, or a JSON array
-  structures <structure.tsv(.gz)>    UCI, STANDARDINCHI, STANDARDINCHIKEY
-  references <reference.tsv(.gz)>    UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGMENT (replaces every source in the file)
-  dump <folder>                      source, structure and reference tables of one UniChem dump, in that order
-  source <sourceId> <file> [--id-property NAME] [--release N] [--release-date YYYY-MM-DD]
-                                     one source's own release: TSV, CSV, JSON, JSON Lines (InChI and/or key,
-                                     or SMILES), or SDF (id from the title line or the data item NAME);
-                                     --release names the release published (default: the last one + 1),
-                                     --release-date dates it (default: the day of the load)
-  remove-source <sourceId>           retire a source: its ids become obsolete, its metadata stays
-  consolidate                        serve every source from one release index again (after many reloads:
-                                     each reload adds an index that every lookup searches)
-  history [--limit N]                past loads, most recent first
-  doctor                             find loads that were killed and sweep what they left (release indices,
-                                     locks, structures only they created, paused refresh, expired previous releases)
-options:
-  --dry-run                          validate and count, write nothing; says whether the release would be refused
-  --allow-shrink                     publish a release even if it loads 0 rows, drops more than MAX_RELEASE_DROP of
-                                     a source's current ids or rejects more than MAX_REJECT_RATIO of its rows
-  --wait                             wait for another load of the same source to end instead of failing at once`;
+export const loadCli = {
+  name: 'load',
+  usage: 'npm run load -- <command> [options]',
+  commands: [
+    ['sources <file>', 'source metadata: source.tsv(.gz), UniChem\'s source CSV, or a JSON array'],
+    ['structures <structure.tsv(.gz)>', 'UCI, STANDARDINCHI, STANDARDINCHIKEY'],
+    ['references <reference.tsv(.gz)>', 'UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGMENT (replaces every source in the file)'],
+    ['dump <folder>', 'source, structure and reference tables of one UniChem dump, in that order'],
+    ['source <sourceId> <file>', 'one source\'s own release: TSV, CSV, JSON, JSON Lines (InChI and/or key, or SMILES), '
+      + 'or SDF (id from the title line or the data item --id-property names)'],
+    ['remove-source <sourceId>', 'retire a source: its ids become obsolete, its metadata stays'],
+    ['consolidate', 'serve every source from one release index again (after many reloads: each reload adds an index '
+      + 'that every lookup searches)'],
+    ['history', 'past loads, most recent first'],
+    ['doctor', 'find loads that were killed and sweep what they left (release indices, locks, structures only they '
+      + 'created, paused refresh, expired previous releases)'],
+  ],
+  positionals: true,
+  options: {
+    'dry-run': {
+      type: 'boolean', help: 'validate and count, write nothing; says whether the release would be refused',
+    },
+    'allow-shrink': {
+      type: 'boolean',
+      help: 'publish a release even if it loads 0 rows, drops more than MAX_RELEASE_DROP of a source\'s current ids '
+        + 'or rejects more than MAX_REJECT_RATIO of its rows',
+    },
+    wait: { type: 'boolean', help: 'wait for another load of the same source to end instead of failing at once' },
+    rejects: {
+      type: 'string', value: '<file>', help: 'write the rejected rows there (default: rejects/<loadId>-<command>.tsv)',
+    },
+    'id-property': { type: 'string', value: 'NAME', help: 'with source: the SDF data item that holds the compound id' },
+    release: {
+      type: 'string', value: 'N', help: 'with source: the name of the release published (default: the last one + 1)',
+    },
+    'release-date': {
+      type: 'string', value: 'YYYY-MM-DD', help: 'with source: the release\'s date (default: the day of the load)',
+    },
+    limit: { type: 'string', value: 'N', help: 'with history: how many loads (default 20)' },
+    progress: { type: 'boolean', help: 'a progress bar on stderr (the default on a terminal)' },
+    'no-progress': { type: 'boolean', help: 'no progress on stderr, neither a bar nor JSON progress lines' },
+  },
+} satisfies CliSpec;
 
-export class UsageError extends Error {}
+/** The usage text of `npm run load`. */
+export const usage = formatUsage(loadCli);
 
-interface Parsed { command: string; args: string[]; options: LoadOptions; idProperty?: string; limit: number; wait?: boolean }
+export { UsageError };
 
+/** The arguments each command takes after its name: a source id, or the file (or folder) named. */
+const commandArguments: Record<string, string[]> = {
+  sources: ['source table file'], structures: ['structure table file'], references: ['reference table file'],
+  dump: ['dump folder'], source: ['sourceId', 'release file'], 'remove-source': ['sourceId'],
+  consolidate: [], history: [], doctor: [],
+};
+
+interface Parsed {
+  command: string; args: string[]; options: LoadOptions; idProperty?: string; limit: number; wait?: boolean;
+}
+
+/** Parses the command line (without node and the script); throws `UsageError` for what cannot run. */
 export function parseArguments(argv: string[]): Parsed {
-  const args: string[] = [];
-  const options: LoadOptions = { dryRun: false };
-  let idProperty: string | undefined;
-  let limit = 20;
-  let wait = false;
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i];
-    const value = (): string => {
-      const next = argv[++i];
-      if (next === undefined) throw new UsageError(`${arg} needs a value`);
-      return next;
-    };
-    if (arg === '--dry-run') options.dryRun = true;
-    else if (arg === '--no-progress') options.progress = false;
-    else if (arg === '--allow-shrink') options.allowShrink = true;
-    else if (arg === '--wait') wait = true;
-    else if (arg === '--progress') options.progress = true;
-    else if (arg === '--rejects') options.rejectsFile = value();
-    else if (arg === '--id-property') idProperty = value();
-    else if (arg === '--release') options.release = { ...options.release, number: releaseNumberArgument(value()) };
-    else if (arg === '--release-date') options.release = { ...options.release, date: releaseDateArgument(value()) };
-    else if (arg === '--limit') limit = Number(value());
-    else if (arg === '--help' || arg === '-h') throw new UsageError('');
-    else if (arg.startsWith('--')) throw new UsageError(`unknown option ${arg}`);
-    else args.push(arg);
+  const { values, positionals, lastOf } = parseCommandLine(loadCli, argv);
+  const options: LoadOptions = { dryRun: values['dry-run'] ?? false };
+  const progress = lastOf('progress', 'no-progress');
+  if (progress) options.progress = progress === 'progress';
+  if (values['allow-shrink']) options.allowShrink = true;
+  if (values.rejects !== undefined) options.rejectsFile = values.rejects;
+  if (values.release !== undefined) options.release = { number: releaseNumberArgument(values.release) };
+  if (values['release-date'] !== undefined) {
+    options.release = { ...options.release, date: releaseDateArgument(values['release-date']) };
   }
-  const [command, ...rest] = args;
+  const limit = values.limit === undefined ? 20 : wholeNumber(values.limit, '--limit', 0, 10_000);
+  const [command, ...args] = positionals;
   if (!command) throw new UsageError('no command given');
-  if (options.release && command !== 'source') throw new UsageError('--release and --release-date name the release of one source: they go with `source <sourceId> <file>` (a dump\'s source table gives each source\'s release)');
-  return { command, args: rest, options, idProperty, limit, wait };
+  if (!Object.hasOwn(commandArguments, command)) throw new UsageError(`unknown command "${command}"`);
+  const expected = commandArguments[command];
+  expected.forEach((what, i) => (what === 'sourceId' ? sourceIdArgument(args[i]) : fileArgument(args[i], what)));
+  if (args.length > expected.length) throw new UsageError(`unexpected argument "${args[expected.length]}"`);
+  if (options.release && command !== 'source') {
+    throw new UsageError('--release and --release-date name the release of one source: they go with '
+      + '`source <sourceId> <file>` (a dump\'s source table gives each source\'s release)');
+  }
+  return { command, args, options, idProperty: values['id-property'], limit, wait: values.wait ?? false };
 }
 
 function releaseNumberArgument(value: string): string {
   const number = value.trim();
-  if (number === '' || number.length > 64 || /[\u0000-\u001f\u007f]/.test(number)) throw new UsageError(`--release "${value}" is not a release name (1 to 64 printable characters, e.g. 35 or 2025_01)`);
+  if (number === '' || number.length > 64 || [...number].some((c) => c < ' ' || c === '\u007f')) {
+    throw new UsageError(`--release "${value}" is not a release name (1 to 64 printable characters, `
+      + 'e.g. 35 or 2025_01)');
+  }
   return number;
 }
 
@@ -102,7 +134,7 @@ function sourceIdArgument(value: string | undefined): number {
 }
 
 function fileArgument(value: string | undefined, what: string): string {
-  if (!value) throw new UsageError(`the ${what} file is missing`);
+  if (!value) throw new UsageError(`the ${what} is missing`);
   return value;
 }
 
@@ -186,15 +218,15 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
     };
     switch (command) {
       case 'sources': {
-        const file = fileArgument(args[0], 'source table');
+        const file = fileArgument(args[0], 'source table file');
         return await step(engine, config, command, file, options, (run) => loadSources(run, file));
       }
       case 'structures': {
-        const file = fileArgument(args[0], 'structure table');
+        const file = fileArgument(args[0], 'structure table file');
         return await withPausedRefresh(() => step(engine, config, command, file, options, (run) => loadStructures(run, file)));
       }
       case 'references': {
-        const file = fileArgument(args[0], 'reference table');
+        const file = fileArgument(args[0], 'reference table file');
         return await step(engine, config, command, file, locking('all'), (run) => loadReferences(run, file));
       }
       case 'dump': {
@@ -222,7 +254,7 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
       }
       case 'source': {
         const sourceId = sourceIdArgument(args[0]);
-        const file = fileArgument(args[1], 'release');
+        const file = fileArgument(args[1], 'release file');
         return await withPausedRefresh(() => step(engine, config, command, file, locking(`source-${sourceId}`),
           (run) => loadSourceRelease(run, sourceId, file, { idProperty: parsed.idProperty }), { sourceId, sourceIds: [sourceId] }));
       }
@@ -240,32 +272,20 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
   }
 }
 
-async function main(): Promise<void> {
-  let parsed: Parsed;
-  try {
-    parsed = parseArguments(process.argv.slice(2));
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message ? `${(error as Error).message}\n` : ''}${usage}\n`);
-    process.exit(2);
-  }
+async function main(argv: string[]): Promise<void> {
+  const parsed = parseArguments(argv);
   try {
     const summary = await runCommand(parsed, readConfig());
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } catch (error) {
     const translated = translateEngineError(error) as Error & { summary?: object };
-    if (translated instanceof UsageError) {
-      process.stderr.write(`${translated.message}\n${usage}\n`);
-      process.exit(2);
-    }
+    if (translated instanceof UsageError) throw translated;
     if (translated.summary) process.stdout.write(`${JSON.stringify(translated.summary)}\n`);
-    if (translated instanceof ReleaseRefused) {
-      process.stderr.write(`load refused: ${translated.message}\n`);
-      process.exit(3);
-    }
-    const known = translated instanceof FileFormatError || translated instanceof ConfigError || translated instanceof EngineUnavailable || translated instanceof LoadBusy;
-    process.stderr.write(`load failed: ${known ? translated.message : translated.stack ?? translated.message}\n`);
-    process.exit(1);
+    if (translated instanceof ReleaseRefused) throw new CliExit(3, `load refused: ${translated.message}`);
+    const known = translated instanceof FileFormatError || translated instanceof ConfigError
+      || translated instanceof EngineUnavailable || translated instanceof LoadBusy;
+    throw new CliExit(1, `load failed: ${known ? translated.message : translated.stack ?? translated.message}`);
   }
 }
 
-if (require.main === module) void main();
+if (require.main === module) runCli(loadCli, main);

@@ -1,14 +1,47 @@
 /**
  * `npm run es:start | es:stop | es:status | es:fetch`: the project's local Elasticsearch, one node
  * or a cluster of ES_NODES nodes from ES_URL's first port (see scripts/engine.ts).
- * `npm run es:stop -- --wipe` also deletes their data.
+ * `npm run es:stop -- --wipe` also deletes their data. Exit codes: 0 done, 1 failed (es:status: a
+ * node does not answer), 2 wrong usage.
  */
+import { CliExit, parseCommandLine, runCli, UsageError, type CliSpec } from '../src/cli';
 import { readConfig } from '../src/config';
 import { Engine } from '../src/engine/client';
 import { clusterReport } from '../src/engine/health';
 import { engineStatus, fetchDistribution, startEngine, stopEngine } from './engine';
 
-async function main(command: string | undefined, flags: string[]): Promise<void> {
+export const esCli = {
+  name: 'es',
+  usage: 'npm run es:<command> [-- options]',
+  commands: [
+    ['es:start', 'start the engine on ES_URL (ES_NODES nodes, ES_HEAP each), or reuse the one that answers there'],
+    ['es:stop', 'stop the nodes this project runs for ES_URL and ES_NODES, and wait until they are gone'],
+    ['es:status', 'one JSON line: its nodes, health and the indices of ES_INDEX_PREFIX (exit 1: a node does not '
+      + 'answer)'],
+    ['es:fetch', 'download (with Maven) and unpack the Elasticsearch distribution once'],
+  ],
+  positionals: true,
+  options: {
+    wipe: { type: 'boolean', help: 'with es:stop: then delete their data, so the next start is an empty cluster' },
+  },
+} satisfies CliSpec;
+
+const commands = ['fetch', 'start', 'stop', 'status'];
+
+async function main(argv: string[]): Promise<number | void> {
+  const { values, positionals: [command, ...rest] } = parseCommandLine(esCli, argv);
+  if (!command) throw new UsageError('no command given');
+  if (!commands.includes(command)) throw new UsageError(`unknown command "${command}"`);
+  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+  if (values.wipe && command !== 'stop') throw new UsageError('--wipe goes with es:stop');
+  try {
+    return await run(command, values.wipe ?? false);
+  } catch (error) {
+    throw new CliExit(1, `[es] ${(error as Error).message}`);
+  }
+}
+
+async function run(command: string, wipe: boolean): Promise<number | void> {
   const config = readConfig();
   switch (command) {
     case 'fetch':
@@ -18,9 +51,9 @@ async function main(command: string | undefined, flags: string[]): Promise<void>
       await startEngine(config.ES_URL, config.ES_HEAP, config.ES_NODES);
       return;
     case 'stop':
-      await stopEngine(config.ES_URL, config.ES_NODES, { wipe: flags.includes('--wipe') });
+      await stopEngine(config.ES_URL, config.ES_NODES, { wipe });
       return;
-    case 'status': {
+    default: {
       const status = await engineStatus(config.ES_URL, config.ES_NODES);
       // The shards and replicas behind each alias of ES_INDEX_PREFIX, as GET /health reports them.
       let indices: unknown;
@@ -34,17 +67,16 @@ async function main(command: string | undefined, flags: string[]): Promise<void>
           await engine.close();
         }
       }
-      const nodes = status.nodes.map(({ name, url, httpPort, transportPort, pid, alive, answers }) => ({ name, url, httpPort, transportPort, pid: pid ?? null, alive, answers }));
-      process.stdout.write(`${JSON.stringify({ esUrl: config.ES_URL, version: status.version, cluster: status.cluster, nodes, health: status.health ?? null, ...(status.healthError ? { healthError: status.healthError } : {}), indices })}\n`);
-      if (status.nodes.some((node) => !node.answers)) process.exitCode = 1;
-      return;
+      const nodes = status.nodes.map(({ name, url, httpPort, transportPort, pid, alive, answers }) => ({
+        name, url, httpPort, transportPort, pid: pid ?? null, alive, answers,
+      }));
+      process.stdout.write(`${JSON.stringify({
+        esUrl: config.ES_URL, version: status.version, cluster: status.cluster, nodes, health: status.health ?? null,
+        ...(status.healthError ? { healthError: status.healthError } : {}), indices,
+      })}\n`);
+      return status.nodes.some((node) => !node.answers) ? 1 : 0;
     }
-    default:
-      throw new Error('usage: tsx scripts/es.ts fetch | start | stop [--wipe] | status');
   }
 }
 
-main(process.argv[2], process.argv.slice(3)).catch((error: Error) => {
-  process.stderr.write(`[es] ${error.message}\n`);
-  process.exit(1);
-});
+if (require.main === module) runCli(esCli, main);

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { readConfig } from '../src/config';
 import { clusterNodes } from '../scripts/engine';
+import { esStopCommand } from '../scripts/demo';
 import { freshPrefix } from './support/fixture';
 import { freePort } from './support/checking-clients';
 
@@ -56,6 +57,7 @@ describe('the Quick start: npm run demo', function () {
     const loaded = run.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.message === 'sample loaded');
     expect(loaded, run.output()).to.deep.include({ rowsRead: 7 + 28_359 + 28_659, rowsLoaded: 7 + 28_359 + 28_658, rowsRejected: 0 });
     expect(run.output()).to.include(`chemxref is running on http://127.0.0.1:${port}`);
+    expect(run.output()).to.include(`Stop with Ctrl-C (the engine keeps running: ${esStopCommand(config)}).`);
     const examples = run.output().split('\n').filter((line) => line.startsWith('  curl ')).map((line) => line.trim());
     expect(examples).to.have.length(4);
     for (const example of examples) {
@@ -69,6 +71,8 @@ describe('the Quick start: npm run demo', function () {
     }
     killGroup(run.child, 'SIGINT');
     await once(run.child, 'exit');
+    const stopped = `the demo stops; the engine on ${config.ES_URL} keeps running (${esStopCommand(config)} stops it)`;
+    expect(run.output()).to.include(stopped);
     const health = await fetch(`${config.ES_URL.split(',')[0]}/_cluster/health`);
     expect(health.status, 'the engine still answers after Ctrl-C').to.equal(200);
   });
@@ -81,6 +85,16 @@ describe('the Quick start: npm run demo', function () {
     expect(run.output()).to.match(/holds indices that are not chemxref's/);
     expect(run.output()).to.include('npm run demo -- --force');
     expect(run.output()).to.include('ES_URL=http://127.0.0.1:9250 npm run demo');
+  });
+
+  it('its stop hint names ES_URL and ES_NODES when they are not the defaults: it stops the demo\'s engine only', () => {
+    expect(esStopCommand({ ES_URL: 'http://127.0.0.1:9200', ES_NODES: 1 })).to.equal('npm run es:stop');
+    expect(esStopCommand({ ES_URL: 'http://127.0.0.1:9250', ES_NODES: 1 }))
+      .to.equal('ES_URL=http://127.0.0.1:9250 npm run es:stop');
+    // The demo starts one node whatever ES_NODES says: the command that stops it must say so too.
+    expect(esStopCommand({ ES_URL: 'http://127.0.0.1:9200', ES_NODES: 3 })).to.equal('ES_NODES=1 npm run es:stop');
+    expect(esStopCommand({ ES_URL: "http://127.0.0.1:9250/it's", ES_NODES: 1 }))
+      .to.equal(`ES_URL='http://127.0.0.1:9250/it'\\''s' npm run es:stop`);
   });
 
   it('the engine runs in a session of its own, so Ctrl-C in the terminal that started it does not reach it', function () {

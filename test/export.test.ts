@@ -15,7 +15,7 @@ import { compoundsByKey } from '../src/engine/compounds';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
 import { scanSourceAssignments } from '../src/engine/assignments';
-import { parseExportArguments } from '../src/export/cli';
+import { parseExportArguments, UsageError } from '../src/export/cli';
 import { runExport, type ExportOptions } from '../src/export/run';
 import { toBinary } from '../src/export/files';
 import { ExternalSorter, sortLines } from '../src/export/sort';
@@ -354,6 +354,15 @@ describe('exports (issue 7)', function () {
       expect(() => parseExportArguments(['mapping', 'x'])).to.throw('unknown command');
       expect(() => parseExportArguments(['dump', 'x', '--from', '1'])).to.throw('mappings only');
       expect(parseExportArguments(['mappings', 'x', '--from', '1', '--to', '22'])).to.deep.include({ command: 'mappings', options: { folder: 'x', from: 1, to: 22 } });
+      expect(() => parseExportArguments(['mappings', 'x', '--from', 'chembl']))
+        .to.throw(UsageError, '--from needs a source id (a positive integer), got "chembl"');
+      expect(() => parseExportArguments(['changes', '104', '--since'])).to.throw(UsageError, '--since needs a value');
+      expect(() => parseExportArguments(['changes', '104', '--since', ' '])).to.throw(UsageError, 'needs a load');
+      expect(() => parseExportArguments(['dump', 'x', '--no-progres'])).to.throw(UsageError, 'unknown option');
+      expect(parseExportArguments(['dump', 'x', '--no-progress']))
+        .to.deep.equal({ command: 'dump', options: { folder: 'x', progress: false } });
+      expect(parseExportArguments(['changes', '104', 'out', '--since', 'L1']))
+        .to.deep.equal({ command: 'changes', options: { sourceId: 104, since: 'L1', folder: 'out' } });
     });
   });
 });

@@ -11,6 +11,7 @@ import { loadHistory } from '../src/engine/loads';
 import type { AssignmentDocument } from '../src/engine/documents';
 import { fixtureDump, fixturesDir, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
 import { batchSize as structureBatchRows } from '../loaders/structures';
+import { parseArguments, UsageError } from '../loaders/cli';
 
 function table(file: string): Record<string, string>[] {
   const text = file.endsWith('.gz') ? gunzipSync(readFileSync(file)).toString('utf8') : readFileSync(file, 'utf8');
@@ -342,6 +343,46 @@ describe('npm run load', function () {
     const cas = (await allSources(engine)).find((s) => s.sourceID === 102)!;
     expect(cas.name).to.equal('cas_rn');
     expect(cas.UCICount).to.equal(0);
+  });
+
+  it('a command line it cannot run is a usage error naming what is wrong: exit 2, the engine not reached', () => {
+    const refusal = (argv: string[]): string => {
+      try {
+        parseArguments(argv);
+      } catch (error) {
+        expect(error, argv.join(' ')).to.be.instanceOf(UsageError);
+        return (error as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(refusal(['history', '--limit', 'x'])).to.equal('--limit needs a whole number from 0 to 10000, got "x"');
+    expect(refusal(['dumps', 'folder'])).to.equal('unknown command "dumps"');
+    expect(refusal(['dump'])).to.equal('the dump folder is missing');
+    expect(refusal(['dump', 'folder', 'other'])).to.equal('unexpected argument "other"');
+    expect(refusal(['source', '104'])).to.equal('the release file is missing');
+    expect(refusal(['remove-source', 'CHEMBL'])).to.equal('"CHEMBL" is not a source id (a positive integer)');
+    expect(refusal(['dump', 'folder', '--rejects'])).to.equal('--rejects needs a value');
+    expect(refusal(['dump', 'folder', '--dry-run=yes'])).to.equal('--dry-run takes no value');
+    expect(refusal(['dump', 'folder', '--dryrun'])).to.equal('unknown option --dryrun');
+    // What worked before parseArgs works the same.
+    expect(parseArguments(['history'])).to.deep.include({ command: 'history', args: [], limit: 20, wait: false });
+    const flags = ['--id-property', 'NAME', '--release-date', '2025-01-10', '--release', '35', '--wait',
+      '--allow-shrink', '--dry-run', '--rejects', 'r.tsv', '--progress', '--no-progress'];
+    expect(parseArguments(['source', '104', 'f.sdf', ...flags])).to.deep.equal({
+      command: 'source', args: ['104', 'f.sdf'], idProperty: 'NAME', limit: 20, wait: true,
+      options: {
+        dryRun: true, progress: false, allowShrink: true, rejectsFile: 'r.tsv',
+        release: { number: '35', date: '2025-01-10T00:00:00.000Z' },
+      },
+    });
+    expect(parseArguments(['dump', 'folder']).options).to.deep.equal({ dryRun: false });
+    const offline = { ...process.env, ES_URL: 'http://127.0.0.1:1', ES_INDEX_PREFIX: freshPrefix('usage') };
+    const cli = join(__dirname, '..', 'loaders', 'cli.ts');
+    const result = spawnSync(process.execPath, ['--require', require.resolve('tsx/cjs'), cli, 'dumps', fixtureDump], {
+      env: offline, encoding: 'utf8',
+    });
+    expect(result.status, result.stderr).to.equal(2);
+    expect(result.stderr).to.match(/^unknown command "dumps"\nusage: npm run load -- <command> \[options\]\ncommands:/);
   });
 
   it('without a terminal a load writes JSON progress lines on stderr and only its summary on stdout', () => {

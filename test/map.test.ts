@@ -78,6 +78,19 @@ describe('npm run map', function () {
     expect(refused([join(folder, 'nothing.txt'), '--type', 'uci'])).to.match(/^no file/);
     expect(refused([ids, '--type', 'inchikey', '--search-components'])).to.equal('--search-components goes with --connectivity');
     expect(refused([ids, '--type', 'inchikey', '--to', 'x'])).to.match(/^--to needs a positive whole number/);
+    expect(refused([ids, '--type', 'inchikey', '--concurrency', '0']))
+      .to.equal('--concurrency needs a positive whole number, got "0"');
+    const format = refused([ids, '--type', 'inchikey', '--format', 'csv']);
+    expect(format).to.equal('--format must be one of tsv, ndjson, got "csv"');
+    expect(refused([ids, '--type', 'inchikey', '--out'])).to.equal('--out needs a value');
+    expect(refused([ids, '--type', 'inchikey', '--connectivty'])).to.equal('unknown option --connectivty');
+    expect(parseMapArguments([ids, '--type', 'inchikey', '--out', 'x.ndjson', '--no-progress'], 8)).to.deep.equal({
+      out: 'x.ndjson',
+      options: {
+        file: ids, type: 'inchikey', sourceId: undefined, to: undefined, op: 'compounds', searchComponents: false,
+        format: 'ndjson', concurrency: 8, progress: false,
+      },
+    });
     const failure = await run(tsx, [cli, ids], { env }).then(() => null, (error) => error);
     expect(failure.code).to.equal(2);
     expect(failure.stderr).to.match(/--type is missing[\s\S]*usage: npm run map/);

@@ -2,8 +2,9 @@
  * `npm run kibana:setup`: waits for the Kibana of KIBANA_URL, fits the saved objects of
  * kibana/chemxref.ndjson to this installation (ES_INDEX_PREFIX, the live sources' names, links to
  * CHEMXREF_URL) and imports them, overwriting earlier copies; prints what it installed. Run it again
- * after loading new sources, so their names show. Exit codes: 0 done, 1 failed.
+ * after loading new sources, so their names show. Exit codes: 0 done, 1 failed, 2 wrong usage.
  */
+import { CliExit, parseCommandLine, runCli, type CliSpec } from '../cli';
 import { readConfig } from '../config';
 import { Engine } from '../engine/client';
 import { translateEngineError } from '../engine/errors';
@@ -11,7 +12,24 @@ import { allSources } from '../engine/sources';
 import type { SourceDocument } from '../engine/documents';
 import { fitSavedObjects, importSavedObjects, readSavedObjects, waitForKibana } from './setup';
 
-async function main(): Promise<void> {
+export const kibanaSetupCli = {
+  name: 'kibana:setup',
+  usage: 'npm run kibana:setup [-- options]',
+  options: {},
+  notes: 'Reads KIBANA_URL, KIBANA_SPACE, KIBANA_USERNAME, KIBANA_PASSWORD, KIBANA_WAIT, ES_URL, ES_INDEX_PREFIX and '
+    + 'CHEMXREF_URL from the environment.',
+} satisfies CliSpec;
+
+async function main(argv: string[]): Promise<void> {
+  parseCommandLine(kibanaSetupCli, argv);
+  try {
+    await setup();
+  } catch (error) {
+    throw new CliExit(1, `kibana:setup failed: ${(error as Error).message}`);
+  }
+}
+
+async function setup(): Promise<void> {
   const config = readConfig();
   const target = { url: config.KIBANA_URL, space: config.KIBANA_SPACE, username: config.KIBANA_USERNAME, password: config.KIBANA_PASSWORD, waitMs: config.KIBANA_WAIT };
   const engine = new Engine(config);
@@ -32,7 +50,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${installed.length} saved objects in ${config.KIBANA_URL}${config.KIBANA_SPACE ? ` (space ${config.KIBANA_SPACE})` : ''}, for the indices ${config.ES_INDEX_PREFIX}-*, ${sources.length} source names, links to ${config.CHEMXREF_URL}\n`);
 }
 
-main().catch((error: Error) => {
-  process.stderr.write(`kibana:setup failed: ${error.message}\n`);
-  process.exit(1);
-});
+if (require.main === module) runCli(kibanaSetupCli, main);
