@@ -192,7 +192,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return config as Config;
 }
 
-/** The settings with their defaults and descriptions, for the README and `--help` texts. */
+/** The settings with their defaults and descriptions, for docs/operations.md and `--help` texts. */
 export function describeSettings(): { name: string; defaultValue: string; description: string }[] {
   return Object.entries(settings).map(([name, s]) => ({ name, defaultValue: s.defaultValue, description: s.description }));
 }
