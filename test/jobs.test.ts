@@ -160,7 +160,6 @@ describe('jobs: /api/v1/jobs', function () {
     expect(await refused('CHEMBL112', 'text/plain', '?type=sourceID&sourceID=2147483648')).to.deep.equal([
       400, '"sourceID" is "2147483648": it must be the id of a source, a whole number from 1 to 2147483647',
     ]);
-    expect(await refused('\n\n', 'application/x-ndjson')).to.deep.equal([400, 'the job has no queries: the body is empty']);
     expect((await refused('{"queries": []}', 'application/json'))[0]).to.equal(415);
     expect((await api.get('/api/v1/jobs/0123456789abcdef0123456789abcdef')).status).to.equal(404);
     expect((await api.get('/api/v1/jobs/nothing/results')).status).to.equal(404);
@@ -182,6 +181,17 @@ describe('jobs: /api/v1/jobs', function () {
       expect([answer.status, answer.body], query).to.deep.equal([404, { response: 'Error', error, errors: [] }]);
     }
     expect(await jobCount(prefix)).to.equal(before);
+  });
+
+  it('a job of no queries (an empty body, or blank lines) is done at once, with no result line', async () => {
+    api = await startApi(testConfig(prefix));
+    for (const [body, type, query] of [['', 'application/x-ndjson', ''], ['\n \n', 'text/plain', '?type=inchikey']]) {
+      const accepted = await submit(api, body, type, query);
+      expect([accepted.status, accepted.body.total], JSON.stringify(body)).to.deep.equal([202, 0]);
+      submitted.push(accepted.body.jobId);
+      expect(await waitFor(api, accepted.body.jobId, (job) => job.status === 'done')).to.include({ total: 0, done: 0 });
+      expect((await results(api, accepted.body.jobId)).text).to.equal('');
+    }
   });
 
   it('paging past the last result line gets an empty page (200), as at the end', async () => {

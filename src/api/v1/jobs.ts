@@ -118,8 +118,8 @@ async function readJob(req: Request, writer: JobWriter, config: Config, paramete
     throw new HttpError(415, `the body must be NDJSON queries (Content-Type: application/x-ndjson) or a list of compounds, one a line (Content-Type: text/plain, with ?type=), not ${sentAs(type)}`);
   }
   const tooLarge = (): HttpError => new HttpError(413, `the body is larger than the ${config.JOB_BODY_LIMIT} bytes a job accepts (JOB_BODY_LIMIT)`);
+  // A body of blank lines (or none) is a job of no queries, done at once, as a batch of none is answered at once.
   for await (const line of bodyLines(req, config.JOB_BODY_LIMIT, tooLarge)) await writer.add(toQuery(line));
-  if (writer.total === 0) throw new HttpError(400, 'the job has no queries: the body is empty');
 }
 
 /** The base of the request's API (`/api/v1` or `/beta/api/v1`), for the links it answers. */
