@@ -192,6 +192,12 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
       const loads = await loadHistory(engine, parsed.limit);
       return { command, loads };
     }
+    // A file or folder that is not there is said before anything is written to the engine.
+    commandArguments[command].forEach((what, i) => {
+      if (what !== 'sourceId' && !existsSync(args[i])) {
+        throw new FileFormatError(`${args[i]}: no such ${what.endsWith('folder') ? 'folder' : 'file'}`);
+      }
+    });
     const writes = !options.dryRun;
     if (command === 'doctor') {
       await ensureBaseIndices(engine);
