@@ -33,7 +33,9 @@ async function checkedParameters(req: Request, sources: SourceCatalog): Promise<
       const takes = `a job takes ${listParameters.join(', ')}`;
       throw new HttpError(400, `the parameter "${name}" is not part of this request (unknown parameter): ${takes}`);
     }
-    if (typeof parameters[name] !== 'string') throw new HttpError(400, `the parameter "${name}" is given more than once`);
+    if (typeof parameters[name] !== 'string') {
+      throw new HttpError(400, `the parameter "${name}" is given more than once`);
+    }
   }
   const { type, sourceID, op, searchComponents } = parameters as ListParameters;
   const types: readonly string[] = queryTypes;
@@ -50,8 +52,12 @@ async function checkedParameters(req: Request, sources: SourceCatalog): Promise<
       throw new UnknownResource(`source ${Number(sourceID)} does not exist`);
     }
   }
-  if (op !== undefined && op !== 'compounds' && op !== 'connectivity') throw new HttpError(400, `"op" is "${op}": it must be "compounds" or "connectivity"`);
-  if (searchComponents !== undefined && !['true', 'false'].includes(searchComponents)) throw new HttpError(400, `"searchComponents" is "${searchComponents}": it must be true or false`);
+  if (op !== undefined && op !== 'compounds' && op !== 'connectivity') {
+    throw new HttpError(400, `"op" is "${op}": it must be "compounds" or "connectivity"`);
+  }
+  if (searchComponents !== undefined && !['true', 'false'].includes(searchComponents)) {
+    throw new HttpError(400, `"searchComponents" is "${searchComponents}": it must be true or false`);
+  }
   return { type, sourceID, op, searchComponents };
 }
 
@@ -118,7 +124,7 @@ async function readJob(req: Request, writer: JobWriter, config: Config, paramete
     throw new HttpError(415, `the body must be NDJSON queries (Content-Type: application/x-ndjson) or a list of compounds, one a line (Content-Type: text/plain, with ?type=), not ${sentAs(type)}`);
   }
   const tooLarge = (): HttpError => new HttpError(413, `the body is larger than the ${config.JOB_BODY_LIMIT} bytes a job accepts (JOB_BODY_LIMIT)`);
-  // A body of blank lines (or none) is a job of no queries, done at once, as a batch of none is answered at once.
+  // A body of blank lines (or none) is a job of no queries, done at once, as a batch of none is answered.
   for await (const line of bodyLines(req, config.JOB_BODY_LIMIT, tooLarge)) await writer.add(toQuery(line));
 }
 
