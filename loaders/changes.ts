@@ -16,7 +16,13 @@
  * the size of the release.
  */
 import { changesOfCompound, type Change } from '../src/domain/changes';
-import { countChangesOf, refreshChanges, writeChanges, type ChangeDocument, type ChangeWrite } from '../src/engine/changes';
+import {
+  countChangesOf,
+  refreshChanges,
+  writeChanges,
+  type ChangeDocument,
+  type ChangeWrite,
+} from '../src/engine/changes';
 import type { AssignmentDocument } from '../src/engine/documents';
 import { hasCompletedLoadBefore } from '../src/engine/loads';
 import { currentIds, currentUcisOf, assignmentId } from '../src/engine/assignments';
@@ -46,14 +52,25 @@ export class ChangeRecorder {
    * recorded when no completed load of the source came before this one: every change answer starts
    * after a completed load of the source (`since`), so it would never include these.
    */
-  async newRows(sourceId: number, previous: string | undefined, rows: { compoundId: string; uci: number }[]): Promise<void> {
+  async newRows(
+    sourceId: number,
+    previous: string | undefined,
+    rows: { compoundId: string; uci: number }[],
+  ): Promise<void> {
     if (rows.length === 0) return;
-    if (!this.followsALoad.has(sourceId)) this.followsALoad.set(sourceId, hasCompletedLoadBefore(this.run.engine, sourceId, this.run.started.toISOString()));
+    if (!this.followsALoad.has(sourceId))
+      this.followsALoad.set(
+        sourceId,
+        hasCompletedLoadBefore(this.run.engine, sourceId, this.run.started.toISOString()),
+      );
     if (!(await this.followsALoad.get(sourceId))) return;
     const ids = rows.map((row) => assignmentId(sourceId, row.uci, row.compoundId));
     const current = previous ? await currentIds(this.run.engine, previous, ids) : new Set<string>();
     for (let i = 0; i < rows.length; i += 1) {
-      if (!current.has(ids[i])) await this.push({ write: this.document(sourceId, { change: 'added', compoundId: rows[i].compoundId, uci: rows[i].uci }) });
+      if (!current.has(ids[i]))
+        await this.push({
+          write: this.document(sourceId, { change: 'added', compoundId: rows[i].compoundId, uci: rows[i].uci }),
+        });
     }
   }
 
@@ -63,10 +80,21 @@ export class ChangeRecorder {
    * of the page that lost a structure, and tells the loader what of the page is still current. An
    * id whose assignments span two pages is classified in full both times (written once).
    */
-  async comparePage(sourceId: number, previous: string, next: string, page: AssignmentDocument[]): Promise<PageInNewRelease> {
+  async comparePage(
+    sourceId: number,
+    previous: string,
+    next: string,
+    page: AssignmentDocument[],
+  ): Promise<PageInNewRelease> {
     const ids = page.map((assignment) => assignmentId(sourceId, assignment.uci, assignment.compoundId));
     const present = await currentIds(this.run.engine, next, ids);
-    const lost = [...new Set(page.filter((assignment, i) => assignment.assignment === 1 && !present.has(ids[i])).map((assignment) => assignment.compoundId))];
+    const lost = [
+      ...new Set(
+        page
+          .filter((assignment, i) => assignment.assignment === 1 && !present.has(ids[i]))
+          .map((assignment) => assignment.compoundId),
+      ),
+    ];
     if (lost.length === 0) return { present, stillCurrent: new Map() };
     const [after, before] = await Promise.all([
       currentUcisOf(this.run.engine, next, sourceId, lost),
@@ -75,8 +103,13 @@ export class ChangeRecorder {
     for (const compoundId of lost) {
       const was = before.get(compoundId) ?? new Set<number>();
       const now = after.get(compoundId) ?? new Set<number>();
-      for (const change of changesOfCompound(compoundId, [...now].filter((uci) => !was.has(uci)), [...was].filter((uci) => !now.has(uci)))) {
-        if (change.change === 'moved') await this.push({ retract: this.document(sourceId, { change: 'added', compoundId, uci: change.toUci }) });
+      for (const change of changesOfCompound(
+        compoundId,
+        [...now].filter((uci) => !was.has(uci)),
+        [...was].filter((uci) => !now.has(uci)),
+      )) {
+        if (change.change === 'moved')
+          await this.push({ retract: this.document(sourceId, { change: 'added', compoundId, uci: change.toUci }) });
         await this.push({ write: this.document(sourceId, change) });
       }
     }
@@ -85,11 +118,20 @@ export class ChangeRecorder {
 
   /** Every current assignment of a page of the previous release is dropped (the source is retired). */
   async droppedAll(sourceId: number, page: AssignmentDocument[]): Promise<void> {
-    for (const assignment of page) if (assignment.assignment === 1) await this.push({ write: this.document(sourceId, { change: 'dropped', compoundId: assignment.compoundId, uci: assignment.uci }) });
+    for (const assignment of page)
+      if (assignment.assignment === 1)
+        await this.push({
+          write: this.document(sourceId, { change: 'dropped', compoundId: assignment.compoundId, uci: assignment.uci }),
+        });
   }
 
   private document(sourceId: number, change: Change): ChangeDocument {
-    return { ...change, loadId: this.run.loadId, loadStarted: this.run.started.toISOString(), sourceId } as ChangeDocument;
+    return {
+      ...change,
+      loadId: this.run.loadId,
+      loadStarted: this.run.started.toISOString(),
+      sourceId,
+    } as ChangeDocument;
   }
 
   private async push(write: ChangeWrite): Promise<void> {

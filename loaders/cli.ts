@@ -28,39 +28,56 @@ export const loadCli = {
   name: 'load',
   usage: 'npm run load -- <command> [options]',
   commands: [
-    ['sources <file>', 'source metadata: source.tsv(.gz), UniChem\'s source CSV, or a JSON array'],
+    ['sources <file>', "source metadata: source.tsv(.gz), UniChem's source CSV, or a JSON array"],
     ['structures <structure.tsv(.gz)>', 'UCI, STANDARDINCHI, STANDARDINCHIKEY'],
     ['references <reference.tsv(.gz)>', 'UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGMENT (replaces every source in the file)'],
     ['dump <folder>', 'source, structure and reference tables of one UniChem dump, in that order'],
-    ['source <sourceId> <file>', 'one source\'s own release: TSV, CSV, JSON, JSON Lines (InChI and/or key, or SMILES), '
-      + 'or SDF (id from the title line or the data item --id-property names)'],
+    [
+      'source <sourceId> <file>',
+      "one source's own release: TSV, CSV, JSON, JSON Lines (InChI and/or key, or SMILES), " +
+        'or SDF (id from the title line or the data item --id-property names)',
+    ],
     ['remove-source <sourceId>', 'retire a source: its ids become obsolete, its metadata stays'],
-    ['consolidate', 'serve every source from one release index again (after many reloads: each reload adds an index '
-      + 'that every lookup searches)'],
+    [
+      'consolidate',
+      'serve every source from one release index again (after many reloads: each reload adds an index ' +
+        'that every lookup searches)',
+    ],
     ['history', 'past loads, most recent first'],
-    ['doctor', 'find loads that were killed and sweep what they left (release indices, locks, structures only they '
-      + 'created, paused refresh, expired previous releases)'],
+    [
+      'doctor',
+      'find loads that were killed and sweep what they left (release indices, locks, structures only they ' +
+        'created, paused refresh, expired previous releases)',
+    ],
   ],
   positionals: true,
   options: {
     'dry-run': {
-      type: 'boolean', help: 'validate and count, write nothing; says whether the release would be refused',
+      type: 'boolean',
+      help: 'validate and count, write nothing; says whether the release would be refused',
     },
     'allow-shrink': {
       type: 'boolean',
-      help: 'publish a release even if it loads 0 rows, drops more than MAX_RELEASE_DROP of a source\'s current ids '
-        + 'or rejects more than MAX_REJECT_RATIO of its rows',
+      help:
+        "publish a release even if it loads 0 rows, drops more than MAX_RELEASE_DROP of a source's current ids " +
+        'or rejects more than MAX_REJECT_RATIO of its rows',
     },
     wait: { type: 'boolean', help: 'wait for another load of the same source to end instead of failing at once' },
     rejects: {
-      type: 'string', value: '<file>', help: 'write the rejected rows there (default: rejects/<loadId>-<command>.tsv)',
+      type: 'string',
+      value: '<file>',
+      help: 'write the rejected rows there (default: rejects/<loadId>-<command>.tsv)',
     },
     'id-property': { type: 'string', value: 'NAME', help: 'with source: the SDF data item that holds the compound id' },
     release: {
-      type: 'string', value: 'N', help: 'with source: the name of the release published (default: the last one + 1)',
+      type: 'string',
+      value: 'N',
+      help: 'with source: the name of the release published (default: the last one + 1)',
     },
     'release-date': {
-      type: 'string', value: 'YYYY-MM-DD', help: 'with source: the release\'s date (default: the day of the load)',
+      type: 'string',
+      value: 'YYYY-MM-DD',
+      help: "with source: the release's date (default: the day of the load)",
     },
     limit: { type: 'string', value: 'N', help: 'with history: how many loads (default 20)' },
     progress: { type: 'boolean', help: 'a progress bar on stderr (the default on a terminal)' },
@@ -75,13 +92,24 @@ export { UsageError };
 
 /** The arguments each command takes after its name: a source id, or the file (or folder) named. */
 const commandArguments: Record<string, string[]> = {
-  sources: ['source table file'], structures: ['structure table file'], references: ['reference table file'],
-  dump: ['dump folder'], source: ['sourceId', 'release file'], 'remove-source': ['sourceId'],
-  consolidate: [], history: [], doctor: [],
+  sources: ['source table file'],
+  structures: ['structure table file'],
+  references: ['reference table file'],
+  dump: ['dump folder'],
+  source: ['sourceId', 'release file'],
+  'remove-source': ['sourceId'],
+  consolidate: [],
+  history: [],
+  doctor: [],
 };
 
 interface Parsed {
-  command: string; args: string[]; options: LoadOptions; idProperty?: string; limit: number; wait?: boolean;
+  command: string;
+  args: string[];
+  options: LoadOptions;
+  idProperty?: string;
+  limit: number;
+  wait?: boolean;
 }
 
 /** Parses the command line (without node and the script); throws `UsageError` for what cannot run. */
@@ -104,8 +132,10 @@ export function parseArguments(argv: string[]): Parsed {
   expected.forEach((what, i) => (what === 'sourceId' ? sourceIdArgument(args[i]) : fileArgument(args[i], what)));
   if (args.length > expected.length) throw new UsageError(`unexpected argument "${args[expected.length]}"`);
   if (options.release && command !== 'source') {
-    throw new UsageError('--release and --release-date name the release of one source: they go with '
-      + '`source <sourceId> <file>` (a dump\'s source table gives each source\'s release)');
+    throw new UsageError(
+      '--release and --release-date name the release of one source: they go with ' +
+        "`source <sourceId> <file>` (a dump's source table gives each source's release)",
+    );
   }
   return { command, args, options, idProperty: values['id-property'], limit, wait: values.wait ?? false };
 }
@@ -113,8 +143,9 @@ export function parseArguments(argv: string[]): Parsed {
 function releaseNumberArgument(value: string): string {
   const number = value.trim();
   if (number === '' || number.length > 64 || [...number].some((c) => c < ' ' || c === '\u007f')) {
-    throw new UsageError(`--release "${value}" is not a release name (1 to 64 printable characters, `
-      + 'e.g. 35 or 2025_01)');
+    throw new UsageError(
+      `--release "${value}" is not a release name (1 to 64 printable characters, ` + 'e.g. 35 or 2025_01)',
+    );
   }
   return number;
 }
@@ -129,7 +160,8 @@ function releaseDateArgument(value: string): string {
 }
 
 function sourceIdArgument(value: string | undefined): number {
-  if (!value || !/^[0-9]+$/.test(value) || Number(value) < 1) throw new UsageError(`"${value ?? ''}" is not a source id (a positive integer)`);
+  if (!value || !/^[0-9]+$/.test(value) || Number(value) < 1)
+    throw new UsageError(`"${value ?? ''}" is not a source id (a positive integer)`);
   return Number(value);
 }
 
@@ -143,8 +175,13 @@ export function dumpFiles(folder: string): { sources: string; structures: string
   if (!existsSync(folder)) throw new FileFormatError(`${folder}: no such folder`);
   const names = readdirSync(folder);
   const find = (table: string): string => {
-    const name = [`${table}.tsv.gz`, `${table}.tsv`, `${table}.csv`, `${table}.json`].find((candidate) => names.includes(candidate));
-    if (!name) throw new FileFormatError(`${folder} has no ${table}.tsv(.gz): a UniChem dump holds source, structure and reference tables`);
+    const name = [`${table}.tsv.gz`, `${table}.tsv`, `${table}.csv`, `${table}.json`].find((candidate) =>
+      names.includes(candidate),
+    );
+    if (!name)
+      throw new FileFormatError(
+        `${folder} has no ${table}.tsv(.gz): a UniChem dump holds source, structure and reference tables`,
+      );
     return join(folder, name);
   };
   return { sources: find('source'), structures: find('structure'), references: find('reference') };
@@ -156,15 +193,21 @@ export function dumpFiles(folder: string): { sources: string; structures: string
  * wrote (its release index, structures only it created) before it reports.
  */
 async function step(
-  engine: Engine, config: Config, command: string, file: string | null, options: LoadOptions & { lockKey?: string; wait?: boolean },
-  work: (run: LoadRun) => Promise<void>, extra: object = {},
+  engine: Engine,
+  config: Config,
+  command: string,
+  file: string | null,
+  options: LoadOptions & { lockKey?: string; wait?: boolean },
+  work: (run: LoadRun) => Promise<void>,
+  extra: object = {},
 ): Promise<Record<string, unknown>> {
   const run = new LoadRun(engine, config, command, file, options);
   const locked = options.lockKey && !options.dryRun ? options.lockKey : undefined;
   // The record first: another load judges a lock by its holder's record and heartbeat.
   await run.begin(extra);
   try {
-    if (locked) await takeLoadLock(engine, locked, run, options.wait, (message) => process.stderr.write(`${message}\n`));
+    if (locked)
+      await takeLoadLock(engine, locked, run, options.wait, (message) => process.stderr.write(`${message}\n`));
     await work(run);
     return await run.finish('done');
   } catch (error) {
@@ -201,17 +244,30 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
     const writes = !options.dryRun;
     if (command === 'doctor') {
       await ensureBaseIndices(engine);
-      return { command, status: 'done', ...await sweepInterruptedLoads(engine, config) };
+      return { command, status: 'done', ...(await sweepInterruptedLoads(engine, config)) };
     }
     if (writes) {
       await ensureBaseIndices(engine);
       const swept = await sweepInterruptedLoads(engine, config);
-      for (const load of swept.interruptedLoads) process.stderr.write(`load ${load.loadId} (${load.command}) was interrupted (${load.why}): marked failed and swept\n`);
-      if (swept.releaseIndicesRemoved.length > 0) process.stderr.write(`removed ${swept.releaseIndicesRemoved.length} release index(es) left by an interrupted load: ${swept.releaseIndicesRemoved.join(', ')}\n`);
-      if (swept.structuresRemoved > 0) process.stderr.write(`removed ${swept.structuresRemoved} structure(s) that only interrupted loads had created\n`);
+      for (const load of swept.interruptedLoads)
+        process.stderr.write(
+          `load ${load.loadId} (${load.command}) was interrupted (${load.why}): marked failed and swept\n`,
+        );
+      if (swept.releaseIndicesRemoved.length > 0)
+        process.stderr.write(
+          `removed ${swept.releaseIndicesRemoved.length} release index(es) left by an interrupted load: ${swept.releaseIndicesRemoved.join(', ')}\n`,
+        );
+      if (swept.structuresRemoved > 0)
+        process.stderr.write(
+          `removed ${swept.structuresRemoved} structure(s) that only interrupted loads had created\n`,
+        );
       if (swept.note) process.stderr.write(`${swept.note}\n`);
     }
-    const locking = (lockKey: string): LoadOptions & { lockKey: string; wait?: boolean } => ({ ...options, lockKey, wait: parsed.wait });
+    const locking = (lockKey: string): LoadOptions & { lockKey: string; wait?: boolean } => ({
+      ...options,
+      lockKey,
+      wait: parsed.wait,
+    });
     const compounds = engine.names.compounds;
     const withPausedRefresh = async <T>(work: () => Promise<T>): Promise<T> => {
       if (!writes) return work();
@@ -229,7 +285,9 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
       }
       case 'structures': {
         const file = fileArgument(args[0], 'structure table file');
-        return await withPausedRefresh(() => step(engine, config, command, file, options, (run) => loadStructures(run, file)));
+        return await withPausedRefresh(() =>
+          step(engine, config, command, file, options, (run) => loadStructures(run, file)),
+        );
       }
       case 'references': {
         const file = fileArgument(args[0], 'reference table file');
@@ -239,11 +297,21 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
         const files = dumpFiles(fileArgument(args[0], 'dump folder'));
         const dryRun = options.dryRun ? { ucis: new UciBitset(), sourceIds: new Set<number>() } : undefined;
         const parts = [
-          await step(engine, config, 'sources', files.sources, options, (run) => loadSources(run, files.sources, dryRun)),
-          await withPausedRefresh(() => step(engine, config, 'structures', files.structures, options, (run) => loadStructures(run, files.structures, dryRun))),
+          await step(engine, config, 'sources', files.sources, options, (run) =>
+            loadSources(run, files.sources, dryRun),
+          ),
+          await withPausedRefresh(() =>
+            step(engine, config, 'structures', files.structures, options, (run) =>
+              loadStructures(run, files.structures, dryRun),
+            ),
+          ),
         ];
         try {
-          parts.push(await step(engine, config, 'references', files.references, locking('all'), (run) => loadReferences(run, files.references, dryRun)));
+          parts.push(
+            await step(engine, config, 'references', files.references, locking('all'), (run) =>
+              loadReferences(run, files.references, dryRun),
+            ),
+          );
         } catch (error) {
           // A refused or failed reference table leaves no new structure of the dump behind either.
           if (writes) await sweepOwnLeftovers(engine, String(parts[1].loadId)).catch(() => undefined);
@@ -251,22 +319,48 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
         }
         const total = (key: string): number => parts.reduce((sum, part) => sum + Number(part[key] ?? 0), 0);
         const rejectedByReason: Record<string, number> = {};
-        for (const part of parts) for (const [reason, n] of Object.entries(part.rejectedByReason as Record<string, number>)) rejectedByReason[reason] = (rejectedByReason[reason] ?? 0) + n;
+        for (const part of parts)
+          for (const [reason, n] of Object.entries(part.rejectedByReason as Record<string, number>))
+            rejectedByReason[reason] = (rejectedByReason[reason] ?? 0) + n;
         return {
-          command, folder: args[0], status: 'done', dryRun: options.dryRun,
-          rowsRead: total('rowsRead'), rowsLoaded: total('rowsLoaded'), rowsRejected: total('rowsRejected'), rejectedByReason,
-          seconds: Math.round(total('seconds') * 100) / 100, steps: parts,
+          command,
+          folder: args[0],
+          status: 'done',
+          dryRun: options.dryRun,
+          rowsRead: total('rowsRead'),
+          rowsLoaded: total('rowsLoaded'),
+          rowsRejected: total('rowsRejected'),
+          rejectedByReason,
+          seconds: Math.round(total('seconds') * 100) / 100,
+          steps: parts,
         };
       }
       case 'source': {
         const sourceId = sourceIdArgument(args[0]);
         const file = fileArgument(args[1], 'release file');
-        return await withPausedRefresh(() => step(engine, config, command, file, locking(`source-${sourceId}`),
-          (run) => loadSourceRelease(run, sourceId, file, { idProperty: parsed.idProperty }), { sourceId, sourceIds: [sourceId] }));
+        return await withPausedRefresh(() =>
+          step(
+            engine,
+            config,
+            command,
+            file,
+            locking(`source-${sourceId}`),
+            (run) => loadSourceRelease(run, sourceId, file, { idProperty: parsed.idProperty }),
+            { sourceId, sourceIds: [sourceId] },
+          ),
+        );
       }
       case 'remove-source': {
         const sourceId = sourceIdArgument(args[0]);
-        return await step(engine, config, command, null, locking(`source-${sourceId}`), (run) => removeSource(run, sourceId), { sourceId, sourceIds: [sourceId] });
+        return await step(
+          engine,
+          config,
+          command,
+          null,
+          locking(`source-${sourceId}`),
+          (run) => removeSource(run, sourceId),
+          { sourceId, sourceIds: [sourceId] },
+        );
       }
       case 'consolidate':
         return await step(engine, config, command, null, locking('all'), consolidateReleases);
@@ -288,9 +382,12 @@ async function main(argv: string[]): Promise<void> {
     if (translated instanceof UsageError) throw translated;
     if (translated.summary) process.stdout.write(`${JSON.stringify(translated.summary)}\n`);
     if (translated instanceof ReleaseRefused) throw new CliExit(3, `load refused: ${translated.message}`);
-    const known = translated instanceof FileFormatError || translated instanceof ConfigError
-      || translated instanceof EngineUnavailable || translated instanceof LoadBusy;
-    throw new CliExit(1, `load failed: ${known ? translated.message : translated.stack ?? translated.message}`);
+    const known =
+      translated instanceof FileFormatError ||
+      translated instanceof ConfigError ||
+      translated instanceof EngineUnavailable ||
+      translated instanceof LoadBusy;
+    throw new CliExit(1, `load failed: ${known ? translated.message : (translated.stack ?? translated.message)}`);
   }
 }
 

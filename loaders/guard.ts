@@ -35,17 +35,23 @@ export function refusalReasons(
 ): string[] {
   const reasons: string[] = [];
   if (counts.rowsLoaded === 0) {
-    reasons.push(counts.rowsRead === 0 ? 'the release holds no rows' : `the release loads 0 of its ${counts.rowsRead} rows`);
+    reasons.push(
+      counts.rowsRead === 0 ? 'the release holds no rows' : `the release loads 0 of its ${counts.rowsRead} rows`,
+    );
   }
   const rejected = counts.rowsRead > 0 ? counts.rowsRejected / counts.rowsRead : 0;
   if (counts.rowsLoaded > 0 && rejected > config.MAX_REJECT_RATIO) {
-    reasons.push(`${counts.rowsRejected} of ${counts.rowsRead} rows rejected (${percent(rejected)}, more than MAX_REJECT_RATIO ${percent(config.MAX_REJECT_RATIO)})`);
+    reasons.push(
+      `${counts.rowsRejected} of ${counts.rowsRead} rows rejected (${percent(rejected)}, more than MAX_REJECT_RATIO ${percent(config.MAX_REJECT_RATIO)})`,
+    );
   }
   for (const source of sources) {
     if (source.currentBefore === 0) continue;
     const share = source.dropped / source.currentBefore;
     if (share > config.MAX_RELEASE_DROP) {
-      reasons.push(`source ${source.sourceId} would drop ${source.dropped} of its ${source.currentBefore} current ids (${percent(share)}, more than MAX_RELEASE_DROP ${percent(config.MAX_RELEASE_DROP)})`);
+      reasons.push(
+        `source ${source.sourceId} would drop ${source.dropped} of its ${source.currentBefore} current ids (${percent(share)}, more than MAX_RELEASE_DROP ${percent(config.MAX_RELEASE_DROP)})`,
+      );
     }
   }
   return reasons;

@@ -5,19 +5,28 @@ import { publishReleases, sealReleaseIndex } from '../src/engine/schema';
 import { countCurrentUcis, putSource } from '../src/engine/sources';
 
 /** The name and date of a source's release (srcReleaseNumber, srcReleaseDate as an ISO timestamp). */
-export interface ReleaseName { number: string; date: string }
+export interface ReleaseName {
+  number: string;
+  date: string;
+}
 
 /**
  * The release a curator's load of one source publishes: as named by --release and --release-date,
  * else the source's last release number plus one (1 when it has none) dated at the load. A last
  * release that is not a whole number (`2025_01`) cannot count up: the curator names the next one.
  */
-export function nextRelease(source: SourceDocument, asked: { number?: string; date?: string } = {}, now = new Date()): ReleaseName {
+export function nextRelease(
+  source: SourceDocument,
+  asked: { number?: string; date?: string } = {},
+  now = new Date(),
+): ReleaseName {
   const last = source.srcReleaseNumber?.trim() || null;
   let number = asked.number;
   if (number === undefined) {
     if (last !== null && !/^[0-9]+$/.test(last)) {
-      throw new Error(`source ${source.sourceID}'s last release is "${last}", which does not count up: name this one with --release (and --release-date)`);
+      throw new Error(
+        `source ${source.sourceID}'s last release is "${last}", which does not count up: name this one with --release (and --release-date)`,
+      );
     }
     number = last === null ? '1' : String(BigInt(last) + 1n);
   }
@@ -31,20 +40,33 @@ export function nextRelease(source: SourceDocument, asked: { number?: string; da
  * Returns the UCI count of each source.
  */
 export async function publishSourceReleases(
-  engine: Engine, sources: SourceDocument[], index: string,
-  options: { touch: boolean; retired?: boolean; uciCounts?: Map<number, number>; onNote?: (note: string) => void; release?: ReleaseName },
+  engine: Engine,
+  sources: SourceDocument[],
+  index: string,
+  options: {
+    touch: boolean;
+    retired?: boolean;
+    uciCounts?: Map<number, number>;
+    onNote?: (note: string) => void;
+    release?: ReleaseName;
+  },
 ): Promise<Map<number, number>> {
   const underReplicated = await sealReleaseIndex(engine, index);
   if (underReplicated) options.onNote?.(underReplicated);
-  const uciCounts = options.uciCounts ?? await countCurrentUcis(engine, index);
-  await publishReleases(engine, index, sources.map((source) => source.sourceID));
+  const uciCounts = options.uciCounts ?? (await countCurrentUcis(engine, index));
+  await publishReleases(
+    engine,
+    index,
+    sources.map((source) => source.sourceID),
+  );
   for (const source of sources) {
     const updated: SourceDocument = { ...source, UCICount: uciCounts.get(source.sourceID) ?? 0 };
     delete updated.retired;
     if (options.retired) updated.retired = true;
     // A curator's reload is an update of the source; a dump keeps the dates its source table gives.
     if (options.touch) updated.lastUpdated = new Date().toISOString();
-    if (options.release) Object.assign(updated, { srcReleaseNumber: options.release.number, srcReleaseDate: options.release.date });
+    if (options.release)
+      Object.assign(updated, { srcReleaseNumber: options.release.number, srcReleaseDate: options.release.date });
     await putSource(engine, updated);
   }
   return uciCounts;
@@ -52,7 +74,10 @@ export async function publishSourceReleases(
 
 /** Publishes `index` as the release of one source; returns its UCI count. */
 export async function publishSourceRelease(
-  engine: Engine, source: SourceDocument, index: string, options: { touch: boolean; retired?: boolean; onNote?: (note: string) => void; release?: ReleaseName },
+  engine: Engine,
+  source: SourceDocument,
+  index: string,
+  options: { touch: boolean; retired?: boolean; onNote?: (note: string) => void; release?: ReleaseName },
 ): Promise<number> {
   return (await publishSourceReleases(engine, [source], index, options)).get(source.sourceID) ?? 0;
 }

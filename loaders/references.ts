@@ -9,10 +9,25 @@ import { actionStart, BulkBatchBuilder, type BulkBatch } from '../src/engine/bul
 import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
 import { currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
-import { countCurrentOfSource, countAssignments, scanSourceAssignments, assignmentBulkLines, assignmentId } from '../src/engine/assignments';
+import {
+  countCurrentOfSource,
+  countAssignments,
+  scanSourceAssignments,
+  assignmentBulkLines,
+  assignmentId,
+} from '../src/engine/assignments';
 import { ChangeRecorder } from './changes';
 import { publishSourceReleases } from './publish';
-import { ByteCounter, estimatedRows, FileFormatError, fileSize, readColumns, readRowBatches, type Row, type RowRef } from './read';
+import {
+  ByteCounter,
+  estimatedRows,
+  FileFormatError,
+  fileSize,
+  readColumns,
+  readRowBatches,
+  type Row,
+  type RowRef,
+} from './read';
 import { rejectMalformed } from './reject';
 import { Reject, writeBatches, type LoadRun } from './run';
 import { parseUci } from './structure-rules';
@@ -33,16 +48,22 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   const columns = await readColumns(file, 'tsv');
   for (const needed of ['uci', 'src_id', 'src_compound_id']) {
     if (!columns.includes(needed)) {
-      throw new FileFormatError(`${file}: a reference table needs the tab-separated columns UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGMENT (missing ${needed.toUpperCase()}; found ${columns.join(', ') || 'none'})`);
+      throw new FileFormatError(
+        `${file}: a reference table needs the tab-separated columns UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGMENT (missing ${needed.toUpperCase()}; found ${columns.join(', ') || 'none'})`,
+      );
     }
   }
   if (!columns.includes('assigment') && !columns.includes('assignment')) {
     throw new FileFormatError(`${file}: a reference table needs an ASSIGMENT (or ASSIGNMENT) column`);
   }
-  const sources = new Map<number, SourceDocument>((await allSources(run.engine).catch((error) => {
-    if (run.dryRun) return [];
-    throw error;
-  })).map((s) => [s.sourceID, s]));
+  const sources = new Map<number, SourceDocument>(
+    (
+      await allSources(run.engine).catch((error) => {
+        if (run.dryRun) return [];
+        throw error;
+      })
+    ).map((s) => [s.sourceID, s]),
+  );
   let release: string | undefined;
   const rowsPerSource = new Map<number, number>();
   const currentPerSource = new Map<number, number>();
@@ -70,16 +91,28 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   async function* bulkBatches(): AsyncGenerator<BulkBatch<RowRef>> {
     for await (const batch of readRowBatches(file, 'tsv', batchSize, counter)) {
       const currentRows = new Map<number, { compoundId: string; uci: number }[]>();
-      const parsed: { row: Row; uci: number; sourceId: number; compoundId: string; assignment: 0 | 1; auxSrc?: string }[] = [];
+      const parsed: {
+        row: Row;
+        uci: number;
+        sourceId: number;
+        compoundId: string;
+        assignment: 0 | 1;
+        auxSrc?: string;
+      }[] = [];
       for (const row of batch) {
         run.rowsRead += 1;
         try {
           rejectMalformed(row.fields);
           const uci = parseUci(row.fields.uci);
           const sourceText = row.fields.src_id;
-          if (!/^[0-9]+$/.test(sourceText ?? '')) throw new Reject('bad-source-id', `SRC_ID "${sourceText ?? ''}" is not a source id`);
+          if (!/^[0-9]+$/.test(sourceText ?? ''))
+            throw new Reject('bad-source-id', `SRC_ID "${sourceText ?? ''}" is not a source id`);
           const sourceId = Number(sourceText);
-          if (!sources.has(sourceId) && !dryRun?.sourceIds.has(sourceId)) throw new Reject('unknown-source', `source ${sourceId} is not known: load it with \`npm run load -- sources\` first`);
+          if (!sources.has(sourceId) && !dryRun?.sourceIds.has(sourceId))
+            throw new Reject(
+              'unknown-source',
+              `source ${sourceId} is not known: load it with \`npm run load -- sources\` first`,
+            );
           // Compound ids are case sensitive and may hold any character; only surrounding blanks go.
           const compoundId = row.fields.src_compound_id ?? '';
           if (compoundId === '') throw new Reject('no-compound-id', 'the row has no compound id');
@@ -92,7 +125,10 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           run.reject(row, error);
         }
       }
-      const structures = await structureRefsByUci(run.engine, parsed.map((p) => p.uci)).catch((error) => {
+      const structures = await structureRefsByUci(
+        run.engine,
+        parsed.map((p) => p.uci),
+      ).catch((error) => {
         if (run.dryRun) return new Map<number, StructureRef>();
         throw error;
       });
@@ -102,7 +138,10 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
       for (const item of parsed) {
         const structure = structures.get(item.uci);
         if (!structure && !(run.dryRun && dryRun?.ucis.has(item.uci))) {
-          run.reject(item.row, new Reject('unknown-uci', `UCI ${item.uci} is not a known structure: load the structure table first`));
+          run.reject(
+            item.row,
+            new Reject('unknown-uci', `UCI ${item.uci} is not a known structure: load the structure table first`),
+          );
           continue;
         }
         rowsPerSource.set(item.sourceId, (rowsPerSource.get(item.sourceId) ?? 0) + 1);
@@ -112,8 +151,13 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
           continue;
         }
         const document: AssignmentDocument = {
-          sourceId: item.sourceId, compoundId: item.compoundId, uci: item.uci, assignment: item.assignment,
-          standardInchiKey: structure!.standardInchiKey, connectivityBlock: structure!.connectivityBlock, auxSrc: item.auxSrc,
+          sourceId: item.sourceId,
+          compoundId: item.compoundId,
+          uci: item.uci,
+          assignment: item.assignment,
+          standardInchiKey: structure!.standardInchiKey,
+          connectivityBlock: structure!.connectivityBlock,
+          auxSrc: item.auxSrc,
         };
         uciCount.add(item.sourceId, item.uci, item.compoundId, item.assignment);
         if (item.assignment === 1) {
@@ -131,7 +175,10 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   }
   const written = await writeBatches(run, bulkBatches(), (failure) => {
     refused = true;
-    run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', `the engine refused the assignment: ${failure.reason}`));
+    run.reject(
+      failure.context ?? { line: 0, raw: failure.id },
+      new Reject('engine-refused', `the engine refused the assignment: ${failure.reason}`),
+    );
   });
   run.details.sourcesReplaced = Object.fromEntries([...rowsPerSource].sort((a, b) => a[0] - b[0]));
   const replacedIds = [...rowsPerSource.keys()].sort((a, b) => a - b);
@@ -146,17 +193,24 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   }
   // A reference table replaces each of its sources whole: a source whose current assignments shrink
   // by more than MAX_RELEASE_DROP (a table cut short) refuses the whole table.
-  const figures = await Promise.all(replacedIds.map(async (sourceId) => {
-    const currentBefore = await countCurrentOfSource(run.engine, run.engine.names.assignmentsOf(sourceId), sourceId).catch(() => 0);
-    return { sourceId, currentBefore, dropped: Math.max(0, currentBefore - (currentPerSource.get(sourceId) ?? 0)) };
-  }));
+  const figures = await Promise.all(
+    replacedIds.map(async (sourceId) => {
+      const currentBefore = await countCurrentOfSource(
+        run.engine,
+        run.engine.names.assignmentsOf(sourceId),
+        sourceId,
+      ).catch(() => 0);
+      return { sourceId, currentBefore, dropped: Math.max(0, currentBefore - (currentPerSource.get(sourceId) ?? 0)) };
+    }),
+  );
   run.guard(figures);
   if (!run.dryRun && release) {
     // Ids of each source's previous release whose structures changed, against the new one.
     for (const sourceId of replacedIds) {
       const previous = await previousOf(sourceId);
       if (!previous) continue;
-      for await (const page of scanSourceAssignments(run.engine, previous, sourceId)) await changes.comparePage(sourceId, previous, release, page);
+      for await (const page of scanSourceAssignments(run.engine, previous, sourceId))
+        await changes.comparePage(sourceId, previous, release, page);
     }
     await changes.finish();
   }
@@ -165,6 +219,7 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
     // Counted on the way when the rows came in UCI order and the engine took them all; else by the engine.
     const uciCounts = refused ? undefined : uciCount.counts();
     run.details.uciCountedBy = uciCounts ? 'loader' : 'engine';
-    if (release && replaced.length > 0) await publishSourceReleases(run.engine, replaced, release, { touch: false, uciCounts, onNote: run.note });
+    if (release && replaced.length > 0)
+      await publishSourceReleases(run.engine, replaced, release, { touch: false, uciCounts, onNote: run.note });
   }
 }

@@ -1,6 +1,9 @@
 /** A row that breaks a loading rule: a short code for the summary and words for the rejects file. */
 export class Reject {
-  constructor(readonly code: string, readonly message: string) {}
+  constructor(
+    readonly code: string,
+    readonly message: string,
+  ) {}
 }
 
 /** Throws the Reject of a row the reader found malformed: a wrong column count, or a line that is not a JSON object. */

@@ -30,14 +30,25 @@ export async function removeSource(run: LoadRun, sourceId: number): Promise<void
       await changes.droppedAll(sourceId, page);
       for (const assignment of page) {
         run.rowsRead += 1;
-        yield { index: next, id: assignmentId(sourceId, assignment.uci, assignment.compoundId), op: 'index', document: { ...assignment, assignment: 0 }, context: { line: run.rowsRead, raw: assignment.compoundId } };
+        yield {
+          index: next,
+          id: assignmentId(sourceId, assignment.uci, assignment.compoundId),
+          op: 'index',
+          document: { ...assignment, assignment: 0 },
+          context: { line: run.rowsRead, raw: assignment.compoundId },
+        };
       }
       await run.tick();
     }
   }
   const result = await bulkWrite(run.engine, obsolete(), (failure) =>
-    run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', failure.reason)));
+    run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', failure.reason)),
+  );
   run.rowsLoaded = result.written;
   await changes.finish();
-  run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true, retired: true, onNote: run.note });
+  run.details.UCICount = await publishSourceRelease(run.engine, source, next, {
+    touch: true,
+    retired: true,
+    onNote: run.note,
+  });
 }

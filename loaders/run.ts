@@ -71,18 +71,38 @@ export class LoadRun {
   private record: LoadRecord;
   private readonly showProgress: boolean;
 
-  constructor(readonly engine: Engine, readonly config: Config, readonly command: string, readonly file: string | null, readonly options: LoadOptions) {
+  constructor(
+    readonly engine: Engine,
+    readonly config: Config,
+    readonly command: string,
+    readonly file: string | null,
+    readonly options: LoadOptions,
+  ) {
     this.rejectsPath = resolve(options.rejectsFile ?? `rejects/${this.loadId}-${command}.tsv`);
     this.showProgress = options.progress ?? Boolean(process.stderr.isTTY);
     this.record = {
-      kind: 'load', loadId: this.loadId, command, file, status: 'running', dryRun: options.dryRun,
-      rowsRead: 0, rowsLoaded: 0, rowsRejected: 0, rejectsByReason: {},
-      started: this.started.toISOString(), heartbeat: this.started.toISOString(), ended: null, seconds: null,
-      host: hostname(), pid: process.pid,
+      kind: 'load',
+      loadId: this.loadId,
+      command,
+      file,
+      status: 'running',
+      dryRun: options.dryRun,
+      rowsRead: 0,
+      rowsLoaded: 0,
+      rowsRejected: 0,
+      rejectsByReason: {},
+      started: this.started.toISOString(),
+      heartbeat: this.started.toISOString(),
+      ended: null,
+      seconds: null,
+      host: hostname(),
+      pid: process.pid,
     };
   }
 
-  get dryRun(): boolean { return this.options.dryRun; }
+  get dryRun(): boolean {
+    return this.options.dryRun;
+  }
 
   /** Follows the bytes read of the current file, for the percentage and the ETA. */
   track(counter: ByteCounter): void {
@@ -97,7 +117,10 @@ export class LoadRun {
     // On a timer, not per batch: a batch held up by a slow engine must not make the load look killed.
     this.heartbeat = setInterval(() => {
       this.beating ??= saveLoadRecord(this.engine, { ...this.snapshot(), heartbeat: new Date().toISOString() })
-        .catch(() => undefined).finally(() => { this.beating = undefined; });
+        .catch(() => undefined)
+        .finally(() => {
+          this.beating = undefined;
+        });
     }, heartbeatEveryMs);
     this.heartbeat.unref();
   }
@@ -128,9 +151,15 @@ export class LoadRun {
     if (!this.dryRun && this.rejectsIndexed + this.rejectsToIndex.length < this.config.REJECTS_INDEXED) {
       const fromRow = 'fields' in row ? Number(row.fields.src_id) : NaN;
       this.rejectsToIndex.push({
-        loadId: this.loadId, command: this.command, file: this.file,
+        loadId: this.loadId,
+        command: this.command,
+        file: this.file,
         sourceId: this.record.sourceId ?? (Number.isSafeInteger(fromRow) && fromRow > 0 ? fromRow : null),
-        line: row.line, reason: reason.code, message: reason.message, row: row.raw.slice(0, 10_000), time: new Date().toISOString(),
+        line: row.line,
+        reason: reason.code,
+        message: reason.message,
+        row: row.raw.slice(0, 10_000),
+        time: new Date().toISOString(),
       });
     }
   }
@@ -156,10 +185,13 @@ export class LoadRun {
   private async publishRejects(): Promise<void> {
     await this.indexRejects();
     if (this.rejectsIndex && !this.rejectsIndexError) {
-      await publishRejects(this.engine, this.loadId, this.config.REJECTS_KEPT_LOADS).catch((error: Error) => { this.rejectsIndexError = error.message; });
+      await publishRejects(this.engine, this.loadId, this.config.REJECTS_KEPT_LOADS).catch((error: Error) => {
+        this.rejectsIndexError = error.message;
+      });
     }
     if (this.rejectsIndex) this.details.rejectsIndexed = this.rejectsIndexed;
-    if (this.rejectsIndexError) this.details.rejectsIndexError = `rejected rows not indexed past ${this.rejectsIndexed}: ${this.rejectsIndexError} (the rejects file has them all)`;
+    if (this.rejectsIndexError)
+      this.details.rejectsIndexError = `rejected rows not indexed past ${this.rejectsIndexed}: ${this.rejectsIndexError} (the rejects file has them all)`;
   }
 
   /**
@@ -169,12 +201,20 @@ export class LoadRun {
   async tick(): Promise<void> {
     if (this.rejectsToIndex.length >= 1_000) await this.indexRejects();
     const now = Date.now();
-    if (!this.showProgress && this.options.progress !== false && now - this.lastLogged >= this.config.LOAD_PROGRESS_EVERY) {
+    if (
+      !this.showProgress &&
+      this.options.progress !== false &&
+      now - this.lastLogged >= this.config.LOAD_PROGRESS_EVERY
+    ) {
       this.lastLogged = now;
       const seconds = (now - this.started.getTime()) / 1000;
       const total = this.counter?.totalBytes ?? 0;
       stderrLog.info('load progress', {
-        loadId: this.loadId, command: this.command, file: this.file, rowsRead: this.rowsRead, rowsRejected: this.rowsRejected,
+        loadId: this.loadId,
+        command: this.command,
+        file: this.file,
+        rowsRead: this.rowsRead,
+        rowsRejected: this.rowsRejected,
         rowsPerSecond: Math.round(this.rowsRead / Math.max(seconds, 0.001)),
         ...(total > 0 ? { percent: Math.round(Math.min(this.counter!.bytesRead / total, 1) * 1000) / 10 } : {}),
       });
@@ -187,19 +227,25 @@ export class LoadRun {
       if (this.counter && this.counter.totalBytes > 0) {
         const done = Math.min(this.counter.bytesRead / this.counter.totalBytes, 1);
         const width = 24;
-        const eta = done > 0 ? seconds * (1 - done) / done : Infinity;
+        const eta = done > 0 ? (seconds * (1 - done)) / done : Infinity;
         bar = `[${'#'.repeat(Math.round(done * width)).padEnd(width, '.')}] ${(done * 100).toFixed(1)}% ETA ${formatDuration(eta)} `;
       }
-      process.stderr.write(`\r${this.command} ${bar}${this.rowsRead} rows ${Math.round(rate)} rows/s ${this.rowsRejected} rejected  `);
+      process.stderr.write(
+        `\r${this.command} ${bar}${this.rowsRead} rows ${Math.round(rate)} rows/s ${this.rowsRejected} rejected  `,
+      );
     }
   }
 
   private snapshot(): LoadRecord {
     return {
-      ...this.record, ...(this.sourceIds ? { sourceIds: this.sourceIds } : {}),
+      ...this.record,
+      ...(this.sourceIds ? { sourceIds: this.sourceIds } : {}),
       ...(this.release ? { releaseNumber: this.release.number, releaseDate: this.release.date } : {}),
       ...(this.changesRecorded ? { changesRecorded: true } : {}),
-      rowsRead: this.rowsRead, rowsLoaded: this.rowsLoaded, rowsRejected: this.rowsRejected, rejectsByReason: { ...this.rejectsByReason },
+      rowsRead: this.rowsRead,
+      rowsLoaded: this.rowsLoaded,
+      rowsRejected: this.rowsRejected,
+      rejectsByReason: { ...this.rejectsByReason },
     };
   }
 
@@ -239,13 +285,29 @@ export class LoadRun {
     await this.publishRejects();
     const ended = new Date();
     const seconds = Math.round((ended.getTime() - this.started.getTime()) / 10) / 100;
-    const record: LoadRecord = { ...this.snapshot(), status, ended: ended.toISOString(), heartbeat: ended.toISOString(), seconds, message: message ?? null };
+    const record: LoadRecord = {
+      ...this.snapshot(),
+      status,
+      ended: ended.toISOString(),
+      heartbeat: ended.toISOString(),
+      seconds,
+      message: message ?? null,
+    };
     if (!this.dryRun) await saveLoadRecord(this.engine, record).catch(() => undefined);
     return {
-      command: this.command, file: this.file, status, dryRun: this.dryRun,
-      rowsRead: this.rowsRead, rowsLoaded: this.rowsLoaded, rowsRejected: this.rowsRejected,
-      rejectedByReason: this.rejectsByReason, rejectsFile: this.rowsRejected > 0 ? this.rejectsPath : null,
-      ...this.details, seconds, loadId: this.loadId, ...(message ? { error: message } : {}),
+      command: this.command,
+      file: this.file,
+      status,
+      dryRun: this.dryRun,
+      rowsRead: this.rowsRead,
+      rowsLoaded: this.rowsLoaded,
+      rowsRejected: this.rowsRejected,
+      rejectedByReason: this.rejectsByReason,
+      rejectsFile: this.rowsRejected > 0 ? this.rejectsPath : null,
+      ...this.details,
+      seconds,
+      loadId: this.loadId,
+      ...(message ? { error: message } : {}),
     };
   }
 }
@@ -254,7 +316,11 @@ export class LoadRun {
  * Writes `batches`, the next two prepared while this one is written; a dry run only walks them.
  * Returns how many documents were written.
  */
-export async function writeBatches<C extends RowRef>(run: LoadRun, batches: AsyncIterable<BulkBatch<C>>, onFailure: (failure: BulkFailure<C>) => void): Promise<number> {
+export async function writeBatches<C extends RowRef>(
+  run: LoadRun,
+  batches: AsyncIterable<BulkBatch<C>>,
+  onFailure: (failure: BulkFailure<C>) => void,
+): Promise<number> {
   const prepared = readAhead(batches, 2);
   if (run.dryRun) {
     for await (const batch of prepared) void batch;

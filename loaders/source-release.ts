@@ -19,7 +19,18 @@ import { allocateUcis } from '../src/engine/sequence';
 import { countCurrentOfSource, scanSourceAssignments, assignmentId } from '../src/engine/assignments';
 import { ChangeRecorder } from './changes';
 import { nextRelease, publishSourceRelease } from './publish';
-import { ByteCounter, detectFormat, estimatedRows, FileFormatError, fileSize, readColumns, readRowBatches, type Format, type Row, type RowRef } from './read';
+import {
+  ByteCounter,
+  detectFormat,
+  estimatedRows,
+  FileFormatError,
+  fileSize,
+  readColumns,
+  readRowBatches,
+  type Format,
+  type Row,
+  type RowRef,
+} from './read';
 import { rejectMalformed } from './reject';
 import { Reject, type LoadRun } from './run';
 import { checkStructure } from './structure-rules';
@@ -40,10 +51,22 @@ export interface SourceReleaseOptions {
   idProperty?: string;
 }
 
-interface Entry { row: Row; compoundId: string; auxSrc: string | null; key: string; parsed: ParsedInchi | null }
+interface Entry {
+  row: Row;
+  compoundId: string;
+  auxSrc: string | null;
+  key: string;
+  parsed: ParsedInchi | null;
+}
 
 /** Reads the structures of one batch: InChI/key as given, or computed from SMILES or a molfile. */
-async function checkBatch(run: LoadRun, rows: Row[], format: Format, toolkit: StructureToolkit, options: SourceReleaseOptions): Promise<Entry[]> {
+async function checkBatch(
+  run: LoadRun,
+  rows: Row[],
+  format: Format,
+  toolkit: StructureToolkit,
+  options: SourceReleaseOptions,
+): Promise<Entry[]> {
   const drawn = rows.map((row): DrawnStructure | undefined => {
     if (row.fields.molfile) return { type: 'molfile', text: row.fields.molfile };
     if (first(row.fields, inchiColumns) || first(row.fields, keyColumns) || !row.fields.smiles) return undefined;
@@ -57,9 +80,10 @@ async function checkBatch(run: LoadRun, rows: Row[], format: Format, toolkit: St
     run.rowsRead += 1;
     try {
       rejectMalformed(row.fields);
-      const compoundId = format === 'sdf'
-        ? (options.idProperty ? row.fields[options.idProperty.toLowerCase()] : row.fields.title) ?? ''
-        : first(row.fields, idColumns) ?? '';
+      const compoundId =
+        format === 'sdf'
+          ? ((options.idProperty ? row.fields[options.idProperty.toLowerCase()] : row.fields.title) ?? '')
+          : (first(row.fields, idColumns) ?? '');
       if (compoundId === '') throw new Reject('no-compound-id', 'the row has no compound id');
       let inchi = first(row.fields, inchiColumns);
       if (drawn[i]) {
@@ -68,7 +92,13 @@ async function checkBatch(run: LoadRun, rows: Row[], format: Format, toolkit: St
         inchi = result.inchi;
       }
       const checked = checkStructure(inchi, first(row.fields, keyColumns), run.config.MAX_INCHI_LENGTH);
-      entries.push({ row, compoundId, auxSrc: row.fields.aux_src || null, key: checked.standardInchiKey, parsed: checked.parsed });
+      entries.push({
+        row,
+        compoundId,
+        auxSrc: row.fields.aux_src || null,
+        key: checked.standardInchiKey,
+        parsed: checked.parsed,
+      });
     } catch (error) {
       if (!(error instanceof Reject)) throw error;
       run.reject(row, error);
@@ -92,7 +122,7 @@ async function resolveUcis(run: LoadRun, entries: Entry[]): Promise<Map<string, 
   let uci = await allocateUcis(run.engine, fresh.size);
   const documents = [...fresh].map(([key, parsed]) => compoundDocument(uci++, key, parsed, run.loadId));
   for (const [key, value] of await createCompounds(run.engine, documents)) ucis.set(key, value);
-  run.details.structuresCreated = (run.details.structuresCreated as number ?? 0) + documents.length;
+  run.details.structuresCreated = ((run.details.structuresCreated as number) ?? 0) + documents.length;
   return ucis;
 }
 
@@ -103,19 +133,32 @@ async function resolveUcis(run: LoadRun, entries: Entry[]): Promise<Map<string, 
  * way.
  */
 async function* obsoleteAssignments(
-  engine: Engine, sourceId: number, previous: string, next: string, counter: { obsoleted: number; dropped: number }, changes: ChangeRecorder,
+  engine: Engine,
+  sourceId: number,
+  previous: string,
+  next: string,
+  counter: { obsoleted: number; dropped: number },
+  changes: ChangeRecorder,
 ): AsyncGenerator<BulkItem<RowRef>> {
   for await (const page of scanSourceAssignments(engine, previous, sourceId)) {
     // The new release holds only its current assignments until it is refreshed again.
     const ids = page.map((assignment) => assignmentId(sourceId, assignment.uci, assignment.compoundId));
     const { present, stillCurrent } = await changes.comparePage(sourceId, previous, next, page);
-    const gone = page.filter((assignment, i) => !present.has(ids[i]) && assignment.assignment === 1).map((assignment) => assignment.compoundId);
+    const gone = page
+      .filter((assignment, i) => !present.has(ids[i]) && assignment.assignment === 1)
+      .map((assignment) => assignment.compoundId);
     counter.dropped += gone.filter((compoundId) => !stillCurrent.has(compoundId)).length;
     for (let i = 0; i < page.length; i += 1) {
       if (present.has(ids[i])) continue;
       counter.obsoleted += page[i].assignment === 1 ? 1 : 0;
       const document: AssignmentDocument = { ...page[i], assignment: 0 };
-      yield { index: next, id: ids[i], op: 'create', document, context: { line: 0, raw: `${page[i].compoundId} (previous release)` } };
+      yield {
+        index: next,
+        id: ids[i],
+        op: 'create',
+        document,
+        context: { line: 0, raw: `${page[i].compoundId} (previous release)` },
+      };
     }
   }
 }
@@ -124,7 +167,12 @@ async function* obsoleteAssignments(
 const dryRunIdLimit = 10_000_000;
 
 /** Previous current ids of the source that a dry run's release does not hold (undefined past dryRunIdLimit). */
-async function droppedInDryRun(engine: Engine, sourceId: number, previous: string, ids: Set<string> | undefined): Promise<number | undefined> {
+async function droppedInDryRun(
+  engine: Engine,
+  sourceId: number,
+  previous: string,
+  ids: Set<string> | undefined,
+): Promise<number | undefined> {
   if (!ids) return undefined;
   let dropped = 0;
   for await (const page of scanSourceAssignments(engine, previous, sourceId)) {
@@ -134,19 +182,31 @@ async function droppedInDryRun(engine: Engine, sourceId: number, previous: strin
 }
 
 /** Loads one source's release. */
-export async function loadSourceRelease(run: LoadRun, sourceId: number, file: string, options: SourceReleaseOptions = {}): Promise<void> {
+export async function loadSourceRelease(
+  run: LoadRun,
+  sourceId: number,
+  file: string,
+  options: SourceReleaseOptions = {},
+): Promise<void> {
   const format = await detectFormat(file);
   if (format !== 'sdf') {
     const columns = await readColumns(file, format);
     if (!idColumns.some((c) => columns.includes(c))) {
-      throw new FileFormatError(`${file}: a source release needs a compound id column (${idColumns.join(', ')}); found ${columns.join(', ') || 'none'}`);
+      throw new FileFormatError(
+        `${file}: a source release needs a compound id column (${idColumns.join(', ')}); found ${columns.join(', ') || 'none'}`,
+      );
     }
     if (![...inchiColumns, ...keyColumns, 'smiles'].some((c) => columns.includes(c))) {
-      throw new FileFormatError(`${file}: a source release needs a Standard InChI, InChIKey or SMILES column (${[...inchiColumns, ...keyColumns, 'smiles'].join(', ')}); found ${columns.join(', ')}`);
+      throw new FileFormatError(
+        `${file}: a source release needs a Standard InChI, InChIKey or SMILES column (${[...inchiColumns, ...keyColumns, 'smiles'].join(', ')}); found ${columns.join(', ')}`,
+      );
     }
   }
   const source = await sourceById(run.engine, sourceId).catch(() => undefined);
-  if (!source) throw new FileFormatError(`source ${sourceId} is not known: load its metadata with \`npm run load -- sources\` first`);
+  if (!source)
+    throw new FileFormatError(
+      `source ${sourceId} is not known: load its metadata with \`npm run load -- sources\` first`,
+    );
   const release = nextRelease(source, run.options.release);
   run.release = release;
   run.details.release = release;
@@ -154,7 +214,9 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
   const currentBefore = previous ? await countCurrentOfSource(run.engine, previous, sourceId) : 0;
   let dryRunIds: Set<string> | undefined = run.dryRun ? new Set() : undefined;
   // Sized for the larger of the release it replaces and what the file holds (a row with an InChI is about 100 bytes).
-  const next = run.dryRun ? '' : await run.createIndex(sourceId, Math.max(currentBefore, await estimatedRows(file, 100)));
+  const next = run.dryRun
+    ? ''
+    : await run.createIndex(sourceId, Math.max(currentBefore, await estimatedRows(file, 100)));
   const toolkit = new StructureToolkit();
   const changes = new ChangeRecorder(run);
   const counter = new ByteCounter(fileSize(file));
@@ -168,7 +230,10 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
       for (const entry of entries) {
         const uci = ucis.get(entry.key);
         if (uci === undefined) {
-          run.reject(entry.row, new Reject('unknown-key-without-inchi', `${entry.key} is given without an InChI and is not already known`));
+          run.reject(
+            entry.row,
+            new Reject('unknown-key-without-inchi', `${entry.key} is given without an InChI and is not already known`),
+          );
           continue;
         }
         if (run.dryRun) {
@@ -178,11 +243,22 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
           continue;
         }
         const document: AssignmentDocument = {
-          sourceId, compoundId: entry.compoundId, uci, assignment: 1, auxSrc: entry.auxSrc,
-          standardInchiKey: entry.key, connectivityBlock: entry.key.slice(0, 14),
+          sourceId,
+          compoundId: entry.compoundId,
+          uci,
+          assignment: 1,
+          auxSrc: entry.auxSrc,
+          standardInchiKey: entry.key,
+          connectivityBlock: entry.key.slice(0, 14),
         };
         written.push({ compoundId: entry.compoundId, uci });
-        yield { index: next, id: assignmentId(sourceId, uci, entry.compoundId), op: 'index', document, context: entry.row };
+        yield {
+          index: next,
+          id: assignmentId(sourceId, uci, entry.compoundId),
+          op: 'index',
+          document,
+          context: entry.row,
+        };
       }
       await changes.newRows(sourceId, previous, written);
       await run.tick();
@@ -193,27 +269,36 @@ export async function loadSourceRelease(run: LoadRun, sourceId: number, file: st
     if (run.dryRun) {
       for await (const item of items()) void item;
       const dropped = previous ? await droppedInDryRun(run.engine, sourceId, previous, dryRunIds) : 0;
-      if (dropped === undefined) run.details.dropNotChecked = `a dry run checks the drop for releases of up to ${dryRunIdLimit} ids`;
+      if (dropped === undefined)
+        run.details.dropNotChecked = `a dry run checks the drop for releases of up to ${dryRunIdLimit} ids`;
       run.details.currentBefore = currentBefore;
       run.details.dropped = dropped ?? null;
       run.guard([{ sourceId, currentBefore, dropped: dropped ?? 0 }]);
       return;
     }
     const refused = (failure: { reason: string; id: string; context: RowRef | undefined }): void =>
-      run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', `the engine refused the assignment: ${failure.reason}`));
+      run.reject(
+        failure.context ?? { line: 0, raw: failure.id },
+        new Reject('engine-refused', `the engine refused the assignment: ${failure.reason}`),
+      );
     await bulkWrite(run.engine, items(), refused);
     await refreshIndex(run.engine, next);
     // Distinct assignments: a row repeated in the file is one document.
     run.rowsLoaded = await countCurrentOfSource(run.engine, next, sourceId);
     run.countRepeatedRows();
     const counted = { obsoleted: 0, dropped: 0 };
-    if (previous) await bulkWrite(run.engine, obsoleteAssignments(run.engine, sourceId, previous, next, counted, changes), refused);
+    if (previous)
+      await bulkWrite(run.engine, obsoleteAssignments(run.engine, sourceId, previous, next, counted, changes), refused);
     run.details.obsoleted = counted.obsoleted;
     run.details.currentBefore = currentBefore;
     run.details.dropped = counted.dropped;
     run.guard([{ sourceId, currentBefore, dropped: counted.dropped }]);
     await changes.finish();
-    run.details.UCICount = await publishSourceRelease(run.engine, source, next, { touch: true, onNote: run.note, release });
+    run.details.UCICount = await publishSourceRelease(run.engine, source, next, {
+      touch: true,
+      onNote: run.note,
+      release,
+    });
   } finally {
     await toolkit.close();
   }

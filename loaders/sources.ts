@@ -9,7 +9,20 @@ import { rejectMalformed } from './reject';
 import { Reject, type LoadRun } from './run';
 import type { DryRunMemory } from './uci-bitset';
 
-const months: Record<string, string> = { JAN: '01', FEB: '02', MAR: '03', APR: '04', MAY: '05', JUN: '06', JUL: '07', AUG: '08', SEP: '09', OCT: '10', NOV: '11', DEC: '12' };
+const months: Record<string, string> = {
+  JAN: '01',
+  FEB: '02',
+  MAR: '03',
+  APR: '04',
+  MAY: '05',
+  JUN: '06',
+  JUL: '07',
+  AUG: '08',
+  SEP: '09',
+  OCT: '10',
+  NOV: '11',
+  DEC: '12',
+};
 
 /** A date from UniChem's Oracle form (31-DEC-2010 09:00:01) or ISO 8601, as ISO 8601; null when empty. */
 export function parseSourceDate(value: string | undefined): string | null {
@@ -41,7 +54,8 @@ function flag(value: string | undefined): boolean {
 /** A source document from one row; throws Reject for a row that cannot be a source. */
 export function sourceFromRow(fields: Record<string, string>): Omit<SourceDocument, 'UCICount'> {
   const id = pick(fields, 'src_id', 'sourceid', 'source_id', 'id');
-  if (!id || !/^[0-9]+$/.test(id) || Number(id) < 1) throw new Reject('bad-source-id', `src_id "${id ?? ''}" is not a positive integer`);
+  if (!id || !/^[0-9]+$/.test(id) || Number(id) < 1)
+    throw new Reject('bad-source-id', `src_id "${id ?? ''}" is not a positive integer`);
   const name = pick(fields, 'name', 'short_name', 'shortname');
   if (!name) throw new Reject('no-source-name', 'the source has no name');
   return {
@@ -55,7 +69,8 @@ export function sourceFromRow(fields: Record<string, string>): Omit<SourceDocume
     baseIdUrlAvailable: flag(pick(fields, 'base_id_url_available', 'baseidurlavailable')),
     auxForUrl: flag(pick(fields, 'aux_for_url', 'auxforurl')),
     srcDetails: pick(fields, 'src_details', 'srcdetails') ?? null,
-    srcReleaseNumber: pick(fields, 'src_release_number', 'srcreleasenumber', 'current_release_u', 'release_number') ?? null,
+    srcReleaseNumber:
+      pick(fields, 'src_release_number', 'srcreleasenumber', 'current_release_u', 'release_number') ?? null,
     srcReleaseDate: parseSourceDate(pick(fields, 'src_release_date', 'srcreleasedate', 'release_date')),
     created: parseSourceDate(pick(fields, 'created')),
     lastUpdated: parseSourceDate(pick(fields, 'last_updated', 'lastupdated')),
@@ -67,13 +82,21 @@ export function sourceFromRow(fields: Record<string, string>): Omit<SourceDocume
 /** Loads source metadata; a source already known keeps its UCI count (it belongs to its assignments). */
 export async function loadSources(run: LoadRun, file: string, dryRun?: DryRunMemory): Promise<void> {
   const format = await detectFormat(file);
-  if (format === 'sdf' || format === 'jsonl') throw new FileFormatError(`${file}: a source table is TSV, CSV or a JSON array`);
+  if (format === 'sdf' || format === 'jsonl')
+    throw new FileFormatError(`${file}: a source table is TSV, CSV or a JSON array`);
   const columns = await readColumns(file, format);
   const hasId = ['src_id', 'sourceid', 'source_id', 'id'].some((c) => columns.includes(c));
   if (!hasId || !columns.includes('name')) {
-    throw new FileFormatError(`${file}: a source table needs the columns src_id and name (found: ${columns.join(', ') || 'none'})`);
+    throw new FileFormatError(
+      `${file}: a source table needs the columns src_id and name (found: ${columns.join(', ') || 'none'})`,
+    );
   }
-  const known = new Map((run.dryRun ? await allSources(run.engine).catch(() => []) : await allSources(run.engine)).map((s) => [s.sourceID, s]));
+  const known = new Map(
+    (run.dryRun ? await allSources(run.engine).catch(() => []) : await allSources(run.engine)).map((s) => [
+      s.sourceID,
+      s,
+    ]),
+  );
   const seen = new Map<number, number>();
   const names = new Map([...known.values()].map((s) => [s.name, s.sourceID]));
   const counter = new ByteCounter(fileSize(file));
@@ -83,14 +106,24 @@ export async function loadSources(run: LoadRun, file: string, dryRun?: DryRunMem
     try {
       rejectMalformed(row.fields);
       const source = sourceFromRow(row.fields);
-      if (seen.has(source.sourceID)) throw new Reject('duplicate-source', `src_id ${source.sourceID} already given on line ${seen.get(source.sourceID)}`);
+      if (seen.has(source.sourceID))
+        throw new Reject(
+          'duplicate-source',
+          `src_id ${source.sourceID} already given on line ${seen.get(source.sourceID)}`,
+        );
       const owner = names.get(source.name);
-      if (owner !== undefined && owner !== source.sourceID) throw new Reject('duplicate-source-name', `the name "${source.name}" already belongs to source ${owner}`);
+      if (owner !== undefined && owner !== source.sourceID)
+        throw new Reject('duplicate-source-name', `the name "${source.name}" already belongs to source ${owner}`);
       seen.set(source.sourceID, row.line);
       names.set(source.name, source.sourceID);
       const previous = known.get(source.sourceID);
       dryRun?.sourceIds.add(source.sourceID);
-      if (!run.dryRun) await putSource(run.engine, { ...source, UCICount: previous?.UCICount ?? 0, ...(previous?.retired ? { retired: true } : {}) });
+      if (!run.dryRun)
+        await putSource(run.engine, {
+          ...source,
+          UCICount: previous?.UCICount ?? 0,
+          ...(previous?.retired ? { retired: true } : {}),
+        });
       run.rowsLoaded += 1;
     } catch (error) {
       if (!(error instanceof Reject)) throw error;

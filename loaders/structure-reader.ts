@@ -18,7 +18,14 @@ const keyLength = 27;
  * `index`: the compounds index, named in each document's bulk action line; a batch is `batchSize`
  * rows, or fewer once they hold `batchChars` characters.
  */
-export interface ReaderOptions { file: string; maxInchiLength: number; loadId: string; batchSize: number; batchChars: number; index: string }
+export interface ReaderOptions {
+  file: string;
+  maxInchiLength: number;
+  loadId: string;
+  batchSize: number;
+  batchChars: number;
+  index: string;
+}
 
 /**
  * One batch, as few strings as possible (a batch crosses threads as a copy, except `documents`,
@@ -46,7 +53,14 @@ export interface CheckedBatch {
  * One row of a batch that passed the rules. Its document (its bulk lines) is bytes `documentStart`
  * to `documentEnd` of the batch's documents: none when they are equal (the row gave only a key).
  */
-export interface CheckedRow { line: number; raw: string; uci: number; key: string; documentStart: number; documentEnd: number }
+export interface CheckedRow {
+  line: number;
+  raw: string;
+  uci: number;
+  key: string;
+  documentStart: number;
+  documentEnd: number;
+}
 
 /** The rows of a checked batch. */
 export function rowsOf(batch: CheckedBatch): CheckedRow[] {
@@ -54,8 +68,12 @@ export function rowsOf(batch: CheckedBatch): CheckedRow[] {
   let document = 0;
   return batch.lines.map((line, i) => {
     const row: CheckedRow = {
-      line, uci: batch.ucis[i], key: batch.keys.slice(i * keyLength, (i + 1) * keyLength),
-      raw: batch.raws.slice(raw, batch.rawEnds[i]), documentStart: document, documentEnd: batch.documentEnds[i],
+      line,
+      uci: batch.ucis[i],
+      key: batch.keys.slice(i * keyLength, (i + 1) * keyLength),
+      raw: batch.raws.slice(raw, batch.rawEnds[i]),
+      documentStart: document,
+      documentEnd: batch.documentEnds[i],
     };
     raw = batch.rawEnds[i];
     document = batch.documentEnds[i];
@@ -64,8 +82,24 @@ export function rowsOf(batch: CheckedBatch): CheckedRow[] {
 }
 
 /** Applies the loading rules to a batch of rows (`fields`: uci, standardinchi, standardinchikey). */
-function checkBatch(rows: { line: number; raw: string; fields: Record<string, string> }[], options: ReaderOptions, bytesRead: number): CheckedBatch {
-  const batch: CheckedBatch = { bytesRead, rowsRead: rows.length, highest: 0, rejects: [], lines: [], ucis: [], keys: '', raws: '', rawEnds: [], documents: Buffer.alloc(0), documentEnds: [] };
+function checkBatch(
+  rows: { line: number; raw: string; fields: Record<string, string> }[],
+  options: ReaderOptions,
+  bytesRead: number,
+): CheckedBatch {
+  const batch: CheckedBatch = {
+    bytesRead,
+    rowsRead: rows.length,
+    highest: 0,
+    rejects: [],
+    lines: [],
+    ucis: [],
+    keys: '',
+    raws: '',
+    rawEnds: [],
+    documents: Buffer.alloc(0),
+    documentEnds: [],
+  };
   const keys: string[] = [];
   const raws: string[] = [];
   const documents: string[] = [];
@@ -79,7 +113,11 @@ function checkBatch(rows: { line: number; raw: string; fields: Record<string, st
       batch.highest = Math.max(batch.highest, uci);
       const checked = checkStructure(row.fields.standardinchi, row.fields.standardinchikey, options.maxInchiLength);
       if (checked.parsed) {
-        const document = bulkLinesAfter(create, checked.standardInchiKey, JSON.stringify(compoundDocument(uci, checked.standardInchiKey, checked.parsed, options.loadId)));
+        const document = bulkLinesAfter(
+          create,
+          checked.standardInchiKey,
+          JSON.stringify(compoundDocument(uci, checked.standardInchiKey, checked.parsed, options.loadId)),
+        );
         documents.push(document);
         documentEnd += document.length;
       }
@@ -87,7 +125,7 @@ function checkBatch(rows: { line: number; raw: string; fields: Record<string, st
       batch.ucis.push(uci);
       keys.push(checked.standardInchiKey);
       raws.push(row.raw);
-      batch.rawEnds.push(rawEnd += row.raw.length);
+      batch.rawEnds.push((rawEnd += row.raw.length));
       batch.documentEnds.push(documentEnd); // in characters until the documents are encoded
     } catch (error) {
       if (!(error instanceof Reject)) throw error;
@@ -119,13 +157,20 @@ export function readInWorker(): void {
     // A batch's documents (most of its bytes) are handed over, not copied, when their memory is
     // theirs alone: small encodings share Node's buffer pool.
     const documents = 'batch' in message ? message.batch.documents : undefined;
-    const own = documents !== undefined && documents.byteOffset === 0 && documents.buffer.byteLength === documents.length && documents.length > 0;
+    const own =
+      documents !== undefined &&
+      documents.byteOffset === 0 &&
+      documents.buffer.byteLength === documents.length &&
+      documents.length > 0;
     port.postMessage(message, own ? [documents.buffer as ArrayBuffer] : []);
   };
   void (async () => {
     const counter = new ByteCounter(0);
     for await (const rows of readRowBatches(options.file, 'tsv', options.batchSize, counter, options.batchChars)) {
-      while (credits === 0) await new Promise<void>((resolve) => { wake = resolve; });
+      while (credits === 0)
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
       credits -= 1;
       post({ batch: checkBatch(rows, options, counter.bytesRead) });
     }
@@ -138,7 +183,10 @@ export async function* readCheckedStructures(options: ReaderOptions): AsyncGener
   // A few batches live at a time (at most `batchChars` characters of rows each, and documents of up
   // to six times their rows' length, for long InChIs of many components): a bounded heap keeps V8
   // from growing it far beyond that, which the loader's peak RSS would show.
-  const worker = new Worker(join(__dirname, 'structure-reader.cjs'), { workerData: options, resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 128 } });
+  const worker = new Worker(join(__dirname, 'structure-reader.cjs'), {
+    workerData: options,
+    resourceLimits: { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 128 },
+  });
   const queue: CheckedBatch[] = [];
   let done = false;
   let failure: Error | undefined;
@@ -147,7 +195,10 @@ export async function* readCheckedStructures(options: ReaderOptions): AsyncGener
     // A Buffer arrives as a plain Uint8Array over the same memory.
     if ('batch' in message) {
       const { documents } = message.batch;
-      queue.push({ ...message.batch, documents: Buffer.from(documents.buffer, documents.byteOffset, documents.length) });
+      queue.push({
+        ...message.batch,
+        documents: Buffer.from(documents.buffer, documents.byteOffset, documents.length),
+      });
     } else if ('done' in message) {
       done = true;
     } else {
@@ -155,8 +206,14 @@ export async function* readCheckedStructures(options: ReaderOptions): AsyncGener
     }
     wake?.();
   });
-  worker.on('error', (error) => { failure ??= new Error(`the structure reader failed: ${error.message}`); wake?.(); });
-  worker.on('exit', (code) => { if (!done) failure ??= new Error(`the structure reader stopped (exit ${code})`); wake?.(); });
+  worker.on('error', (error) => {
+    failure ??= new Error(`the structure reader failed: ${error.message}`);
+    wake?.();
+  });
+  worker.on('exit', (code) => {
+    if (!done) failure ??= new Error(`the structure reader stopped (exit ${code})`);
+    wake?.();
+  });
   try {
     for (;;) {
       const batch = queue.shift();
@@ -168,7 +225,9 @@ export async function* readCheckedStructures(options: ReaderOptions): AsyncGener
       } else if (done) {
         return;
       } else {
-        await new Promise<void>((resolve) => { wake = resolve; });
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
       }
     }
   } finally {

@@ -4,7 +4,8 @@ import { Reject } from './reject';
 
 /** Parses a UCI column: a positive integer or a Reject. */
 export function parseUci(value: string | undefined): number {
-  if (!value || !/^[0-9]{1,15}$/.test(value) || Number(value) < 1) throw new Reject('bad-uci', `UCI "${value ?? ''}" is not a positive integer`);
+  if (!value || !/^[0-9]{1,15}$/.test(value) || Number(value) < 1)
+    throw new Reject('bad-uci', `UCI "${value ?? ''}" is not a positive integer`);
   return Number(value);
 }
 
@@ -15,8 +16,16 @@ export interface CheckedStructure {
 }
 
 /** Applies the loading rules to an InChI and a key as given in a row; throws Reject on a broken rule. */
-export function checkStructure(inchi: string | undefined, key: string | undefined, maxInchiLength: number): CheckedStructure {
-  const givenKey = key?.trim().toUpperCase().replace(/^INCHIKEY=/, '') || undefined;
+export function checkStructure(
+  inchi: string | undefined,
+  key: string | undefined,
+  maxInchiLength: number,
+): CheckedStructure {
+  const givenKey =
+    key
+      ?.trim()
+      .toUpperCase()
+      .replace(/^INCHIKEY=/, '') || undefined;
   const givenInchi = inchi?.trim() || undefined;
   if (!givenInchi) {
     if (!givenKey) throw new Reject('no-structure', 'the row has no Standard InChI and no InChIKey');
@@ -24,7 +33,10 @@ export function checkStructure(inchi: string | undefined, key: string | undefine
     return { parsed: null, standardInchiKey: givenKey };
   }
   if (givenInchi.length > maxInchiLength) {
-    throw new Reject('inchi-too-long', `the InChI has ${givenInchi.length} characters, more than MAX_INCHI_LENGTH (${maxInchiLength})`);
+    throw new Reject(
+      'inchi-too-long',
+      `the InChI has ${givenInchi.length} characters, more than MAX_INCHI_LENGTH (${maxInchiLength})`,
+    );
   }
   let parsed: ParsedInchi;
   try {
@@ -36,7 +48,10 @@ export function checkStructure(inchi: string | undefined, key: string | undefine
   }
   const computed = inchiKeyOf(parsed);
   if (givenKey && givenKey !== computed) {
-    throw new Reject('inchi-key-mismatch', `the InChI and the InChIKey disagree: the InChI's key is ${computed}, the row says ${givenKey}`);
+    throw new Reject(
+      'inchi-key-mismatch',
+      `the InChI and the InChIKey disagree: the InChI's key is ${computed}, the row says ${givenKey}`,
+    );
   }
   return { parsed, standardInchiKey: computed };
 }

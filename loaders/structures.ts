@@ -64,28 +64,54 @@ class UciOwners {
  * finds them), UCIs already taken by another key. Returns the structures to write and how many of
  * the batch's keys were known.
  */
-async function resolveBatch(run: LoadRun, candidates: Candidate[], owners: UciOwners, lookUpKeys: boolean): Promise<{ fresh: Candidate[]; known: number }> {
-  const byKey = !lookUpKeys ? new Map<string, number>() : await ucisByKey(run.engine, candidates.map((c) => c.key)).catch((error) => {
-    if (run.dryRun) return new Map<string, number>();
-    throw error;
-  });
-  const byUci = await owners.inIndex(run, candidates.filter((c) => !byKey.has(c.key)).map((c) => c.uci));
+async function resolveBatch(
+  run: LoadRun,
+  candidates: Candidate[],
+  owners: UciOwners,
+  lookUpKeys: boolean,
+): Promise<{ fresh: Candidate[]; known: number }> {
+  const byKey = !lookUpKeys
+    ? new Map<string, number>()
+    : await ucisByKey(
+        run.engine,
+        candidates.map((c) => c.key),
+      ).catch((error) => {
+        if (run.dryRun) return new Map<string, number>();
+        throw error;
+      });
+  const byUci = await owners.inIndex(
+    run,
+    candidates.filter((c) => !byKey.has(c.key)).map((c) => c.uci),
+  );
   const fresh: Candidate[] = [];
   const keysInBatch = new Map<string, number>();
   for (const candidate of candidates) {
     const known = byKey.get(candidate.key);
     try {
       if (known !== undefined) {
-        if (known !== candidate.uci) throw new Reject('uci-conflict', `${candidate.key} already has UCI ${known}, the file gives ${candidate.uci}`);
+        if (known !== candidate.uci)
+          throw new Reject(
+            'uci-conflict',
+            `${candidate.key} already has UCI ${known}, the file gives ${candidate.uci}`,
+          );
         run.rowsLoaded += 1; // already loaded with the same UCI: nothing to write
         continue;
       }
-      if (candidate.documentEnd === candidate.documentStart) throw new Reject('unknown-key-without-inchi', `${candidate.key} is given without an InChI and is not already known`);
+      if (candidate.documentEnd === candidate.documentStart)
+        throw new Reject(
+          'unknown-key-without-inchi',
+          `${candidate.key} is given without an InChI and is not already known`,
+        );
       const line = keysInBatch.get(candidate.key);
       if (line !== undefined) throw new Reject('duplicate-key', `${candidate.key} was already given on line ${line}`);
       const owner = byUci.get(candidate.uci)?.standardInchiKey;
-      if (owner !== undefined && owner !== candidate.key) throw new Reject('uci-conflict', `UCI ${candidate.uci} already belongs to ${owner}`);
-      if (owners.written.has(candidate.uci)) throw new Reject('uci-conflict', `UCI ${candidate.uci} was already given to another structure earlier in the file`);
+      if (owner !== undefined && owner !== candidate.key)
+        throw new Reject('uci-conflict', `UCI ${candidate.uci} already belongs to ${owner}`);
+      if (owners.written.has(candidate.uci))
+        throw new Reject(
+          'uci-conflict',
+          `UCI ${candidate.uci} was already given to another structure earlier in the file`,
+        );
       keysInBatch.set(candidate.key, candidate.line);
       owners.written.add(candidate.uci);
       fresh.push(candidate);
@@ -98,7 +124,10 @@ async function resolveBatch(run: LoadRun, candidates: Candidate[], owners: UciOw
 }
 
 /** A structure `create` refused because its key exists: the same UCI is no news, another is a conflict. */
-interface KnownKey { context: StructureRow; key: string }
+interface KnownKey {
+  context: StructureRow;
+  key: string;
+}
 
 type StructureRow = RowRef & { uci: number };
 
@@ -107,12 +136,21 @@ type StructureRow = RowRef & { uci: number };
  * when every row with a document is fresh (a new table, or the new part of one), else theirs joined.
  */
 function bulkBatchOf(batch: CheckedBatch, candidates: Candidate[], fresh: Candidate[]): BulkBatch<StructureRow> {
-  const documented = candidates.reduce((count, candidate) => count + (candidate.documentEnd > candidate.documentStart ? 1 : 0), 0);
+  const documented = candidates.reduce(
+    (count, candidate) => count + (candidate.documentEnd > candidate.documentStart ? 1 : 0),
+    0,
+  );
   const ends: number[] = [];
   let end = 0;
-  for (const candidate of fresh) ends.push(end += candidate.documentEnd - candidate.documentStart);
+  for (const candidate of fresh) ends.push((end += candidate.documentEnd - candidate.documentStart));
   return {
-    body: fresh.length === documented ? batch.documents : Buffer.concat(fresh.map((candidate) => batch.documents.subarray(candidate.documentStart, candidate.documentEnd)), end),
+    body:
+      fresh.length === documented
+        ? batch.documents
+        : Buffer.concat(
+            fresh.map((candidate) => batch.documents.subarray(candidate.documentStart, candidate.documentEnd)),
+            end,
+          ),
     ends,
     ids: fresh.map((candidate) => candidate.key),
     contexts: fresh.map((candidate) => ({ line: candidate.line, raw: candidate.raw, uci: candidate.uci })),
@@ -124,7 +162,9 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
   const columns = await readColumns(file, 'tsv');
   for (const needed of ['uci', 'standardinchi', 'standardinchikey']) {
     if (!columns.includes(needed)) {
-      throw new FileFormatError(`${file}: a structure table needs the tab-separated columns UCI, STANDARDINCHI, STANDARDINCHIKEY (missing ${needed.toUpperCase()}; found ${columns.join(', ') || 'none'})`);
+      throw new FileFormatError(
+        `${file}: a structure table needs the tab-separated columns UCI, STANDARDINCHI, STANDARDINCHIKEY (missing ${needed.toUpperCase()}; found ${columns.join(', ') || 'none'})`,
+      );
     }
   }
   const counter = new ByteCounter(fileSize(file));
@@ -139,18 +179,33 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
   const checkKnownKeys = async (): Promise<void> => {
     while (knownKeys.length > 0) {
       const slice = knownKeys.splice(0, batchSize);
-      const ucis = await ucisByKey(run.engine, slice.map((k) => k.key));
+      const ucis = await ucisByKey(
+        run.engine,
+        slice.map((k) => k.key),
+      );
       for (const { context, key } of slice) {
         const uci = ucis.get(key);
-        if (uci === context.uci) run.rowsLoaded += 1; // already loaded with the same UCI
-        else run.reject(context, new Reject('uci-conflict', `${key} already has UCI ${uci ?? '?'}, the file gives ${context.uci}`));
+        if (uci === context.uci)
+          run.rowsLoaded += 1; // already loaded with the same UCI
+        else
+          run.reject(
+            context,
+            new Reject('uci-conflict', `${key} already has UCI ${uci ?? '?'}, the file gives ${context.uci}`),
+          );
       }
     }
   };
 
   async function* bulkBatches(): AsyncGenerator<BulkBatch<StructureRow>> {
     // Lines, loading rules and documents come from a worker thread, a few batches ahead.
-    for await (const batch of readCheckedStructures({ file, maxInchiLength: run.config.MAX_INCHI_LENGTH, loadId: run.loadId, batchSize, batchChars, index: run.engine.names.compounds })) {
+    for await (const batch of readCheckedStructures({
+      file,
+      maxInchiLength: run.config.MAX_INCHI_LENGTH,
+      loadId: run.loadId,
+      batchSize,
+      batchChars,
+      index: run.engine.names.compounds,
+    })) {
       counter.bytesRead = batch.bytesRead;
       await checkKnownKeys();
       const reserved = owners.reserve(run, batch.highest);
@@ -175,7 +230,10 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
       lookUpKeys = true;
       return;
     }
-    run.reject(failure.context ?? { line: 0, raw: failure.id }, new Reject('engine-refused', `the engine refused the structure: ${failure.reason}`));
+    run.reject(
+      failure.context ?? { line: 0, raw: failure.id },
+      new Reject('engine-refused', `the engine refused the structure: ${failure.reason}`),
+    );
   });
   if (!run.dryRun) {
     await checkKnownKeys();

@@ -11,7 +11,13 @@ import type { Engine } from '../src/engine/client';
 import { deleteChangesOf } from '../src/engine/changes';
 import { removeOrphanStructuresOf } from '../src/engine/compounds';
 import { indicesOf, releaseLocksOf, runningLoads, saveLoadRecord } from '../src/engine/loads';
-import { refreshIndex, refreshPaused, removeAllLeftoverReleases, removeExpiredPreviousReleases, resumeRefresh } from '../src/engine/schema';
+import {
+  refreshIndex,
+  refreshPaused,
+  removeAllLeftoverReleases,
+  removeExpiredPreviousReleases,
+  resumeRefresh,
+} from '../src/engine/schema';
 
 /** What a sweep did, for the summary line and `doctor`. */
 export interface SweepReport {
@@ -40,9 +46,20 @@ export async function sweepOwnLeftovers(engine: Engine, loadId: string): Promise
 /** Finds loads that were killed and sweeps what they left, with previous releases past the grace. */
 export async function sweepInterruptedLoads(engine: Engine, config: Config): Promise<SweepReport> {
   const { alive, interrupted } = await runningLoads(engine);
-  const report: SweepReport = { interruptedLoads: [], releaseIndicesRemoved: [], previousReleasesExpired: [], structuresRemoved: 0, refreshRestored: false };
+  const report: SweepReport = {
+    interruptedLoads: [],
+    releaseIndicesRemoved: [],
+    previousReleasesExpired: [],
+    structuresRemoved: 0,
+    refreshRestored: false,
+  };
   for (const { record, why } of interrupted) {
-    const failed: LoadRecord = { ...record, status: 'failed', ended: new Date().toISOString(), message: `interrupted: ${why}` };
+    const failed: LoadRecord = {
+      ...record,
+      status: 'failed',
+      ended: new Date().toISOString(),
+      message: `interrupted: ${why}`,
+    };
     await saveLoadRecord(engine, failed);
     await releaseLocksOf(engine, record.loadId);
     await deleteChangesOf(engine, record.loadId);
@@ -60,7 +77,8 @@ export async function sweepInterruptedLoads(engine: Engine, config: Config): Pro
   if (interrupted.length > 0) {
     if (alive.length === 0) {
       await refreshIndex(engine, engine.names.compounds);
-      for (const { record } of interrupted) report.structuresRemoved += await removeOrphanStructuresOf(engine, record.loadId);
+      for (const { record } of interrupted)
+        report.structuresRemoved += await removeOrphanStructuresOf(engine, record.loadId);
     } else {
       report.note = `structures of interrupted loads kept while load ${alive.map((record) => record.loadId).join(', ')} runs; run \`npm run load -- doctor\` later`;
     }

@@ -8,7 +8,10 @@ import { InvalidQuery, UnprocessableStructure } from '../src/domain/errors';
 import type { StructureType } from '../src/domain/lookup';
 import { StructureConverter } from '../src/toolkits/structures';
 
-export interface DrawnStructure { type: StructureType; text: string }
+export interface DrawnStructure {
+  type: StructureType;
+  text: string;
+}
 export type ToolkitResult = { inchi: string } | { error: string };
 
 /** A load gives a structure far longer than the API does (STRUCTURE_TIMEOUT_MS): loads are not interactive. */

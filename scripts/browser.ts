@@ -8,7 +8,16 @@ import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 
 const systemChromiums = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
-const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const flags = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Where the Chromium comes from and its executable. */
 export async function findChromium(): Promise<{ executablePath: string; args: string[]; origin: string }> {
@@ -21,7 +30,11 @@ export async function findChromium(): Promise<{ executablePath: string; args: st
   if (system) return { executablePath: system, args: flags, origin: 'system' };
   const { default: bundled } = await import('@sparticuz/chromium');
   bundled.setGraphicsMode = false;
-  return { executablePath: await bundled.executablePath(), args: [...new Set([...bundled.args, ...flags])], origin: '@sparticuz/chromium' };
+  return {
+    executablePath: await bundled.executablePath(),
+    args: [...new Set([...bundled.args, ...flags])],
+    origin: '@sparticuz/chromium',
+  };
 }
 
 /** A headless Chromium for a test file. */

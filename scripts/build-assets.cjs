@@ -9,8 +9,12 @@ const root = join(__dirname, '..');
 const dist = join(root, 'dist');
 const copies = [
   ['src/api/openapi.yaml', 'src/api/openapi.yaml'],
-  ...readdirSync(join(root, 'src/toolkits')).filter((name) => name.endsWith('.cjs')).map((name) => [`src/toolkits/${name}`, `src/toolkits/${name}`]),
-  ...readdirSync(join(root, 'loaders')).filter((name) => name.endsWith('.cjs')).map((name) => [`loaders/${name}`, `loaders/${name}`]),
+  ...readdirSync(join(root, 'src/toolkits'))
+    .filter((name) => name.endsWith('.cjs'))
+    .map((name) => [`src/toolkits/${name}`, `src/toolkits/${name}`]),
+  ...readdirSync(join(root, 'loaders'))
+    .filter((name) => name.endsWith('.cjs'))
+    .map((name) => [`loaders/${name}`, `loaders/${name}`]),
   ['mappings', 'mappings'],
   ['kibana', 'kibana'],
   ['src/web/static', 'src/web/static'],

@@ -61,7 +61,9 @@ async function demo(force: boolean): Promise<void> {
   try {
     const others = reused ? await indicesOfOthers(engine) : [];
     if (others.length > 0 && !force) {
-      log.error(`the Elasticsearch on ${config.ES_URL} holds indices that are not chemxref's (${others.slice(0, 5).join(', ')}${others.length > 5 ? `, and ${others.length - 5} more` : ''}): the demo writes nothing there. Give it an engine of its own (ES_URL=http://127.0.0.1:9250 npm run demo starts one on that port), or run \`npm run demo -- --force\` to add its ${config.ES_INDEX_PREFIX}-* indices beside them`);
+      log.error(
+        `the Elasticsearch on ${config.ES_URL} holds indices that are not chemxref's (${others.slice(0, 5).join(', ')}${others.length > 5 ? `, and ${others.length - 5} more` : ''}): the demo writes nothing there. Give it an engine of its own (ES_URL=http://127.0.0.1:9250 npm run demo starts one on that port), or run \`npm run demo -- --force\` to add its ${config.ES_INDEX_PREFIX}-* indices beside them`,
+      );
       throw new CliExit(2);
     }
     if (await hasAssignments(engine)) {
@@ -70,34 +72,48 @@ async function demo(force: boolean): Promise<void> {
       // 28,657 molecules: 28,359 distinct structures (molecules with one Standard InChI are one
       // structure) and 28,658 distinct assignments in seven sources, in 57,025 rows (one reference
       // row repeats another).
-      log.info('loading the bundled sample: 28,657 real molecules (28,359 distinct structures, 28,658 assignments in seven sources)', { folder: sample });
+      log.info(
+        'loading the bundled sample: 28,657 real molecules (28,359 distinct structures, 28,658 assignments in seven sources)',
+        { folder: sample },
+      );
       const summary = await runCommand(parseArguments(['dump', sample]), config);
-      log.info('sample loaded', { rowsRead: summary.rowsRead, rowsLoaded: summary.rowsLoaded, rowsRejected: summary.rowsRejected, seconds: summary.seconds });
+      log.info('sample loaded', {
+        rowsRead: summary.rowsRead,
+        rowsLoaded: summary.rowsLoaded,
+        rowsRejected: summary.rowsRejected,
+        seconds: summary.seconds,
+      });
     }
   } finally {
     await engine.close();
   }
   const { url, stop } = await startServer(config);
-  const post = (body: object): string => `curl -s -X POST ${url}/api/v1/compounds -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`;
-  process.stderr.write([
-    '',
-    `chemxref is running on ${url}`,
-    `Search page: ${url}/ (paracetamol: ${url}/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N)`,
-    `Interactive API documentation: ${url}/api/docs`,
-    '',
-    'Try:',
-    `  ${post({ type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' })}`,
-    `  ${post({ type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 })}`,
-    `  curl -s -X POST ${url}/api/v1/connectivity -H 'Content-Type: application/json' -d '${JSON.stringify({ type: 'sourceID', compound: 'CHEMBL1511957', sourceID: 1, searchComponents: true })}'`,
-    `  curl -s ${url}/legacy/rest/src_compound_id/CHEMBL112/1`,
-    '',
-    `Stop with Ctrl-C (the engine keeps running: ${esStopCommand(config)}).`,
-    '',
-  ].join('\n'));
+  const post = (body: object): string =>
+    `curl -s -X POST ${url}/api/v1/compounds -H 'Content-Type: application/json' -d '${JSON.stringify(body)}'`;
+  process.stderr.write(
+    [
+      '',
+      `chemxref is running on ${url}`,
+      `Search page: ${url}/ (paracetamol: ${url}/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N)`,
+      `Interactive API documentation: ${url}/api/docs`,
+      '',
+      'Try:',
+      `  ${post({ type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' })}`,
+      `  ${post({ type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 })}`,
+      `  curl -s -X POST ${url}/api/v1/connectivity -H 'Content-Type: application/json' -d '${JSON.stringify({ type: 'sourceID', compound: 'CHEMBL1511957', sourceID: 1, searchComponents: true })}'`,
+      `  curl -s ${url}/legacy/rest/src_compound_id/CHEMBL112/1`,
+      '',
+      `Stop with Ctrl-C (the engine keeps running: ${esStopCommand(config)}).`,
+      '',
+    ].join('\n'),
+  );
   const shutdown = (): void => {
     const hint = `the engine on ${config.ES_URL} keeps running (${esStopCommand(config)} stops it)`;
     process.stderr.write(`\nthe demo stops; ${hint}\n`);
-    stop().then(() => process.exit(0), () => process.exit(1));
+    stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);

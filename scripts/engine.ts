@@ -71,16 +71,29 @@ export function fetchDistribution(version = elasticVersion()): string {
   const zip = join(downloadDir, `elasticsearch-${version}.zip`);
   if (!existsSync(zip)) {
     log(`fetching org.elasticsearch.distribution.integ-test-zip:elasticsearch:${version}:zip from Maven Central`);
-    const result = spawnSync('mvn', ['-B', '-q', '-Dstyle.color=never',
-      // Maven 3.8 would otherwise fall back to an old dependency plugin without `copy -Dartifact`.
-      'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy',
-      `-Dartifact=org.elasticsearch.distribution.integ-test-zip:elasticsearch:${version}:zip`,
-      `-DoutputDirectory=${downloadDir}`], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', cwd: engineRoot, maxBuffer: 64 * 1024 * 1024 });
+    const result = spawnSync(
+      'mvn',
+      [
+        '-B',
+        '-q',
+        '-Dstyle.color=never',
+        // Maven 3.8 would otherwise fall back to an old dependency plugin without `copy -Dartifact`.
+        'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy',
+        `-Dartifact=org.elasticsearch.distribution.integ-test-zip:elasticsearch:${version}:zip`,
+        `-DoutputDirectory=${downloadDir}`,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', cwd: engineRoot, maxBuffer: 64 * 1024 * 1024 },
+    );
     // What Maven says, without the ANSI codes it writes even in batch mode, for the demo's and CI's logs.
-    const said = `${result.stdout ?? ''}${result.stderr ?? ''}`.replace(new RegExp(String.raw`\u001b\[[0-9;]*[A-Za-z]`, 'g'), '');
+    const said = `${result.stdout ?? ''}${result.stderr ?? ''}`.replace(
+      new RegExp(String.raw`\u001b\[[0-9;]*[A-Za-z]`, 'g'),
+      '',
+    );
     if (said.trim() !== '') process.stderr.write(said.endsWith('\n') ? said : `${said}\n`);
-    if (result.error) throw new Error(`cannot run Maven (mvn): ${result.error.message}. Install Maven 3.8+ and a JDK 17+.`);
-    if (result.status !== 0 || !existsSync(zip)) throw new Error(`Maven could not fetch Elasticsearch ${version} (exit ${result.status})`);
+    if (result.error)
+      throw new Error(`cannot run Maven (mvn): ${result.error.message}. Install Maven 3.8+ and a JDK 17+.`);
+    if (result.status !== 0 || !existsSync(zip))
+      throw new Error(`Maven could not fetch Elasticsearch ${version} (exit ${result.status})`);
   }
   log(`unpacking ${zip}`);
   const tmp = `${home}.partial`;
@@ -129,19 +142,32 @@ export function javaHome(): string {
   throw new Error('no JDK found: set ES_JAVA_HOME to a JDK 17+');
 }
 
-export interface Endpoint { host: string; port: number; url: string }
+export interface Endpoint {
+  host: string;
+  port: number;
+  url: string;
+}
 
 export function endpointOf(esUrl: string): Endpoint {
   const parsed = new URL(esUrl);
-  return { host: parsed.hostname, port: Number(parsed.port || (parsed.protocol === 'https:' ? 443 : 80)), url: esUrl.replace(/\/+$/, '') };
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port || (parsed.protocol === 'https:' ? 443 : 80)),
+    url: esUrl.replace(/\/+$/, ''),
+  };
 }
 
 /** `clusterName` is missing when the node cannot tell its cluster's health (no master elected yet, or an auth error). */
-export type Probe = { state: 'elasticsearch'; status: string; clusterName?: string } | { state: 'other'; detail: string } | { state: 'free' };
+export type Probe =
+  | { state: 'elasticsearch'; status: string; clusterName?: string }
+  | { state: 'other'; detail: string }
+  | { state: 'free' };
 
 async function localClusterName(endpoint: Endpoint): Promise<string | undefined> {
   try {
-    const response = await fetch(`${endpoint.url}/_nodes/_local?filter_path=cluster_name`, { signal: AbortSignal.timeout(3000) });
+    const response = await fetch(`${endpoint.url}/_nodes/_local?filter_path=cluster_name`, {
+      signal: AbortSignal.timeout(3000),
+    });
     return ((await response.json()) as { cluster_name?: string }).cluster_name;
   } catch {
     return undefined;
@@ -153,9 +179,15 @@ function acceptsConnections(host: string, port: number): Promise<boolean> {
   return new Promise<boolean>((done) => {
     const socket = connect(port, host);
     socket.setTimeout(1000);
-    socket.once('connect', () => { socket.destroy(); done(true); });
+    socket.once('connect', () => {
+      socket.destroy();
+      done(true);
+    });
     socket.once('error', () => done(false));
-    socket.once('timeout', () => { socket.destroy(); done(false); });
+    socket.once('timeout', () => {
+      socket.destroy();
+      done(false);
+    });
   });
 }
 
@@ -163,18 +195,26 @@ function acceptsConnections(host: string, port: number): Promise<boolean> {
 export async function probe(endpoint: Endpoint): Promise<Probe> {
   try {
     // A node without a master would hold the request for 30 s (the default master_timeout).
-    const response = await fetch(`${endpoint.url}/_cluster/health?master_timeout=2s`, { signal: AbortSignal.timeout(3000) });
+    const response = await fetch(`${endpoint.url}/_cluster/health?master_timeout=2s`, {
+      signal: AbortSignal.timeout(3000),
+    });
     const body = await response.text();
     if (response.headers.get('x-elastic-product') === 'Elasticsearch') {
       let health: { status?: string; cluster_name?: string } = {};
-      try { health = JSON.parse(body); } catch { /* an auth error body is not health */ }
+      try {
+        health = JSON.parse(body);
+      } catch {
+        /* an auth error body is not health */
+      }
       // A node without a master cannot tell the health, but still its own cluster's name.
-      const clusterName = health.cluster_name ?? await localClusterName(endpoint);
+      const clusterName = health.cluster_name ?? (await localClusterName(endpoint));
       return { state: 'elasticsearch', status: health.status ?? 'unknown', ...(clusterName ? { clusterName } : {}) };
     }
     return { state: 'other', detail: `HTTP ${response.status} without the X-elastic-product header` };
   } catch {
-    return (await acceptsConnections(endpoint.host, endpoint.port)) ? { state: 'other', detail: 'the port accepts connections but does not speak HTTP like Elasticsearch' } : { state: 'free' };
+    return (await acceptsConnections(endpoint.host, endpoint.port))
+      ? { state: 'other', detail: 'the port accepts connections but does not speak HTTP like Elasticsearch' }
+      : { state: 'free' };
   }
 }
 
@@ -205,12 +245,25 @@ interface ClusterLayout {
   formedFile?: string;
 }
 
-function nodeLayout(name: string, url: string, httpPort: number, transportPort: number, dir: string, logPrefix: string): NodeLayout {
+function nodeLayout(
+  name: string,
+  url: string,
+  httpPort: number,
+  transportPort: number,
+  dir: string,
+  logPrefix: string,
+): NodeLayout {
   const runDir = join(dir, 'run');
   return {
-    name, url, httpPort, transportPort,
-    dataDir: join(dir, 'data'), logsDir: join(dir, 'logs'), runDir,
-    pidFile: join(runDir, 'elasticsearch.pid'), logFile: join(dir, 'logs', `${logPrefix}.log`),
+    name,
+    url,
+    httpPort,
+    transportPort,
+    dataDir: join(dir, 'data'),
+    logsDir: join(dir, 'logs'),
+    runDir,
+    pidFile: join(runDir, 'elasticsearch.pid'),
+    logFile: join(dir, 'logs', `${logPrefix}.log`),
   };
 }
 
@@ -222,13 +275,19 @@ function nodeLayout(name: string, url: string, httpPort: number, transportPort: 
  * Transport ports are the HTTP ports + 100 (9200 → 9300).
  */
 function clusterLayout(esUrl: string, nodes = 1): ClusterLayout {
-  if (!Number.isInteger(nodes) || nodes < 1 || nodes > 50) throw new Error(`the number of nodes to run must be 1 to 50, got ${nodes}`);
+  if (!Number.isInteger(nodes) || nodes < 1 || nodes > 50)
+    throw new Error(`the number of nodes to run must be 1 to 50, got ${nodes}`);
   const first = endpointOf(engineNodes(esUrl)[0]);
   const lastPort = first.port + nodes - 1;
-  if (lastPort + 100 > 65535) throw new Error(`ports ${first.port}-${lastPort} leave no room for their transport ports (+100): set ES_URL to a lower port`);
+  if (lastPort + 100 > 65535)
+    throw new Error(
+      `ports ${first.port}-${lastPort} leave no room for their transport ports (+100): set ES_URL to a lower port`,
+    );
   if (nodes === 1) {
     return {
-      clusterName: singleClusterName, host: first.host, single: true,
+      clusterName: singleClusterName,
+      host: first.host,
+      single: true,
       nodes: [nodeLayout(singleClusterName, first.url, first.port, first.port + 100, engineRoot, singleClusterName)],
     };
   }
@@ -236,9 +295,13 @@ function clusterLayout(esUrl: string, nodes = 1): ClusterLayout {
   const root = join(engineRoot, `cluster-${first.port}-${lastPort}`);
   const origin = `${new URL(first.url).protocol}//${new URL(first.url).host.replace(/:\d+$/, '')}`;
   return {
-    clusterName, host: first.host, single: false, formedFile: join(root, 'formed'),
+    clusterName,
+    host: first.host,
+    single: false,
+    formedFile: join(root, 'formed'),
     nodes: Array.from({ length: nodes }, (_, i) => first.port + i).map((port) =>
-      nodeLayout(`chemxref-${port}`, `${origin}:${port}`, port, port + 100, join(root, `node-${port}`), clusterName)),
+      nodeLayout(`chemxref-${port}`, `${origin}:${port}`, port, port + 100, join(root, `node-${port}`), clusterName),
+    ),
   };
 }
 
@@ -305,8 +368,14 @@ export function clusterNodes(esUrl: string, nodes = 1): ClusterNode[] {
   return clusterLayout(esUrl, nodes).nodes.map((node) => {
     const pid = livePid(node);
     return {
-      name: node.name, url: node.url, httpPort: node.httpPort, transportPort: node.transportPort,
-      ...(pid === undefined ? {} : { pid }), alive: pid !== undefined, dataDir: node.dataDir, logFile: node.logFile,
+      name: node.name,
+      url: node.url,
+      httpPort: node.httpPort,
+      transportPort: node.transportPort,
+      ...(pid === undefined ? {} : { pid }),
+      alive: pid !== undefined,
+      dataDir: node.dataDir,
+      logFile: node.logFile,
     };
   });
 }
@@ -325,7 +394,9 @@ function ensureEngineUser(dirs: string[]): string | undefined {
   for (let dir = engineRoot; dir !== '/'; dir = resolve(dir, '..')) {
     const mode = statSync(dir).mode;
     if ((mode & 0o001) === 0) {
-      throw new Error(`${dir} is not searchable by other users, so ${engineUser} cannot reach ${engineRoot}: chmod o+x ${dir}`);
+      throw new Error(
+        `${dir} is not searchable by other users, so ${engineUser} cannot reach ${engineRoot}: chmod o+x ${dir}`,
+      );
     }
   }
   // The folders of the nodes being started and the distribution only: not the data of nodes that run.
@@ -347,9 +418,18 @@ function nodeEnvironment(node: NodeLayout, heap: string): Record<string, string>
 }
 
 /** `command args` run as `user` (when root) with exactly `env`. */
-function asEngineUser(user: string | undefined, env: Record<string, string>, command: string, args: string[]): { file: string; argv: string[]; env: Record<string, string> } {
+function asEngineUser(
+  user: string | undefined,
+  env: Record<string, string>,
+  command: string,
+  args: string[],
+): { file: string; argv: string[]; env: Record<string, string> } {
   return user
-    ? { file: 'runuser', argv: ['-u', user, '--', 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), command, ...args], env: { PATH: env.PATH } }
+    ? {
+        file: 'runuser',
+        argv: ['-u', user, '--', 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), command, ...args],
+        env: { PATH: env.PATH },
+      }
     : { file: command, argv: args, env };
 }
 
@@ -362,23 +442,31 @@ function ensureKeystore(home: string, user: string | undefined): void {
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ES_JAVA_HOME: javaHome() };
   const run = asEngineUser(user, env, join(home, 'bin', 'elasticsearch-keystore'), ['create']);
   const created = spawnSync(run.file, run.argv, { env: run.env, encoding: 'utf8' });
-  if (created.status !== 0) throw new Error(`could not create the keystore of ${home}: ${created.stderr || created.stdout}`);
+  if (created.status !== 0)
+    throw new Error(`could not create the keystore of ${home}: ${created.stderr || created.stdout}`);
 }
 
 function nodeSettings(layout: ClusterLayout, node: NodeLayout, formed: boolean): string[] {
   const cluster = layout.single
-    // The single node takes the first free transport port of its range, as it always has.
-    ? [`transport.port=${node.transportPort}-${node.transportPort + 99}`, 'discovery.type=single-node']
+    ? // The single node takes the first free transport port of its range, as it always has.
+      [`transport.port=${node.transportPort}-${node.transportPort + 99}`, 'discovery.type=single-node']
     : [
-      `transport.port=${node.transportPort}`,
-      `discovery.seed_hosts=${layout.nodes.filter((other) => other !== node).map((other) => `127.0.0.1:${other.transportPort}`).join(',')}`,
-      // Only until the cluster has formed once: later it would be ignored, with a warning in every log.
-      ...(formed ? [] : [`cluster.initial_master_nodes=${layout.nodes.map((each) => each.name).join(',')}`]),
-    ];
+        `transport.port=${node.transportPort}`,
+        `discovery.seed_hosts=${layout.nodes
+          .filter((other) => other !== node)
+          .map((other) => `127.0.0.1:${other.transportPort}`)
+          .join(',')}`,
+        // Only until the cluster has formed once: later it would be ignored, with a warning in every log.
+        ...(formed ? [] : [`cluster.initial_master_nodes=${layout.nodes.map((each) => each.name).join(',')}`]),
+      ];
   return [
-    `cluster.name=${layout.clusterName}`, `node.name=${node.name}`,
-    'network.host=127.0.0.1', `http.port=${node.httpPort}`, ...cluster,
-    `path.data=${node.dataDir}`, `path.logs=${node.logsDir}`,
+    `cluster.name=${layout.clusterName}`,
+    `node.name=${node.name}`,
+    'network.host=127.0.0.1',
+    `http.port=${node.httpPort}`,
+    ...cluster,
+    `path.data=${node.dataDir}`,
+    `path.logs=${node.logsDir}`,
     'cluster.routing.allocation.disk.threshold_enabled=false',
     // Tests delete their own indices by name; these local nodes only.
     'action.destructive_requires_name=false',
@@ -396,15 +484,28 @@ function runDetached(file: string, argv: string[], options: { env: NodeJS.Proces
   return new Promise((done, fail) => {
     const child = spawn(file, argv, { ...options, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
     child.on('error', (error) => fail(Object.assign(error, { output })));
-    child.on('close', (code) => (code === 0 ? done(output) : fail(Object.assign(new Error(`exit ${code}`), { code, output }))));
+    child.on('close', (code) =>
+      code === 0 ? done(output) : fail(Object.assign(new Error(`exit ${code}`), { code, output })),
+    );
   });
 }
 
 /** Starts one node as a daemon; resolves once its process has started (bin/elasticsearch -d returns). */
-async function launchNode(layout: ClusterLayout, node: NodeLayout, home: string, heap: string, user: string | undefined, formed: boolean): Promise<void> {
+async function launchNode(
+  layout: ClusterLayout,
+  node: NodeLayout,
+  home: string,
+  heap: string,
+  user: string | undefined,
+  formed: boolean,
+): Promise<void> {
   const args = ['-d', '-p', node.pidFile, ...nodeSettings(layout, node, formed).flatMap((setting) => ['-E', setting])];
   const run = asEngineUser(user, nodeEnvironment(node, heap), join(home, 'bin', 'elasticsearch'), args);
   const consoleLog = join(node.runDir, 'console.log');
@@ -419,10 +520,15 @@ async function launchNode(layout: ClusterLayout, node: NodeLayout, home: string,
 
 function logTail(node: NodeLayout, lines = 60): string {
   const candidates = [node.logFile, join(node.runDir, 'console.log')];
-  return candidates.filter(existsSync).map((file) => {
-    const all = readFileSync(file, 'utf8').split('\n');
-    return `--- ${file} (last ${lines} lines) ---\n${all.slice(-lines).join('\n')}`;
-  }).join('\n') || `(node ${node.name} wrote no log)`;
+  return (
+    candidates
+      .filter(existsSync)
+      .map((file) => {
+        const all = readFileSync(file, 'utf8').split('\n');
+        return `--- ${file} (last ${lines} lines) ---\n${all.slice(-lines).join('\n')}`;
+      })
+      .join('\n') || `(node ${node.name} wrote no log)`
+  );
 }
 
 const tailsOf = (nodes: NodeLayout[]): string => nodes.map((node) => logTail(node)).join('\n');
@@ -437,11 +543,15 @@ interface Health {
 }
 
 /** GET `path` on the first node that answers it with JSON; undefined when none does. */
-async function askAnyNode<T>(layout: ClusterLayout, path: string, accept: (body: T) => boolean): Promise<T | undefined> {
+async function askAnyNode<T>(
+  layout: ClusterLayout,
+  path: string,
+  accept: (body: T) => boolean,
+): Promise<T | undefined> {
   for (const node of layout.nodes) {
     try {
       const response = await fetch(`${node.url}${path}`, { signal: AbortSignal.timeout(10_000) });
-      const body = await response.json() as T;
+      const body = (await response.json()) as T;
       if (accept(body)) return body;
     } catch {
       // This node is down, or without a master yet: ask the next.
@@ -452,11 +562,19 @@ async function askAnyNode<T>(layout: ClusterLayout, path: string, accept: (body:
 
 /** The cluster's health, waiting up to 5 s for `query`'s conditions (a timed-out wait still says where it stands). */
 function clusterHealth(layout: ClusterLayout, query = ''): Promise<Health | undefined> {
-  return askAnyNode<Health>(layout, `/_cluster/health?master_timeout=5s${query}`, (body) => typeof body?.status === 'string' && typeof body.number_of_nodes === 'number');
+  return askAnyNode<Health>(
+    layout,
+    `/_cluster/health?master_timeout=5s${query}`,
+    (body) => typeof body?.status === 'string' && typeof body.number_of_nodes === 'number',
+  );
 }
 
 async function joinedNodes(layout: ClusterLayout): Promise<string[] | undefined> {
-  const rows = await askAnyNode<{ name: string }[]>(layout, '/_cat/nodes?h=name&format=json&master_timeout=5s', Array.isArray);
+  const rows = await askAnyNode<{ name: string }[]>(
+    layout,
+    '/_cat/nodes?h=name&format=json&master_timeout=5s',
+    Array.isArray,
+  );
   return rows?.map((row) => row.name);
 }
 
@@ -467,34 +585,57 @@ const rank = { red: 0, yellow: 1, green: 2 } as const;
  * (within `statusSeconds` more); fails at once when a node being started stops. Errors carry the
  * log tails of the nodes that failed.
  */
-async function waitForCluster(layout: ClusterLayout, starting: NodeLayout[], want: 'yellow' | 'green', formSeconds: number, statusSeconds: number): Promise<Health> {
+async function waitForCluster(
+  layout: ClusterLayout,
+  starting: NodeLayout[],
+  want: 'yellow' | 'green',
+  formSeconds: number,
+  statusSeconds: number,
+): Promise<Health> {
   const count = layout.nodes.length;
   const began = Date.now();
   let formedAt: number | undefined;
-  const what = layout.single ? `Elasticsearch on ${layout.nodes[0].url}` : `the ${count}-node cluster ${layout.clusterName}`;
+  const what = layout.single
+    ? `Elasticsearch on ${layout.nodes[0].url}`
+    : `the ${count}-node cluster ${layout.clusterName}`;
   for (;;) {
     const stopped = starting.filter((node) => livePid(node) === undefined);
     if (stopped.length > 0) {
-      throw new Error(`${what}: ${stopped.map((node) => `${node.name} (port ${node.httpPort})`).join(', ')} stopped while starting:\n${tailsOf(stopped)}`);
+      throw new Error(
+        `${what}: ${stopped.map((node) => `${node.name} (port ${node.httpPort})`).join(', ')} stopped while starting:\n${tailsOf(stopped)}`,
+      );
     }
     const health = await clusterHealth(layout, `&wait_for_nodes=%3E%3D${count}&wait_for_status=${want}&timeout=5s`);
     if (health && health.number_of_nodes >= count) {
       if (formedAt === undefined) {
         formedAt = Date.now();
-        if (layout.formedFile && !existsSync(layout.formedFile)) writeFileSync(layout.formedFile, `${layout.clusterName} formed ${new Date().toISOString()}\n`);
+        if (layout.formedFile && !existsSync(layout.formedFile))
+          writeFileSync(layout.formedFile, `${layout.clusterName} formed ${new Date().toISOString()}\n`);
       }
       if (rank[health.status] >= rank[want]) return health;
     }
     if (formedAt === undefined && Date.now() - began > formSeconds * 1000) {
       const joined = await joinedNodes(layout);
       const missing = joined ? layout.nodes.filter((node) => !joined.includes(node.name)) : layout.nodes;
-      const state = joined ? `${joined.length} of ${count} nodes joined (${joined.join(', ') || 'none'})` : 'no node answers with a cluster (no master elected)';
-      throw new Error(`${what} did not ${layout.single ? 'answer' : 'form'} within ${formSeconds} s: ${state}:\n${tailsOf(missing)}`);
+      const state = joined
+        ? `${joined.length} of ${count} nodes joined (${joined.join(', ') || 'none'})`
+        : 'no node answers with a cluster (no master elected)';
+      throw new Error(
+        `${what} did not ${layout.single ? 'answer' : 'form'} within ${formSeconds} s: ${state}:\n${tailsOf(missing)}`,
+      );
     }
     if (formedAt !== undefined && Date.now() - formedAt > statusSeconds * 1000) {
-      const explanation = await askAnyNode<{ index?: string; shard?: number; allocate_explanation?: string }>(layout, '/_cluster/allocation/explain', (body) => typeof body?.index === 'string');
-      throw new Error(`${what} did not reach ${want} within ${statusSeconds} s of forming: status ${health?.status ?? 'unknown'}, ${health?.unassigned_shards ?? '?'} unassigned shards`
-        + (explanation ? `; e.g. shard ${explanation.shard} of ${explanation.index}: ${explanation.allocate_explanation}` : ''));
+      const explanation = await askAnyNode<{ index?: string; shard?: number; allocate_explanation?: string }>(
+        layout,
+        '/_cluster/allocation/explain',
+        (body) => typeof body?.index === 'string',
+      );
+      throw new Error(
+        `${what} did not reach ${want} within ${statusSeconds} s of forming: status ${health?.status ?? 'unknown'}, ${health?.unassigned_shards ?? '?'} unassigned shards` +
+          (explanation
+            ? `; e.g. shard ${explanation.shard} of ${explanation.index}: ${explanation.allocate_explanation}`
+            : ''),
+      );
     }
     // A node that answers holds each health request up to 5 s; one that does not fails at once.
     if (!health) await sleep(500);
@@ -505,9 +646,15 @@ async function waitForCluster(layout: ClusterLayout, starting: NodeLayout[], wan
 async function launchNodes(layout: ClusterLayout, missing: NodeLayout[], heap: string): Promise<void> {
   if (!layout.single) {
     // A taken transport port would only show once the node has booted, after the others waited for it.
-    const busy = (await Promise.all(missing.map(async (node) => ((await acceptsConnections('127.0.0.1', node.transportPort)) ? node : undefined)))).filter((node): node is NodeLayout => node !== undefined);
+    const busy = (
+      await Promise.all(
+        missing.map(async (node) => ((await acceptsConnections('127.0.0.1', node.transportPort)) ? node : undefined)),
+      )
+    ).filter((node): node is NodeLayout => node !== undefined);
     if (busy.length > 0) {
-      throw new Error(`transport port${busy.length > 1 ? 's' : ''} ${busy.map((node) => `${node.transportPort} (of ${node.name})`).join(', ')} ${busy.length > 1 ? 'are' : 'is'} taken by another process: stop it, or set ES_URL to other ports (transport ports are the HTTP ports + 100)`);
+      throw new Error(
+        `transport port${busy.length > 1 ? 's' : ''} ${busy.map((node) => `${node.transportPort} (of ${node.name})`).join(', ')} ${busy.length > 1 ? 'are' : 'is'} taken by another process: stop it, or set ES_URL to other ports (transport ports are the HTTP ports + 100)`,
+      );
     }
   }
   const version = elasticVersion();
@@ -520,12 +667,16 @@ async function launchNodes(layout: ClusterLayout, missing: NodeLayout[], heap: s
   const user = ensureEngineUser([home, ...missing.flatMap((node) => [node.dataDir, node.logsDir, node.runDir])]);
   if (missing.length > 1) ensureKeystore(home, user);
   const formed = layout.formedFile === undefined || existsSync(layout.formedFile);
-  log(`starting Elasticsearch ${version}: ${missing.map((node) => `${node.name} on ${node.url}`).join(', ')}`
-    + `${layout.single ? '' : ` (cluster ${layout.clusterName}${formed ? '' : ', first start'})`} (heap ${heap}${missing.length > 1 ? ' each' : ''}${user ? `, user ${user}` : ''})`);
+  log(
+    `starting Elasticsearch ${version}: ${missing.map((node) => `${node.name} on ${node.url}`).join(', ')}` +
+      `${layout.single ? '' : ` (cluster ${layout.clusterName}${formed ? '' : ', first start'})`} (heap ${heap}${missing.length > 1 ? ' each' : ''}${user ? `, user ${user}` : ''})`,
+  );
   const launches = await Promise.allSettled(missing.map((node) => launchNode(layout, node, home, heap, user, formed)));
   const failed = missing.filter((_node, i) => launches[i].status === 'rejected');
   if (failed.length > 0) {
-    const reasons = failed.map((node) => `${node.name}: ${(launches[missing.indexOf(node)] as PromiseRejectedResult).reason.message}`).join(', ');
+    const reasons = failed
+      .map((node) => `${node.name}: ${(launches[missing.indexOf(node)] as PromiseRejectedResult).reason.message}`)
+      .join(', ');
     await stopNodes(missing);
     throw new Error(`Elasticsearch did not start (${reasons}):\n${tailsOf(failed)}`);
   }
@@ -536,9 +687,18 @@ async function launchNodes(layout: ClusterLayout, missing: NodeLayout[], heap: s
  * names of the nodes this call started (all of them on a first start; after a node was killed,
  * only that one). `pid`: the first node's, for one node the node's.
  */
-export interface StartResult { reused: boolean; pid?: number; started: string[]; nodes: ClusterNode[]; seconds: number }
+export interface StartResult {
+  reused: boolean;
+  pid?: number;
+  started: string[];
+  nodes: ClusterNode[];
+  seconds: number;
+}
 
-const portRange = (layout: ClusterLayout): string => (layout.single ? `port ${layout.nodes[0].httpPort}` : `ports ${layout.nodes[0].httpPort}-${layout.nodes[layout.nodes.length - 1].httpPort}`);
+const portRange = (layout: ClusterLayout): string =>
+  layout.single
+    ? `port ${layout.nodes[0].httpPort}`
+    : `ports ${layout.nodes[0].httpPort}-${layout.nodes[layout.nodes.length - 1].httpPort}`;
 
 /**
  * Starts the project's Elasticsearch on 127.0.0.1 from the first port of `esUrl`: one node
@@ -551,45 +711,81 @@ const portRange = (layout: ClusterLayout): string => (layout.single ? `port ${la
 export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promise<StartResult> {
   const began = Date.now();
   const layout = clusterLayout(esUrl, nodes);
-  const found = await Promise.all(layout.nodes.map(async (node) => ({ node, probe: await probe(endpointOf(node.url)), pid: livePid(node) })));
+  const found = await Promise.all(
+    layout.nodes.map(async (node) => ({ node, probe: await probe(endpointOf(node.url)), pid: livePid(node) })),
+  );
   for (const { node, probe: answer, pid } of found) {
     if (answer.state !== 'other') continue;
     // A cluster node's pid file is its port's own; the single node's is not tied to one port.
     if (!layout.single && pid !== undefined) {
-      throw new Error(`node ${node.name} (pid ${pid}) holds port ${node.httpPort} but does not answer (${answer.detail}): is it frozen (SIGSTOP) or overloaded?`);
+      throw new Error(
+        `node ${node.name} (pid ${pid}) holds port ${node.httpPort} but does not answer (${answer.detail}): is it frozen (SIGSTOP) or overloaded?`,
+      );
     }
-    throw new Error(`port ${node.httpPort} on ${layout.host} is taken by something that is not Elasticsearch (${answer.detail}); stop it or set ES_URL to another port`);
+    throw new Error(
+      `port ${node.httpPort} on ${layout.host} is taken by something that is not Elasticsearch (${answer.detail}); stop it or set ES_URL to another port`,
+    );
   }
   // The client would send requests to a node listed in ES_URL that is not one of these.
   const ports = new Set(layout.nodes.map((node) => node.httpPort));
-  const stray = engineNodes(esUrl).filter((url) => { const endpoint = endpointOf(url); return !localHosts.includes(endpoint.host) || !ports.has(endpoint.port); });
+  const stray = engineNodes(esUrl).filter((url) => {
+    const endpoint = endpointOf(url);
+    return !localHosts.includes(endpoint.host) || !ports.has(endpoint.port);
+  });
   const strayMessage = `ES_URL lists ${stray.join(', ')}, outside the ${portRange(layout)} that ES_NODES=${nodes} runs: set ES_NODES to the number of nodes ES_URL lists, on consecutive ports from its first`;
   const answering = found.filter((f) => f.probe.state === 'elasticsearch');
   if (answering.length === found.length) {
     // Nodes that answer are reused as they are (a remote cluster listed in ES_URL included).
     if (!layout.single && stray.length > 0) log(`warning: ${strayMessage}`);
-    const statuses = [...new Set(answering.map((f) => (f.probe.state === 'elasticsearch' ? f.probe.status : '')))].join('/');
+    const statuses = [...new Set(answering.map((f) => (f.probe.state === 'elasticsearch' ? f.probe.status : '')))].join(
+      '/',
+    );
     if (layout.single) {
       log(`an Elasticsearch node already answers on ${layout.nodes[0].url} (status ${statuses}); reusing it`);
     } else {
-      const clusters = [...new Set(answering.map((f) => (f.probe.state === 'elasticsearch' ? f.probe.clusterName : undefined)).filter(Boolean))];
-      if (clusters.length > 1) throw new Error(`${portRange(layout)} answer as nodes of different clusters (${clusters.join(', ')}), not as one cluster of ${nodes} nodes`);
+      const clusters = [
+        ...new Set(
+          answering.map((f) => (f.probe.state === 'elasticsearch' ? f.probe.clusterName : undefined)).filter(Boolean),
+        ),
+      ];
+      if (clusters.length > 1)
+        throw new Error(
+          `${portRange(layout)} answer as nodes of different clusters (${clusters.join(', ')}), not as one cluster of ${nodes} nodes`,
+        );
       // Ours: a node that has just come back may not have joined yet.
       if (answering.some((f) => f.pid !== undefined)) await waitForCluster(layout, [], 'yellow', 180, 60);
-      log(`the ${nodes} nodes on ${portRange(layout)} already answer (cluster ${clusters[0] ?? 'unknown'}, status ${statuses}); reusing them`);
+      log(
+        `the ${nodes} nodes on ${portRange(layout)} already answer (cluster ${clusters[0] ?? 'unknown'}, status ${statuses}); reusing them`,
+      );
     }
-    return { reused: true, pid: found[0].pid, started: [], nodes: clusterNodes(esUrl, nodes), seconds: (Date.now() - began) / 1000 };
+    return {
+      reused: true,
+      pid: found[0].pid,
+      started: [],
+      nodes: clusterNodes(esUrl, nodes),
+      seconds: (Date.now() - began) / 1000,
+    };
   }
   for (const { node, probe: answer, pid } of answering) {
-    if (answer.state !== 'elasticsearch' || layout.single || pid !== undefined || answer.clusterName === layout.clusterName) continue;
-    throw new Error(`port ${node.httpPort} answers as a node of ${answer.clusterName ? `cluster ${answer.clusterName}` : 'a cluster that is not this project\'s'}, not of ${layout.clusterName}, which ES_NODES=${nodes} runs on ${portRange(layout)}: stop it, or set ES_URL to other ports`);
+    if (
+      answer.state !== 'elasticsearch' ||
+      layout.single ||
+      pid !== undefined ||
+      answer.clusterName === layout.clusterName
+    )
+      continue;
+    throw new Error(
+      `port ${node.httpPort} answers as a node of ${answer.clusterName ? `cluster ${answer.clusterName}` : "a cluster that is not this project's"}, not of ${layout.clusterName}, which ES_NODES=${nodes} runs on ${portRange(layout)}: stop it, or set ES_URL to other ports`,
+    );
   }
   if (!localHosts.includes(layout.host)) {
     throw new Error(`ES_URL points at ${layout.host}, which does not answer; the local engine only runs on 127.0.0.1`);
   }
   if (stray.length > 0) throw new Error(strayMessage);
   if (layout.single && found[0].pid !== undefined) {
-    throw new Error(`the project's single node already runs (pid ${found[0].pid}) but does not answer on ${layout.nodes[0].url}: it was started for another port, or is still starting. Stop it first: npm run es:stop`);
+    throw new Error(
+      `the project's single node already runs (pid ${found[0].pid}) but does not answer on ${layout.nodes[0].url}: it was started for another port, or is still starting. Stop it first: npm run es:stop`,
+    );
   }
   // A cluster node whose process runs but does not answer yet is starting: wait for it, do not start it twice.
   const missing = found.filter((f) => f.probe.state === 'free' && f.pid === undefined).map((f) => f.node);
@@ -603,9 +799,11 @@ export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promis
   }
   const seconds = (Date.now() - began) / 1000;
   const started = clusterNodes(esUrl, nodes);
-  log(layout.single
-    ? `Elasticsearch is up on ${layout.nodes[0].url} (pid ${started[0].pid}) after ${seconds.toFixed(1)} s`
-    : `cluster ${layout.clusterName} is ${health.status} with ${health.number_of_nodes} nodes on ${portRange(layout)} after ${seconds.toFixed(1)} s (started ${missing.map((node) => node.name).join(', ') || 'none: waited for nodes already starting'})`);
+  log(
+    layout.single
+      ? `Elasticsearch is up on ${layout.nodes[0].url} (pid ${started[0].pid}) after ${seconds.toFixed(1)} s`
+      : `cluster ${layout.clusterName} is ${health.status} with ${health.number_of_nodes} nodes on ${portRange(layout)} after ${seconds.toFixed(1)} s (started ${missing.map((node) => node.name).join(', ') || 'none: waited for nodes already starting'})`,
+  );
   return { reused: false, pid: started[0].pid, started: missing.map((node) => node.name), nodes: started, seconds };
 }
 
@@ -614,9 +812,15 @@ export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promis
 
 /** Stops the nodes whose process runs (SIGTERM, SIGKILL after 60 s) and waits until they are gone. */
 async function stopNodes(nodes: NodeLayout[]): Promise<NodeLayout[]> {
-  const running = nodes.map((node) => ({ node, pid: livePid(node) })).filter((r): r is { node: NodeLayout; pid: number } => r.pid !== undefined);
+  const running = nodes
+    .map((node) => ({ node, pid: livePid(node) }))
+    .filter((r): r is { node: NodeLayout; pid: number } => r.pid !== undefined);
   for (const { pid } of running) {
-    try { process.kill(pid, 'SIGTERM'); } catch { /* already gone */ }
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
   }
   const waitGone = async (seconds: number): Promise<void> => {
     const deadline = Date.now() + seconds * 1000;
@@ -625,7 +829,11 @@ async function stopNodes(nodes: NodeLayout[]): Promise<NodeLayout[]> {
   await waitGone(60);
   for (const { node, pid } of running.filter((r) => processLives(r.pid))) {
     log(`${node.name} (pid ${pid}) ignored SIGTERM for 60 s; killing it`);
-    try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
   }
   await waitGone(10);
   for (const node of nodes) if (livePid(node) === undefined) rmSync(node.pidFile, { force: true });
@@ -639,10 +847,16 @@ async function stopNodes(nodes: NodeLayout[]): Promise<NodeLayout[]> {
 export async function wipeEngine(esUrl = 'http://127.0.0.1:9200', nodes = 1): Promise<string[]> {
   const layout = clusterLayout(esUrl, nodes);
   const running = layout.nodes.filter((node) => livePid(node) !== undefined);
-  const answering = (await Promise.all(layout.nodes.map(async (node) => ({ node, answer: await probe(endpointOf(node.url)) }))))
-    .filter(({ answer }) => answer.state === 'elasticsearch' && answer.clusterName === layout.clusterName).map(({ node }) => node);
+  const answering = (
+    await Promise.all(layout.nodes.map(async (node) => ({ node, answer: await probe(endpointOf(node.url)) })))
+  )
+    .filter(({ answer }) => answer.state === 'elasticsearch' && answer.clusterName === layout.clusterName)
+    .map(({ node }) => node);
   const busy = [...new Set([...running, ...answering])];
-  if (busy.length > 0) throw new Error(`cannot wipe ${layout.clusterName}: ${busy.map((node) => node.name).join(', ')} still run; stop them first (npm run es:stop)`);
+  if (busy.length > 0)
+    throw new Error(
+      `cannot wipe ${layout.clusterName}: ${busy.map((node) => node.name).join(', ')} still run; stop them first (npm run es:stop)`,
+    );
   const wiped = layout.nodes.map((node) => node.dataDir).filter(existsSync);
   for (const dir of wiped) rmSync(dir, { recursive: true, force: true });
   if (layout.formedFile) rmSync(layout.formedFile, { force: true });
@@ -654,9 +868,17 @@ export async function wipeEngine(esUrl = 'http://127.0.0.1:9200', nodes = 1): Pr
  * its port) and waits until their processes are gone; `wipe` then deletes their data. Resolves
  * true when it stopped at least one node.
  */
-export async function stopEngine(esUrl = 'http://127.0.0.1:9200', nodes = 1, options: { wipe?: boolean } = {}): Promise<boolean> {
+export async function stopEngine(
+  esUrl = 'http://127.0.0.1:9200',
+  nodes = 1,
+  options: { wipe?: boolean } = {},
+): Promise<boolean> {
   const stopped = await stopNodes(clusterLayout(esUrl, nodes).nodes);
-  log(stopped.length > 0 ? `stopped ${stopped.map((node) => node.name).join(', ')}` : 'no node started by this project is running');
+  log(
+    stopped.length > 0
+      ? `stopped ${stopped.map((node) => node.name).join(', ')}`
+      : 'no node started by this project is running',
+  );
   if (options.wipe) {
     const wiped = await wipeEngine(esUrl, nodes);
     log(wiped.length > 0 ? `wiped ${wiped.join(', ')}` : 'no data to wipe');
@@ -679,17 +901,37 @@ export interface EngineStatus {
 export async function engineStatus(esUrl: string, nodes = 1): Promise<EngineStatus> {
   const layout = clusterLayout(esUrl, nodes);
   const listed = clusterNodes(esUrl, nodes);
-  const answers = await Promise.all(listed.map(async (node) => (await probe(endpointOf(node.url))).state === 'elasticsearch'));
+  const answers = await Promise.all(
+    listed.map(async (node) => (await probe(endpointOf(node.url))).state === 'elasticsearch'),
+  );
   const health = await clusterHealth(layout);
-  const healthError = health || !answers.some(Boolean) ? undefined : await askAnyNode<{ error?: { type?: string } }>(layout, '/_cluster/health?master_timeout=2s', (body) => typeof body?.error?.type === 'string')
-    .then((body) => (body?.error?.type === 'master_not_discovered_exception' ? 'master_not_discovered_exception: no master, fewer than a majority of the master-eligible nodes run' : body?.error?.type ?? 'unknown'));
+  const healthError =
+    health || !answers.some(Boolean)
+      ? undefined
+      : await askAnyNode<{ error?: { type?: string } }>(
+          layout,
+          '/_cluster/health?master_timeout=2s',
+          (body) => typeof body?.error?.type === 'string',
+        ).then((body) =>
+          body?.error?.type === 'master_not_discovered_exception'
+            ? 'master_not_discovered_exception: no master, fewer than a majority of the master-eligible nodes run'
+            : (body?.error?.type ?? 'unknown'),
+        );
   return {
     version: elasticVersion(),
     cluster: layout.clusterName,
     nodes: listed.map((node, i) => ({ ...node, answers: answers[i] })),
-    ...(health ? {
-      health: { cluster: health.cluster_name, status: health.status, nodes: health.number_of_nodes, dataNodes: health.number_of_data_nodes, unassignedShards: health.unassigned_shards },
-    } : {}),
+    ...(health
+      ? {
+          health: {
+            cluster: health.cluster_name,
+            status: health.status,
+            nodes: health.number_of_nodes,
+            dataNodes: health.number_of_data_nodes,
+            unassignedShards: health.unassigned_shards,
+          },
+        }
+      : {}),
     ...(healthError ? { healthError } : {}),
   };
 }

@@ -16,8 +16,10 @@ export const esCli = {
   commands: [
     ['es:start', 'start the engine on ES_URL (ES_NODES nodes, ES_HEAP each), or reuse the one that answers there'],
     ['es:stop', 'stop the nodes this project runs for ES_URL and ES_NODES, and wait until they are gone'],
-    ['es:status', 'one JSON line: its nodes, health and the indices of ES_INDEX_PREFIX (exit 1: a node does not '
-      + 'answer)'],
+    [
+      'es:status',
+      'one JSON line: its nodes, health and the indices of ES_INDEX_PREFIX (exit 1: a node does not ' + 'answer)',
+    ],
     ['es:fetch', 'download (with Maven) and unpack the Elasticsearch distribution once'],
   ],
   positionals: true,
@@ -29,7 +31,10 @@ export const esCli = {
 const commands = ['fetch', 'start', 'stop', 'status'];
 
 async function main(argv: string[]): Promise<number | void> {
-  const { values, positionals: [command, ...rest] } = parseCommandLine(esCli, argv);
+  const {
+    values,
+    positionals: [command, ...rest],
+  } = parseCommandLine(esCli, argv);
   if (!command) throw new UsageError('no command given');
   if (!commands.includes(command)) throw new UsageError(`unknown command "${command}"`);
   if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
@@ -68,12 +73,25 @@ async function run(command: string, wipe: boolean): Promise<number | void> {
         }
       }
       const nodes = status.nodes.map(({ name, url, httpPort, transportPort, pid, alive, answers }) => ({
-        name, url, httpPort, transportPort, pid: pid ?? null, alive, answers,
+        name,
+        url,
+        httpPort,
+        transportPort,
+        pid: pid ?? null,
+        alive,
+        answers,
       }));
-      process.stdout.write(`${JSON.stringify({
-        esUrl: config.ES_URL, version: status.version, cluster: status.cluster, nodes, health: status.health ?? null,
-        ...(status.healthError ? { healthError: status.healthError } : {}), indices,
-      })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({
+          esUrl: config.ES_URL,
+          version: status.version,
+          cluster: status.cluster,
+          nodes,
+          health: status.health ?? null,
+          ...(status.healthError ? { healthError: status.healthError } : {}),
+          indices,
+        })}\n`,
+      );
       return status.nodes.some((node) => !node.answers) ? 1 : 0;
     }
   }

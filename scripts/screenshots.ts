@@ -29,9 +29,16 @@ const shots: [string, string, number][] = [
 async function main(): Promise<void> {
   const config = readConfig({ ...process.env, ES_INDEX_PREFIX: prefix, LOG_LEVEL: 'silent' });
   const engine = new Engine(config);
-  const loaded = await engine.client.count({ index: engine.names.compounds }).then((r) => r.count, () => 0);
+  const loaded = await engine.client.count({ index: engine.names.compounds }).then(
+    (r) => r.count,
+    () => 0,
+  );
   await engine.close();
-  if (loaded === 0) await runCommand(parseArguments(['dump', join(root, 'examples', 'demo'), '--no-progress', '--rejects', '/dev/null']), config);
+  if (loaded === 0)
+    await runCommand(
+      parseArguments(['dump', join(root, 'examples', 'demo'), '--no-progress', '--rejects', '/dev/null']),
+      config,
+    );
   const { url, stop } = await startServer(config, {}, 0);
   const browser = await launchChromium();
   try {

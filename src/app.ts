@@ -70,7 +70,12 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     swaggerOptions: { url: '/api/v1/openapi.json', tryItOutEnabled: true, validatorUrl: null, layout: 'BaseLayout' },
   };
   const docsAliases = ['/docs', '/docs/'];
-  const documentPaths = ['/beta/api/v1/swagger.json', '/api/v1/openapi.json', '/api/v1/swagger.json', '/beta/api/v1/openapi.json'];
+  const documentPaths = [
+    '/beta/api/v1/swagger.json',
+    '/api/v1/openapi.json',
+    '/api/v1/swagger.json',
+    '/beta/api/v1/openapi.json',
+  ];
   app.use(collapseSlashes);
   // Every request has an id: the client's X-Request-Id, or a new one; it is answered back, logged,
   // and sent to the engine with each of the request's searches.
@@ -86,15 +91,23 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   const pages = [...webPaths, ...docsAliases, '/api/docs', '/metrics', ...documentPaths];
   app.use(methodGuard(routeTable(operations(document), pages)));
   app.use(cors({ methods: ['GET', 'HEAD', 'POST', 'OPTIONS'] }));
-  if (log.enabled) app.use((req, res, next) => {
-    const started = process.hrtime.bigint();
-    const method = req.method;
-    res.on('finish', () => log.info('request', {
-      method, path: req.originalUrl, route: routeOf(req), status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6,
-      engineMs: Math.round((res.locals.request as RequestContext).engineMs * 1000) / 1000, requestId: (res.locals.request as RequestContext).id,
-    }));
-    next();
-  });
+  if (log.enabled)
+    app.use((req, res, next) => {
+      const started = process.hrtime.bigint();
+      const method = req.method;
+      res.on('finish', () =>
+        log.info('request', {
+          method,
+          path: req.originalUrl,
+          route: routeOf(req),
+          status: res.statusCode,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+          engineMs: Math.round((res.locals.request as RequestContext).engineMs * 1000) / 1000,
+          requestId: (res.locals.request as RequestContext).id,
+        }),
+      );
+      next();
+    });
   // HEAD is GET without a body: Node already knows not to send one, so the rest of the chain (the
   // validator, which knows no HEAD, and the routes) sees a GET.
   app.use((req, _res, next) => {
@@ -102,13 +115,18 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     next();
   });
 
-  const documentJson: RequestHandler = (_req, res) => { res.json(document); };
+  const documentJson: RequestHandler = (_req, res) => {
+    res.json(document);
+  };
   app.get(documentPaths, documentJson);
   app.get('/metrics', metrics.handler);
   app.use('/api/docs', swaggerUi.serve, swaggerUi.setup(undefined, docsOptions));
   // Where a newcomer looks for the docs first; the page itself stays at /api/docs/ (its assets are relative to it).
-  app.get(docsAliases, (_req, res) => { res.redirect(301, '/api/docs/'); });
-  // RATE_LIMIT charges each operation its `x-rate-cost`, and a web page that searches a connectivity search's; the service's own probes are free.
+  app.get(docsAliases, (_req, res) => {
+    res.redirect(301, '/api/docs/');
+  });
+  // RATE_LIMIT charges each operation its `x-rate-cost`, and a web page that searches a connectivity search's; the
+  // service's own probes are free.
   const limiter = config.RATE_LIMIT > 0 ? new CostLimiter(config.RATE_LIMIT) : undefined;
   const costs = operationCosts(document);
   app.use(webPages(context, limiter ? rateLimit(limiter, () => costs.get('postConnectivity') ?? 5) : undefined));
@@ -119,22 +137,33 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   const jobs = new Jobs(engine, config, answerer);
   if (config.JOBS_ENABLED) jobs.start();
   const { postJobs, ...jobQueries } = jobHandlers(jobs, config, context.sources);
-  const bulkHandlers: Record<string, RequestHandler> = { postBatch: batchHandler(config, answerer, limiter, costs), postJobs };
+  const bulkHandlers: Record<string, RequestHandler> = {
+    postBatch: batchHandler(config, answerer, limiter, costs),
+    postJobs,
+  };
   for (const operation of operations(document).filter((candidate) => bulkHandlers[candidate.operationId])) {
-    const chain = limiter ? [rateLimit(limiter, () => 1), bulkHandlers[operation.operationId]] : [bulkHandlers[operation.operationId]];
-    for (const server of operation.servers) (app as unknown as Record<string, (path: string, ...handlers: RequestHandler[]) => void>)[operation.method](`${server.replace(/\/$/, '')}${operation.path}`, ...chain);
+    const chain = limiter
+      ? [rateLimit(limiter, () => 1), bulkHandlers[operation.operationId]]
+      : [bulkHandlers[operation.operationId]];
+    for (const server of operation.servers)
+      (app as unknown as Record<string, (path: string, ...handlers: RequestHandler[]) => void>)[operation.method](
+        `${server.replace(/\/$/, '')}${operation.path}`,
+        ...chain,
+      );
   }
 
   app.use(express.json({ limit: config.BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
-  app.use(OpenApiValidator.middleware({
-    apiSpec: document as never,
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
-    validateResponses: options.validateResponses ? { removeAdditional: false } : false,
-    ignorePaths: (path: string) => isLegacyPath(path) || path === '/health' || path === '/ready',
-    ignoreUndocumented: false,
-    // The path after collapseSlashes, not the one sent.
-    useRequestUrl: true,
-  }));
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: document as never,
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
+      validateResponses: options.validateResponses ? { removeAdditional: false } : false,
+      ignorePaths: (path: string) => isLegacyPath(path) || path === '/health' || path === '/ready',
+      ignoreUndocumented: false,
+      // The path after collapseSlashes, not the one sent.
+      useRequestUrl: true,
+    }),
+  );
   app.use(validated);
 
   const handlers = { ...v1Handlers(context, depictor), ...jobQueries, ...legacyHandlers(context) };
@@ -143,19 +172,29 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     const handler = handlers[operation.operationId];
     if (!handler) throw new Error(`no handler for operationId ${operation.operationId}`);
     const cost = costs.get(operation.operationId) ?? 1;
-    const chain = limiter && !['getHealth', 'getReady'].includes(operation.operationId) ? [rateLimit(limiter, () => cost), handler] : [handler];
+    const chain =
+      limiter && !['getHealth', 'getReady'].includes(operation.operationId)
+        ? [rateLimit(limiter, () => cost), handler]
+        : [handler];
     for (const server of operation.servers) {
       const path = `${server.replace(/\/$/, '')}${operation.path}`;
-      (app as unknown as Record<string, (path: string, ...handlers: RequestHandler[]) => void>)[operation.method](path, ...chain);
+      (app as unknown as Record<string, (path: string, ...handlers: RequestHandler[]) => void>)[operation.method](
+        path,
+        ...chain,
+      );
     }
   }
   app.use(unmatchedLegacyPath());
-  app.use((_req, _res, next) => { next(Object.assign(new Error('not found'), { status: 404 })); });
+  app.use((_req, _res, next) => {
+    next(Object.assign(new Error('not found'), { status: 404 }));
+  });
   const sendError = errorSender(renderLegacyError);
   app.use(errorHandler(sendError));
 
   return {
-    app, context, sendError,
+    app,
+    context,
+    sendError,
     close: async () => {
       limiter?.close();
       await jobs.stop();

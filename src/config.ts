@@ -37,15 +37,21 @@ function url(raw: string, name: string): string {
 
 /** One http(s) URL, or several separated by commas (the nodes of a cluster). */
 function urls(raw: string, name: string): string {
-  const list = raw.split(',').map((part) => part.trim()).filter(Boolean);
-  if (list.length === 0) throw new ConfigError(`${name} must be an http(s) URL or a comma-separated list of them, got "${raw}"`);
-  return list.map((part) => {
-    try {
-      return url(part, name);
-    } catch {
-      throw new ConfigError(`${name} must be an http(s) URL or a comma-separated list of them; "${part}" is not one`);
-    }
-  }).join(',');
+  const list = raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+  if (list.length === 0)
+    throw new ConfigError(`${name} must be an http(s) URL or a comma-separated list of them, got "${raw}"`);
+  return list
+    .map((part) => {
+      try {
+        return url(part, name);
+      } catch {
+        throw new ConfigError(`${name} must be an http(s) URL or a comma-separated list of them; "${part}" is not one`);
+      }
+    })
+    .join(',');
 }
 
 /** The node URLs of ES_URL, in the order given. */
@@ -54,7 +60,8 @@ export function engineNodes(esUrl: string): string[] {
 }
 
 function nonNegativeInteger(raw: string, name: string): number {
-  if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new ConfigError(`${name} must be a whole number (0 or more), got "${raw}"`);
+  if (!/^[0-9]+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+    throw new ConfigError(`${name} must be a whole number (0 or more), got "${raw}"`);
   return Number(raw);
 }
 
@@ -72,7 +79,8 @@ function indexPrefix(raw: string, name: string): string {
 }
 
 function heap(raw: string, name: string): string {
-  if (!/^[0-9]+[mg]$/i.test(raw)) throw new ConfigError(`${name} must be a JVM heap size such as 512m or 1g, got "${raw}"`);
+  if (!/^[0-9]+[mg]$/i.test(raw))
+    throw new ConfigError(`${name} must be a JVM heap size such as 512m or 1g, got "${raw}"`);
   return raw.toLowerCase();
 }
 
@@ -95,7 +103,8 @@ function boolean(raw: string, name: string): boolean {
 function fraction(raw: string, name: string): number {
   const match = /^([0-9]+(?:\.[0-9]+)?)\s*(%?)$/.exec(raw);
   const value = match ? Number(match[1]) / (match[2] ? 100 : 1) : NaN;
-  if (!(value >= 0 && value <= 1)) throw new ConfigError(`${name} must be a share such as 50% or 0.5 (0 to 1), got "${raw}"`);
+  if (!(value >= 0 && value <= 1))
+    throw new ConfigError(`${name} must be a share such as 50% or 0.5 (0 to 1), got "${raw}"`);
   return value;
 }
 
@@ -112,69 +121,247 @@ function optional(raw: string): string | undefined {
 }
 
 const settings = {
-  ES_URL: { description: 'Elasticsearch URL, or the URLs of several nodes of one cluster separated by commas; `npm run es:start` takes its first port from it', defaultValue: 'http://127.0.0.1:9200', parse: urls },
-  ES_USERNAME: { description: 'Elasticsearch user (basic auth), if the engine has security on', defaultValue: '', parse: optional },
+  ES_URL: {
+    description:
+      'Elasticsearch URL, or the URLs of several nodes of one cluster separated by commas; `npm run es:start` takes its first port from it',
+    defaultValue: 'http://127.0.0.1:9200',
+    parse: urls,
+  },
+  ES_USERNAME: {
+    description: 'Elasticsearch user (basic auth), if the engine has security on',
+    defaultValue: '',
+    parse: optional,
+  },
   ES_PASSWORD: { description: 'Elasticsearch password (basic auth)', defaultValue: '', parse: optional },
-  ES_API_KEY: { description: 'Elasticsearch API key (instead of user and password)', defaultValue: '', parse: optional },
-  ES_INDEX_PREFIX: { description: 'prefix of every index and alias chemxref creates', defaultValue: 'chemxref', parse: indexPrefix },
-  ES_NODES: { description: 'how many nodes `npm run es:start` starts, as one cluster, on ports from ES_URL\'s first port upward', defaultValue: '1', parse: positiveInteger },
-  ES_SHARDS: { description: 'primary shards of the structures index, and the most a release of assignments gets (see RELEASE_SHARD_ASSIGNMENTS); the small indices keep one', defaultValue: '1', parse: positiveInteger },
-  RELEASE_SHARD_ASSIGNMENTS: { description: 'a release index gets one primary shard per this many assignments it is expected to hold, at most ES_SHARDS (200M assignments are about 20 GB, inside Elastic\'s 10-50 GB a shard): every key lookup searches every shard of every release', defaultValue: '200000000', parse: positiveInteger },
-  ES_REPLICAS: { description: 'replicas of every index: a number, or auto (0 on one data node, 1 on two or more)', defaultValue: 'auto', parse: replicas },
-  ES_GREEN_TIMEOUT: { description: 'how long a load waits for a new release to be fully replicated (green) before it fails instead of publishing it', defaultValue: '30m', parse: duration },
-  ES_HEAP: { description: 'heap of each node `npm run es:start` starts (512m each for a 3-node cluster on one machine)', defaultValue: '1g', parse: heap },
+  ES_API_KEY: {
+    description: 'Elasticsearch API key (instead of user and password)',
+    defaultValue: '',
+    parse: optional,
+  },
+  ES_INDEX_PREFIX: {
+    description: 'prefix of every index and alias chemxref creates',
+    defaultValue: 'chemxref',
+    parse: indexPrefix,
+  },
+  ES_NODES: {
+    description: "how many nodes `npm run es:start` starts, as one cluster, on ports from ES_URL's first port upward",
+    defaultValue: '1',
+    parse: positiveInteger,
+  },
+  ES_SHARDS: {
+    description:
+      'primary shards of the structures index, and the most a release of assignments gets (see RELEASE_SHARD_ASSIGNMENTS); the small indices keep one',
+    defaultValue: '1',
+    parse: positiveInteger,
+  },
+  RELEASE_SHARD_ASSIGNMENTS: {
+    description:
+      "a release index gets one primary shard per this many assignments it is expected to hold, at most ES_SHARDS (200M assignments are about 20 GB, inside Elastic's 10-50 GB a shard): every key lookup searches every shard of every release",
+    defaultValue: '200000000',
+    parse: positiveInteger,
+  },
+  ES_REPLICAS: {
+    description: 'replicas of every index: a number, or auto (0 on one data node, 1 on two or more)',
+    defaultValue: 'auto',
+    parse: replicas,
+  },
+  ES_GREEN_TIMEOUT: {
+    description:
+      'how long a load waits for a new release to be fully replicated (green) before it fails instead of publishing it',
+    defaultValue: '30m',
+    parse: duration,
+  },
+  ES_HEAP: {
+    description: 'heap of each node `npm run es:start` starts (512m each for a 3-node cluster on one machine)',
+    defaultValue: '1g',
+    parse: heap,
+  },
   PORT: { description: 'HTTP port of the API', defaultValue: '8080', parse: port },
-  MAX_INCHI_LENGTH: { description: 'longest InChI accepted by the loaders and the API', defaultValue: '4000', parse: positiveInteger },
+  MAX_INCHI_LENGTH: {
+    description: 'longest InChI accepted by the loaders and the API',
+    defaultValue: '4000',
+    parse: positiveInteger,
+  },
   // Structures as input (docs/api.md): SMILES and molfiles, read by RDKit in an isolated worker of the API.
-  MAX_STRUCTURE_LENGTH: { description: 'longest SMILES or molfile the API accepts, in characters (BODY_LIMIT bounds the request too)', defaultValue: '20000', parse: positiveInteger },
-  STRUCTURE_TIMEOUT_MS: { description: 'a SMILES or molfile whose Standard InChI takes longer than this is answered 422, and the toolkit\'s worker replaced', defaultValue: '5000ms', parse: duration },
-  COMPONENT_FREQUENCY_CAP: { description: 'a component in more multi-component structures than this is not searched inside others', defaultValue: '200', parse: positiveInteger },
-  CONNECTIVITY_MAX_ENTRIES: { description: 'most entries one connectivity search returns', defaultValue: '10000', parse: positiveInteger },
-  BODY_LIMIT: { description: 'largest request body the API accepts (b, kb, mb)', defaultValue: '16kb', parse: byteSize },
-  ENGINE_TIMEOUT_MS: { description: 'deadline of each engine request the API makes (loads keep their long timeouts); a frozen engine gives a 503 after this', defaultValue: '3000ms', parse: duration },
-  MAX_RELEASE_DROP: { description: 'a load that would drop more than this share of a source\'s current ids is refused (unless --allow-shrink)', defaultValue: '50%', parse: fraction },
-  MAX_REJECT_RATIO: { description: 'a load that rejects more than this share of its rows is refused (unless --allow-shrink)', defaultValue: '20%', parse: fraction },
-  REJECTS_INDEXED: { description: 'rejected rows of each load also indexed in the rejects index, for Kibana (the first this many; the count and the rejects file stay whole); 0 for none', defaultValue: '100000', parse: (raw: string, name: string): number => (raw === '0' ? 0 : positiveInteger(raw, name)) },
-  REJECTS_KEPT_LOADS: { description: 'how many loads\' rejects the rejects index keeps (the most recent loads that rejected rows)', defaultValue: '50', parse: positiveInteger },
-  LOAD_PROGRESS_EVERY: { description: 'how often a load without a terminal writes a JSON progress line on stderr', defaultValue: '10s', parse: duration },
-  RELEASE_GRACE: { description: 'how long a replaced release is kept (searches already routed to it finish; "what changed" reads it) before a load or `npm run load -- doctor` deletes it', defaultValue: '24h', parse: duration },
-  KIBANA_URL: { description: 'the Kibana `npm run kibana:setup` installs the curators\' saved objects into', defaultValue: 'http://127.0.0.1:5601', parse: url },
-  KIBANA_USERNAME: { description: 'Kibana user (basic auth) for `npm run kibana:setup`, if Kibana has security on', defaultValue: '', parse: optional },
+  MAX_STRUCTURE_LENGTH: {
+    description: 'longest SMILES or molfile the API accepts, in characters (BODY_LIMIT bounds the request too)',
+    defaultValue: '20000',
+    parse: positiveInteger,
+  },
+  STRUCTURE_TIMEOUT_MS: {
+    description:
+      "a SMILES or molfile whose Standard InChI takes longer than this is answered 422, and the toolkit's worker replaced",
+    defaultValue: '5000ms',
+    parse: duration,
+  },
+  COMPONENT_FREQUENCY_CAP: {
+    description: 'a component in more multi-component structures than this is not searched inside others',
+    defaultValue: '200',
+    parse: positiveInteger,
+  },
+  CONNECTIVITY_MAX_ENTRIES: {
+    description: 'most entries one connectivity search returns',
+    defaultValue: '10000',
+    parse: positiveInteger,
+  },
+  BODY_LIMIT: {
+    description: 'largest request body the API accepts (b, kb, mb)',
+    defaultValue: '16kb',
+    parse: byteSize,
+  },
+  ENGINE_TIMEOUT_MS: {
+    description:
+      'deadline of each engine request the API makes (loads keep their long timeouts); a frozen engine gives a 503 after this',
+    defaultValue: '3000ms',
+    parse: duration,
+  },
+  MAX_RELEASE_DROP: {
+    description:
+      "a load that would drop more than this share of a source's current ids is refused (unless --allow-shrink)",
+    defaultValue: '50%',
+    parse: fraction,
+  },
+  MAX_REJECT_RATIO: {
+    description: 'a load that rejects more than this share of its rows is refused (unless --allow-shrink)',
+    defaultValue: '20%',
+    parse: fraction,
+  },
+  REJECTS_INDEXED: {
+    description:
+      'rejected rows of each load also indexed in the rejects index, for Kibana (the first this many; the count and the rejects file stay whole); 0 for none',
+    defaultValue: '100000',
+    parse: (raw: string, name: string): number => (raw === '0' ? 0 : positiveInteger(raw, name)),
+  },
+  REJECTS_KEPT_LOADS: {
+    description: "how many loads' rejects the rejects index keeps (the most recent loads that rejected rows)",
+    defaultValue: '50',
+    parse: positiveInteger,
+  },
+  LOAD_PROGRESS_EVERY: {
+    description: 'how often a load without a terminal writes a JSON progress line on stderr',
+    defaultValue: '10s',
+    parse: duration,
+  },
+  RELEASE_GRACE: {
+    description:
+      'how long a replaced release is kept (searches already routed to it finish; "what changed" reads it) before a load or `npm run load -- doctor` deletes it',
+    defaultValue: '24h',
+    parse: duration,
+  },
+  KIBANA_URL: {
+    description: "the Kibana `npm run kibana:setup` installs the curators' saved objects into",
+    defaultValue: 'http://127.0.0.1:5601',
+    parse: url,
+  },
+  KIBANA_USERNAME: {
+    description: 'Kibana user (basic auth) for `npm run kibana:setup`, if Kibana has security on',
+    defaultValue: '',
+    parse: optional,
+  },
   KIBANA_PASSWORD: { description: 'Kibana password (basic auth)', defaultValue: '', parse: optional },
-  KIBANA_SPACE: { description: 'the Kibana space `npm run kibana:setup` installs into (empty: the default space)', defaultValue: '', parse: optional },
-  KIBANA_WAIT: { description: 'how long `npm run kibana:setup` waits for Kibana to be ready', defaultValue: '5m', parse: duration },
-  CHEMXREF_URL: { description: 'where curators\' browsers reach this API: the links Kibana shows on InChIKeys, UCIs and compound ids', defaultValue: 'http://127.0.0.1:8080', parse: url },
-  BATCH_MAX_QUERIES: { description: 'most queries one POST /api/v1/batch takes (more: 413, before any is answered)', defaultValue: '10000', parse: positiveInteger },
-  BATCH_BODY_LIMIT: { description: 'largest body POST /api/v1/batch accepts (b, kb, mb)', defaultValue: '32mb', parse: byteSize },
-  BATCH_CONCURRENCY: { description: 'queries of one batch started together, in waves (their searches go to the engine together, merged); at most twice this are answered or wait to be sent at once', defaultValue: '256', parse: positiveInteger },
-  JOBS_ENABLED: { description: 'whether POST /api/v1/jobs takes jobs (false: 404 for every jobs path)', defaultValue: 'true', parse: boolean },
+  KIBANA_SPACE: {
+    description: 'the Kibana space `npm run kibana:setup` installs into (empty: the default space)',
+    defaultValue: '',
+    parse: optional,
+  },
+  KIBANA_WAIT: {
+    description: 'how long `npm run kibana:setup` waits for Kibana to be ready',
+    defaultValue: '5m',
+    parse: duration,
+  },
+  CHEMXREF_URL: {
+    description: "where curators' browsers reach this API: the links Kibana shows on InChIKeys, UCIs and compound ids",
+    defaultValue: 'http://127.0.0.1:8080',
+    parse: url,
+  },
+  BATCH_MAX_QUERIES: {
+    description: 'most queries one POST /api/v1/batch takes (more: 413, before any is answered)',
+    defaultValue: '10000',
+    parse: positiveInteger,
+  },
+  BATCH_BODY_LIMIT: {
+    description: 'largest body POST /api/v1/batch accepts (b, kb, mb)',
+    defaultValue: '32mb',
+    parse: byteSize,
+  },
+  BATCH_CONCURRENCY: {
+    description:
+      'queries of one batch started together, in waves (their searches go to the engine together, merged); at most twice this are answered or wait to be sent at once',
+    defaultValue: '256',
+    parse: positiveInteger,
+  },
+  JOBS_ENABLED: {
+    description: 'whether POST /api/v1/jobs takes jobs (false: 404 for every jobs path)',
+    defaultValue: 'true',
+    parse: boolean,
+  },
   JOB_MAX_QUERIES: { description: 'most queries one job takes', defaultValue: '1000000', parse: positiveInteger },
-  JOB_BODY_LIMIT: { description: 'largest body POST /api/v1/jobs accepts (b, kb, mb)', defaultValue: '256mb', parse: byteSize },
-  JOB_MAX_ACTIVE: { description: 'most jobs queued or running at once, in all (more: 429 with Retry-After)', defaultValue: '4', parse: positiveInteger },
-  JOB_CONCURRENCY: { description: 'queries of a job started together, in waves, as BATCH_CONCURRENCY: its share of the engine, next to the lookups (jobs run one at a time)', defaultValue: '8', parse: positiveInteger },
-  JOB_MAX_BYTES: { description: 'most bytes of results one job keeps (b, kb, mb); a job that would pass it fails, saying so', defaultValue: '2gb', parse: byteSize },
-  JOBS_MAX_BYTES: { description: 'most bytes of results all kept jobs hold together; a new job is refused (507) while they hold more', defaultValue: '20gb', parse: byteSize },
-  JOB_TTL: { description: 'how long a job and its results are kept after it is submitted', defaultValue: '7d', parse: duration },
+  JOB_BODY_LIMIT: {
+    description: 'largest body POST /api/v1/jobs accepts (b, kb, mb)',
+    defaultValue: '256mb',
+    parse: byteSize,
+  },
+  JOB_MAX_ACTIVE: {
+    description: 'most jobs queued or running at once, in all (more: 429 with Retry-After)',
+    defaultValue: '4',
+    parse: positiveInteger,
+  },
+  JOB_CONCURRENCY: {
+    description:
+      'queries of a job started together, in waves, as BATCH_CONCURRENCY: its share of the engine, next to the lookups (jobs run one at a time)',
+    defaultValue: '8',
+    parse: positiveInteger,
+  },
+  JOB_MAX_BYTES: {
+    description: 'most bytes of results one job keeps (b, kb, mb); a job that would pass it fails, saying so',
+    defaultValue: '2gb',
+    parse: byteSize,
+  },
+  JOBS_MAX_BYTES: {
+    description: 'most bytes of results all kept jobs hold together; a new job is refused (507) while they hold more',
+    defaultValue: '20gb',
+    parse: byteSize,
+  },
+  JOB_TTL: {
+    description: 'how long a job and its results are kept after it is submitted',
+    defaultValue: '7d',
+    parse: duration,
+  },
   HOST: {
-    description: 'address the API binds to: 127.0.0.1 serves this machine only, 0.0.0.0 (the Docker image\'s) every interface', defaultValue: '127.0.0.1',
+    description:
+      "address the API binds to: 127.0.0.1 serves this machine only, 0.0.0.0 (the Docker image's) every interface",
+    defaultValue: '127.0.0.1',
     parse: (raw: string, name: string): string => {
       const host = raw.replace(/^\[(.*)\]$/, '$1');
-      if (!/^[A-Za-z0-9._:-]{1,253}$/.test(host)) throw new ConfigError(`${name} must be an IP address or a host name such as 127.0.0.1, 0.0.0.0 or ::, got "${raw}"`);
+      if (!/^[A-Za-z0-9._:-]{1,253}$/.test(host))
+        throw new ConfigError(
+          `${name} must be an IP address or a host name such as 127.0.0.1, 0.0.0.0 or ::, got "${raw}"`,
+        );
       return host;
     },
   },
   RATE_LIMIT: {
-    description: 'cost units each client (IP address) may spend a minute, 0 for no limit; a lookup costs 1, a connectivity search 5, a legacy mapping 20', defaultValue: '0',
+    description:
+      'cost units each client (IP address) may spend a minute, 0 for no limit; a lookup costs 1, a connectivity search 5, a legacy mapping 20',
+    defaultValue: '0',
     parse: (raw: string, name: string): number => (raw === '0' ? 0 : positiveInteger(raw, name)),
   },
   TRUST_PROXY: {
-    description: 'reverse proxies in front of the API whose X-Forwarded-For names the client (for RATE_LIMIT): a number of hops, or addresses and subnets (10.0.0.0/8, loopback); empty: none', defaultValue: '',
+    description:
+      'reverse proxies in front of the API whose X-Forwarded-For names the client (for RATE_LIMIT): a number of hops, or addresses and subnets (10.0.0.0/8, loopback); empty: none',
+    defaultValue: '',
     parse: (raw: string, name: string): number | string[] | false => {
       if (raw === '' || raw === '0') return false;
       if (/^[0-9]{1,2}$/.test(raw)) return Number(raw);
-      const list = raw.split(',').map((item) => item.trim()).filter(Boolean);
-      if (list.every((item) => /^(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(\/[0-9]{1,3})?)$/.test(item))) return list;
-      throw new ConfigError(`${name} must be a number of proxies or a list of addresses and subnets such as 10.0.0.0/8,loopback, got "${raw}"`);
+      const list = raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
+      if (list.every((item) => /^(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(\/[0-9]{1,3})?)$/.test(item)))
+        return list;
+      throw new ConfigError(
+        `${name} must be a number of proxies or a list of addresses and subnets such as 10.0.0.0/8,loopback, got "${raw}"`,
+      );
     },
   },
 } satisfies Record<string, Setting<unknown>>;
@@ -194,5 +381,9 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** The settings with their defaults and descriptions, for docs/operations.md and `--help` texts. */
 export function describeSettings(): { name: string; defaultValue: string; description: string }[] {
-  return Object.entries(settings).map(([name, s]) => ({ name, defaultValue: s.defaultValue, description: s.description }));
+  return Object.entries(settings).map(([name, s]) => ({
+    name,
+    defaultValue: s.defaultValue,
+    description: s.description,
+  }));
 }

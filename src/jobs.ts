@@ -12,8 +12,21 @@ import { hostname } from 'node:os';
 import type { Config } from './config';
 import type { Engine } from './engine/client';
 import {
-  deleteJobs, deleteResultsFrom, ensureJobIndices, getJob, jobsInUse, nextJobToRun, putJob, queryPart, queryPartLines, resultParts, updateJob, writeParts,
-  type JobDocument, type JobPart, type StoredJob,
+  deleteJobs,
+  deleteResultsFrom,
+  ensureJobIndices,
+  getJob,
+  jobsInUse,
+  nextJobToRun,
+  putJob,
+  queryPart,
+  queryPartLines,
+  resultParts,
+  updateJob,
+  writeParts,
+  type JobDocument,
+  type JobPart,
+  type StoredJob,
 } from './engine/jobs';
 import { log } from './log';
 import { parseLine, serialiseLine, type AnswerLine, type QueryAnswerer } from './api/v1/answer';
@@ -31,7 +44,11 @@ const heartbeatMs = 2_000;
 const staleAfterMs = 3 * heartbeatMs;
 
 export class JobRefused extends Error {
-  constructor(readonly status: number, message: string, readonly retryAfter?: number) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly retryAfter?: number,
+  ) {
     super(message);
   }
 }
@@ -43,11 +60,19 @@ export class JobWriter {
   private part = 0;
   total = 0;
 
-  constructor(private readonly engine: Engine, readonly jobId: string, private readonly maxQueries: number) {}
+  constructor(
+    private readonly engine: Engine,
+    readonly jobId: string,
+    private readonly maxQueries: number,
+  ) {}
 
   /** Adds one query, as its NDJSON line (not parsed: a line that is not JSON gets its error in its place); JobRefused (413) past JOB_MAX_QUERIES. */
   async add(line: string): Promise<void> {
-    if (this.total === this.maxQueries) throw new JobRefused(413, `the job has more than the ${this.maxQueries} queries a job may hold (JOB_MAX_QUERIES): split it into several jobs`);
+    if (this.total === this.maxQueries)
+      throw new JobRefused(
+        413,
+        `the job has more than the ${this.maxQueries} queries a job may hold (JOB_MAX_QUERIES): split it into several jobs`,
+      );
     this.lines.push(line);
     this.bytes += Buffer.byteLength(line) + 1;
     this.total += 1;
@@ -56,7 +81,14 @@ export class JobWriter {
 
   async flush(): Promise<void> {
     if (this.lines.length === 0) return;
-    const part: JobPart = { jobId: this.jobId, kind: 'queries', part: this.part, from: this.part * queryPartLines, count: this.lines.length, lines: `${this.lines.join('\n')}\n` };
+    const part: JobPart = {
+      jobId: this.jobId,
+      kind: 'queries',
+      part: this.part,
+      from: this.part * queryPartLines,
+      count: this.lines.length,
+      lines: `${this.lines.join('\n')}\n`,
+    };
     this.lines = [];
     this.part += 1;
     await writeParts(this.engine, [part]);
@@ -76,14 +108,21 @@ export class Jobs {
   private updating: Promise<unknown> = Promise.resolve();
   private lastSweep = 0;
 
-  constructor(private readonly engine: Engine, private readonly config: Config, private readonly answerer: QueryAnswerer) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly config: Config,
+    private readonly answerer: QueryAnswerer,
+  ) {}
 
   /** Checks that a new job may be taken now: JobRefused (429 or 507) otherwise. */
   async admit(): Promise<void> {
     const { active, bytes } = await jobsInUse(this.engine);
     if (active >= this.config.JOB_MAX_ACTIVE) throw this.tooManyJobs(active);
     if (bytes >= this.config.JOBS_MAX_BYTES) {
-      throw new JobRefused(507, `the jobs kept hold ${bytes} bytes, the most this service keeps (JOBS_MAX_BYTES ${this.config.JOBS_MAX_BYTES}): try again when older jobs have expired`);
+      throw new JobRefused(
+        507,
+        `the jobs kept hold ${bytes} bytes, the most this service keeps (JOBS_MAX_BYTES ${this.config.JOBS_MAX_BYTES}): try again when older jobs have expired`,
+      );
     }
   }
 
@@ -94,7 +133,11 @@ export class Jobs {
   }
 
   private tooManyJobs(active: number): JobRefused {
-    return new JobRefused(429, `${active} jobs are queued or running, the most this service takes at once (JOB_MAX_ACTIVE ${this.config.JOB_MAX_ACTIVE}): try again when one has finished`, 60);
+    return new JobRefused(
+      429,
+      `${active} jobs are queued or running, the most this service takes at once (JOB_MAX_ACTIVE ${this.config.JOB_MAX_ACTIVE}): try again when one has finished`,
+      60,
+    );
   }
 
   /**
@@ -105,9 +148,22 @@ export class Jobs {
     await writer.flush();
     const now = new Date();
     const job: JobDocument = {
-      jobId: writer.jobId, status: 'queued', total: writer.total, done: 0, errors: 0, queryBytes: writer.queryBytes, resultBytes: 0,
-      created: now.toISOString(), started: null, finished: null, expires: new Date(now.getTime() + this.config.JOB_TTL).toISOString(),
-      error: null, owner: null, heartbeat: null, runningSince: null, doneAtStart: 0,
+      jobId: writer.jobId,
+      status: 'queued',
+      total: writer.total,
+      done: 0,
+      errors: 0,
+      queryBytes: writer.queryBytes,
+      resultBytes: 0,
+      created: now.toISOString(),
+      started: null,
+      finished: null,
+      expires: new Date(now.getTime() + this.config.JOB_TTL).toISOString(),
+      error: null,
+      owner: null,
+      heartbeat: null,
+      runningSince: null,
+      doneAtStart: 0,
     };
     // Two submissions may both have been admitted: counted again with this one queued, the later gives way.
     await putJob(this.engine, job);
@@ -119,7 +175,9 @@ export class Jobs {
 
   /** Deletes a job and whatever it wrote (a submission refused half-way). */
   async discard(jobId: string): Promise<void> {
-    await deleteJobs(this.engine, [jobId]).catch((error: Error) => log.error('could not delete a refused job', { jobId, error: error.message }));
+    await deleteJobs(this.engine, [jobId]).catch((error: Error) =>
+      log.error('could not delete a refused job', { jobId, error: error.message }),
+    );
   }
 
   /** The job, unless unknown or expired. */
@@ -160,7 +218,10 @@ export class Jobs {
   private async idle(ms: number): Promise<void> {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
-      this.wake = () => { clearTimeout(timer); resolve(); };
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
     });
     this.wake = undefined;
   }
@@ -174,10 +235,16 @@ export class Jobs {
           if (expired.length > 0) log.info('expired jobs deleted', { jobs: expired.length });
         }
         const next = await nextJobToRun(this.engine, new Date(Date.now() - staleAfterMs));
-        const claimed = next && await updateJob(this.engine, next, {
-          status: 'running', owner: this.owner, heartbeat: new Date().toISOString(), runningSince: new Date().toISOString(),
-          doneAtStart: next.job.done, started: next.job.started ?? new Date().toISOString(),
-        });
+        const claimed =
+          next &&
+          (await updateJob(this.engine, next, {
+            status: 'running',
+            owner: this.owner,
+            heartbeat: new Date().toISOString(),
+            runningSince: new Date().toISOString(),
+            doneAtStart: next.job.done,
+            started: next.job.started ?? new Date().toISOString(),
+          }));
         if (claimed) await this.runJob(claimed);
         else await this.idle(1_000);
       } catch (error) {
@@ -199,19 +266,22 @@ export class Jobs {
       let pending: AnswerLine[] = [];
       let pendingText = '';
       const queries = this.queriesFrom(jobId, claimed.job.done, claimed.job.total);
-      for await (const line of this.answerer.answerInOrder(queries, { concurrency: this.config.JOB_CONCURRENCY, firstIndex: claimed.job.done })) {
+      for await (const line of this.answerer.answerInOrder(queries, {
+        concurrency: this.config.JOB_CONCURRENCY,
+        firstIndex: claimed.job.done,
+      })) {
         // The engine unavailable: the line would say 503; the job waits and answers that part again.
         if (line.status === 503) throw new EngineBusy();
         pending.push(line);
         pendingText += serialiseLine(line);
         if (pending.length >= resultPartLines || pendingText.length >= resultPartBytes) {
-          if (!await this.store(pending, pendingText)) return;
+          if (!(await this.store(pending, pendingText))) return;
           pending = [];
           pendingText = '';
         }
         if (this.stopped) return this.handBack();
       }
-      if (pending.length > 0 && !await this.store(pending, pendingText)) return;
+      if (pending.length > 0 && !(await this.store(pending, pendingText))) return;
       await this.finish({ status: 'done' });
     } catch (error) {
       if (error instanceof EngineBusy) {
@@ -244,12 +314,20 @@ export class Jobs {
     const job = stored.job;
     const bytes = Buffer.byteLength(text);
     if (job.resultBytes + bytes > this.config.JOB_MAX_BYTES) {
-      await this.finish({ status: 'failed', error: `the job's results passed ${this.config.JOB_MAX_BYTES} bytes (JOB_MAX_BYTES) after ${job.done} of ${job.total} queries: the results of those are kept; submit the rest as another job` });
+      await this.finish({
+        status: 'failed',
+        error: `the job's results passed ${this.config.JOB_MAX_BYTES} bytes (JOB_MAX_BYTES) after ${job.done} of ${job.total} queries: the results of those are kept; submit the rest as another job`,
+      });
       return false;
     }
-    await writeParts(this.engine, [{ jobId: job.jobId, kind: 'results', part: job.done, from: job.done, count: lines.length, lines: text }]);
+    await writeParts(this.engine, [
+      { jobId: job.jobId, kind: 'results', part: job.done, from: job.done, count: lines.length, lines: text },
+    ]);
     const updated = await this.update((current) => ({
-      done: current.done + lines.length, errors: current.errors + lines.filter((line) => line.status !== 200).length, resultBytes: current.resultBytes + bytes, heartbeat: new Date().toISOString(),
+      done: current.done + lines.length,
+      errors: current.errors + lines.filter((line) => line.status !== 200).length,
+      resultBytes: current.resultBytes + bytes,
+      heartbeat: new Date().toISOString(),
     }));
     if (!updated) log.warn('another process took the job over', { jobId: job.jobId });
     return updated !== undefined;
@@ -273,12 +351,25 @@ export class Jobs {
   }
 
   private async renew(): Promise<void> {
-    await this.update(() => ({ heartbeat: new Date().toISOString() })).catch((error: Error) => log.warn('could not renew a job\'s lease', { error: error.message }));
+    await this.update(() => ({ heartbeat: new Date().toISOString() })).catch((error: Error) =>
+      log.warn("could not renew a job's lease", { error: error.message }),
+    );
   }
 
   private async finish(changes: Partial<JobDocument>): Promise<void> {
-    const updated = await this.update(() => ({ ...changes, finished: new Date().toISOString(), owner: null, heartbeat: null }));
-    if (updated) log.info('job finished', { jobId: updated.job.jobId, status: updated.job.status, done: updated.job.done, errors: updated.job.errors });
+    const updated = await this.update(() => ({
+      ...changes,
+      finished: new Date().toISOString(),
+      owner: null,
+      heartbeat: null,
+    }));
+    if (updated)
+      log.info('job finished', {
+        jobId: updated.job.jobId,
+        status: updated.job.status,
+        done: updated.job.done,
+        errors: updated.job.errors,
+      });
   }
 
   /** Gives the running job back to the queue, with what is done. */
@@ -296,9 +387,17 @@ export function jobView(job: JobDocument, now = Date.now()): object {
   const seconds = running ? (now - Date.parse(job.runningSince!)) / 1000 : 0;
   const ratePerSecond = running && seconds > 0 ? Math.round(((job.done - job.doneAtStart) / seconds) * 10) / 10 : null;
   return {
-    jobId: job.jobId, status: job.status, total: job.total, done: job.done, errors: job.errors, ratePerSecond,
+    jobId: job.jobId,
+    status: job.status,
+    total: job.total,
+    done: job.done,
+    errors: job.errors,
+    ratePerSecond,
     etaSeconds: ratePerSecond ? Math.ceil((job.total - job.done) / ratePerSecond) : null,
-    created: job.created, started: job.started, finished: job.finished, expires: job.expires,
+    created: job.created,
+    started: job.started,
+    finished: job.finished,
+    expires: job.expires,
     ...(job.error ? { error: job.error } : {}),
   };
 }

@@ -12,7 +12,9 @@ export type LogFields = Record<string, unknown>;
 function createLogger(toStderr = false): Logger {
   const level = process.env.LOG_LEVEL || 'info';
   const options: pino.LoggerOptions = {
-    level, base: undefined, messageKey: 'message',
+    level,
+    base: undefined,
+    messageKey: 'message',
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
   };
@@ -27,10 +29,16 @@ function createLogger(toStderr = false): Logger {
     }
   }
   // Each line to the most severe stream that takes its level: errors to stderr only.
-  return pino(options, pino.multistream([
-    { level: 'trace', stream: pino.destination({ fd: 1, sync: true }) },
-    { level: 'error', stream: pino.destination({ fd: 2, sync: true }) },
-  ], { dedupe: true }));
+  return pino(
+    options,
+    pino.multistream(
+      [
+        { level: 'trace', stream: pino.destination({ fd: 1, sync: true }) },
+        { level: 'error', stream: pino.destination({ fd: 2, sync: true }) },
+      ],
+      { dedupe: true },
+    ),
+  );
 }
 
 let logger: Logger | undefined;
@@ -49,7 +57,9 @@ export const stderrLog = {
 
 export const log = {
   /** False under LOG_LEVEL=silent (or above info): callers can skip gathering what they would log. */
-  get enabled(): boolean { return current().isLevelEnabled('info'); },
+  get enabled(): boolean {
+    return current().isLevelEnabled('info');
+  },
   info: (message: string, fields: LogFields = {}): void => current().info(fields, message),
   warn: (message: string, fields: LogFields = {}): void => current().warn(fields, message),
   error: (message: string, fields: LogFields = {}): void => current().error(fields, message),

@@ -30,12 +30,24 @@ export interface ServerOptions extends AppOptions {
 }
 
 /** Defaults of the server's deadlines: long enough for any honest client of a lookup API, short enough that slow ones cannot hold sockets for minutes. */
-export const serverTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, timeoutCheckIntervalMs: 1_000 };
+export const serverTimeouts = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  timeoutCheckIntervalMs: 1_000,
+};
 
 /** The URL a bound address is reached at: the loopback of its family when it is every interface (0.0.0.0, ::). */
 export function urlOf(address: AddressInfo): string {
   const ipv6 = address.family === 'IPv6';
-  const host = address.address === '0.0.0.0' || address.address === '::' ? (ipv6 ? '[::1]' : '127.0.0.1') : ipv6 ? `[${address.address}]` : address.address;
+  const host =
+    address.address === '0.0.0.0' || address.address === '::'
+      ? ipv6
+        ? '[::1]'
+        : '127.0.0.1'
+      : ipv6
+        ? `[${address.address}]`
+        : address.address;
   return `http://${host}:${address.port}`;
 }
 
@@ -53,7 +65,11 @@ export interface RunningServer {
 }
 
 /** Starts the service; resolves once it listens on `options.host` (config.HOST). `port` 0 picks a free port (tests). */
-export async function startServer(config: Config, options: ServerOptions = {}, port = config.PORT): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  options: ServerOptions = {},
+  port = config.PORT,
+): Promise<RunningServer> {
   const timeouts = { ...serverTimeouts, ...options };
   const { app, close, sendError } = createApp(config, options);
   // The responses not yet finished: at the drain deadline each one still open gets its 503.
@@ -72,12 +88,15 @@ export async function startServer(config: Config, options: ServerOptions = {}, p
     app(req as Request, res as Response);
   };
   const server = await new Promise<Server>((resolve, reject) => {
-    const listening = createServer({
-      ...bornAsExpress(app),
-      headersTimeout: timeouts.headersTimeoutMs,
-      requestTimeout: timeouts.requestTimeoutMs,
-      connectionsCheckingInterval: timeouts.timeoutCheckIntervalMs,
-    }, handle);
+    const listening = createServer(
+      {
+        ...bornAsExpress(app),
+        headersTimeout: timeouts.headersTimeoutMs,
+        requestTimeout: timeouts.requestTimeoutMs,
+        connectionsCheckingInterval: timeouts.timeoutCheckIntervalMs,
+      },
+      handle,
+    );
     listening.keepAliveTimeout = timeouts.keepAliveTimeoutMs;
     listening.once('error', reject);
     listening.listen(port, options.host ?? config.HOST, () => {
@@ -106,7 +125,10 @@ export async function startServer(config: Config, options: ServerOptions = {}, p
       server.closeIdleConnections();
       await untilDrained(deadlineMs);
       if (inFlight.size > 0) {
-        log.warn('answering 503 to the requests still running at the drain deadline', { requests: inFlight.size, deadlineMs });
+        log.warn('answering 503 to the requests still running at the drain deadline', {
+          requests: inFlight.size,
+          deadlineMs,
+        });
         const unavailable = new HttpError(503, 'the service is shutting down; try again shortly', [], restartSeconds);
         for (const res of inFlight) {
           if (res.headersSent) continue;
@@ -134,9 +156,14 @@ export async function startServer(config: Config, options: ServerOptions = {}, p
  * connections: API CPU per request 0.53-0.56 ms -> 0.35-0.38 ms, throughput 1,505-1,610 ->
  * 2,053-2,189 requests/s (three interleaved pairs, BENCHMARKS.md).
  */
-function bornAsExpress(app: Express): { IncomingMessage?: typeof IncomingMessage; ServerResponse?: typeof ServerResponse } {
-  // A node:http whose classes cannot be called as functions gets node:http's own; Express then sets the prototypes as usual.
-  if ([IncomingMessage, ServerResponse].some((type) => /^class\b/.test(Function.prototype.toString.call(type)))) return {};
+function bornAsExpress(app: Express): {
+  IncomingMessage?: typeof IncomingMessage;
+  ServerResponse?: typeof ServerResponse;
+} {
+  // A node:http whose classes cannot be called as functions gets node:http's own; Express then sets the prototypes as
+  // usual.
+  if ([IncomingMessage, ServerResponse].some((type) => /^class\b/.test(Function.prototype.toString.call(type))))
+    return {};
   function Request(this: IncomingMessage, ...args: ConstructorParameters<typeof IncomingMessage>): void {
     IncomingMessage.apply(this, args);
   }
@@ -145,27 +172,38 @@ function bornAsExpress(app: Express): { IncomingMessage?: typeof IncomingMessage
     ServerResponse.apply(this, args);
   }
   Response.prototype = app.response;
-  return { IncomingMessage: Request as unknown as typeof IncomingMessage, ServerResponse: Response as unknown as typeof ServerResponse };
+  return {
+    IncomingMessage: Request as unknown as typeof IncomingMessage,
+    ServerResponse: Response as unknown as typeof ServerResponse,
+  };
 }
 
 async function main(): Promise<void> {
   const config = readConfig();
   const { address, url, stop } = await startServer(config);
   log.info('chemxref is listening', {
-    address: address.address, port: address.port, url, docs: `${url}/api/docs`, esUrl: config.ES_URL, indexPrefix: config.ES_INDEX_PREFIX,
+    address: address.address,
+    port: address.port,
+    url,
+    docs: `${url}/api/docs`,
+    esUrl: config.ES_URL,
+    indexPrefix: config.ES_INDEX_PREFIX,
     ...(address.address === '0.0.0.0' || address.address === '::' ? { note: 'bound to every interface (HOST)' } : {}),
   });
   const shutdown = (signal: string): void => {
     log.info('shutting down', { signal, drainDeadlineMs });
     // Should closing hang past the deadline and the 503s, the process still goes.
     setTimeout(() => process.exit(1), drainDeadlineMs + 5_000).unref();
-    stop().then(() => {
-      log.info('stopped');
-      process.exit(0);
-    }, (error: Error) => {
-      log.error('stopping failed', { error: error.message });
-      process.exit(1);
-    });
+    stop().then(
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
+      (error: Error) => {
+        log.error('stopping failed', { error: error.message });
+        process.exit(1);
+      },
+    );
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));

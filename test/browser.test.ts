@@ -10,10 +10,17 @@ describe('the interactive docs page in a real browser', function () {
   async function watchedPage(): Promise<{ page: Page; violations: string[] }> {
     const page = await fixture.browser.newPage();
     const violations: string[] = [];
-    page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()); });
-    await page.exposeFunction('reportViolation', (text: string) => { violations.push(text); });
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    await page.exposeFunction('reportViolation', (text: string) => {
+      violations.push(text);
+    });
     // Page code, as text: the tests are compiled without the DOM's types.
-    await page.addInitScript({ content: "document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(`${e.violatedDirective}: ${e.blockedURI} ${e.sample}`));" });
+    await page.addInitScript({
+      content:
+        "document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(`${e.violatedDirective}: ${e.blockedURI} ${e.sample}`));",
+    });
     return { page, violations };
   }
 

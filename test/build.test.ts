@@ -10,7 +10,6 @@ import { freePort } from './support/checking-clients';
 
 const root = join(__dirname, '..');
 
-
 /** Every .js file under `dir`. */
 function scripts(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
@@ -27,7 +26,21 @@ describe('npm run build and the image it makes', function () {
   });
 
   it('emits dist/ with the server, the loader, export and kibana:setup CLIs, the OpenAPI document, the mappings, the workers and the Kibana objects', () => {
-    for (const path of ['src/server.js', 'loaders/cli.js', 'src/export/cli.js', 'src/kibana/cli.js', 'kibana/chemxref.ndjson', 'src/web/static/chemxref.css', 'src/api/openapi.yaml', 'mappings/assignments.json', 'mappings/rejects.json', 'src/toolkits/depict-worker.cjs', 'src/toolkits/rdkit-worker.cjs', 'loaders/structure-reader.cjs', 'loaders/structure-reader.js']) {
+    for (const path of [
+      'src/server.js',
+      'loaders/cli.js',
+      'src/export/cli.js',
+      'src/kibana/cli.js',
+      'kibana/chemxref.ndjson',
+      'src/web/static/chemxref.css',
+      'src/api/openapi.yaml',
+      'mappings/assignments.json',
+      'mappings/rejects.json',
+      'src/toolkits/depict-worker.cjs',
+      'src/toolkits/rdkit-worker.cjs',
+      'loaders/structure-reader.cjs',
+      'loaders/structure-reader.js',
+    ]) {
       expect(existsSync(join(root, 'dist', path)), `dist/${path}`).to.equal(true);
     }
     // No TypeScript tool at run time: nothing built requires tsx but the structure reader's
@@ -54,24 +67,47 @@ describe('npm run build and the image it makes', function () {
     const prefix = await fixturePrefix();
     const config = testConfig(prefix);
     const port = await freePort();
-    const env = { ...process.env, ES_URL: config.ES_URL, ES_INDEX_PREFIX: prefix, PORT: String(port), LOG_LEVEL: 'silent', NODE_OPTIONS: '' };
-    const server = spawn(process.execPath, ['dist/src/server.js'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = {
+      ...process.env,
+      ES_URL: config.ES_URL,
+      ES_INDEX_PREFIX: prefix,
+      PORT: String(port),
+      LOG_LEVEL: 'silent',
+      NODE_OPTIONS: '',
+    };
+    const server = spawn(process.execPath, ['dist/src/server.js'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
-    server.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    server.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    server.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    server.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
     try {
       const since = Date.now();
       let ready = 0;
       while (ready !== 200) {
-        if (Date.now() - since > 30_000 || server.exitCode !== null) throw new Error(`the built server did not become ready:\n${output}`);
-        ready = await fetch(`http://127.0.0.1:${port}/ready`).then((response) => response.status, () => 0);
+        if (Date.now() - since > 30_000 || server.exitCode !== null)
+          throw new Error(`the built server did not become ready:\n${output}`);
+        ready = await fetch(`http://127.0.0.1:${port}/ready`).then(
+          (response) => response.status,
+          () => 0,
+        );
         if (ready !== 200) await sleep(200);
       }
       const lookup = await fetch(`http://127.0.0.1:${port}/api/v1/compounds`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 }),
       });
       expect(lookup.status).to.equal(200);
-      expect(((await lookup.json()) as { compounds: { standardInchiKey: string }[] }).compounds[0].standardInchiKey).to.equal('RZVAJINKPMORJF-UHFFFAOYSA-N');
+      expect(
+        ((await lookup.json()) as { compounds: { standardInchiKey: string }[] }).compounds[0].standardInchiKey,
+      ).to.equal('RZVAJINKPMORJF-UHFFFAOYSA-N');
       expect((await fetch(`http://127.0.0.1:${port}/api/docs/`)).status).to.equal(200);
     } finally {
       server.kill('SIGTERM');
@@ -79,8 +115,21 @@ describe('npm run build and the image it makes', function () {
     }
     // The built loader, its workers included (the structure reader; RDKit for a SMILES release).
     const built = { ...env, ES_INDEX_PREFIX: freshPrefix('built') };
-    for (const args of [['dump', fixtureDump], ['source', '104', join(fixturesDir, 'releases', 'bzr-release-2.smiles.tsv')]]) {
-      const load = spawnSync(process.execPath, ['dist/loaders/cli.js', ...args, '--no-progress', '--rejects', join(tmpdir(), `chemxref-built-${Date.now()}.tsv`)], { cwd: root, env: built, encoding: 'utf8' });
+    for (const args of [
+      ['dump', fixtureDump],
+      ['source', '104', join(fixturesDir, 'releases', 'bzr-release-2.smiles.tsv')],
+    ]) {
+      const load = spawnSync(
+        process.execPath,
+        [
+          'dist/loaders/cli.js',
+          ...args,
+          '--no-progress',
+          '--rejects',
+          join(tmpdir(), `chemxref-built-${Date.now()}.tsv`),
+        ],
+        { cwd: root, env: built, encoding: 'utf8' },
+      );
       expect(load.status, load.stderr).to.equal(0);
       expect(JSON.parse(load.stdout.trim())).to.include({ status: 'done', rowsRejected: 0 });
     }

@@ -2,7 +2,15 @@ import { expect } from 'chai';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readConfig } from '../src/config';
-import { actionStart, bulkWrite, flushBytes, writeBulkBatches, BulkBatchBuilder, type BulkBatch, type BulkFailure } from '../src/engine/bulk';
+import {
+  actionStart,
+  bulkWrite,
+  flushBytes,
+  writeBulkBatches,
+  BulkBatchBuilder,
+  type BulkBatch,
+  type BulkFailure,
+} from '../src/engine/bulk';
 import { Engine, mappingOf } from '../src/engine/client';
 import { assignmentBulkLines, assignmentId } from '../src/engine/assignments';
 import { bodiesSent } from './support/engine';
@@ -21,7 +29,10 @@ class BusyEngineProxy {
   private server: Server;
   private faulted = false;
 
-  constructor(private readonly engineUrl: URL, private readonly fault: Fault) {
+  constructor(
+    private readonly engineUrl: URL,
+    private readonly fault: Fault,
+  ) {
     this.server = createServer((request, response) => {
       void this.handle(request).then(({ status, body }) => {
         response.writeHead(status, { 'content-type': 'application/json', 'x-elastic-product': 'Elasticsearch' });
@@ -31,7 +42,11 @@ class BusyEngineProxy {
   }
 
   listen(): Promise<string> {
-    return new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(this.server.address() as AddressInfo).port}`)));
+    return new Promise((resolve) =>
+      this.server.listen(0, '127.0.0.1', () =>
+        resolve(`http://127.0.0.1:${(this.server.address() as AddressInfo).port}`),
+      ),
+    );
   }
 
   close(): Promise<void> {
@@ -49,27 +64,46 @@ class BusyEngineProxy {
     }
     this.faulted = true;
     if (this.fault === 'busy-request') {
-      return { status: 429, body: JSON.stringify({ error: { type: 'es_rejected_execution_exception', reason: 'rejected execution of coordinating operation' }, status: 429 }) };
+      return {
+        status: 429,
+        body: JSON.stringify({
+          error: { type: 'es_rejected_execution_exception', reason: 'rejected execution of coordinating operation' },
+          status: 429,
+        }),
+      };
     }
     const lines = body.split('\n');
     body = [...lines.slice(0, 2), ...lines.slice(4)].join('\n');
     this.bulkBodies.push(body);
     const answer = await this.forward(request, body);
     const parsed = JSON.parse(answer.body) as { errors: boolean; items: unknown[] };
-    parsed.items.splice(1, 0, { create: { status: 429, error: { type: 'es_rejected_execution_exception', reason: 'rejected execution of primary operation' } } });
+    parsed.items.splice(1, 0, {
+      create: {
+        status: 429,
+        error: { type: 'es_rejected_execution_exception', reason: 'rejected execution of primary operation' },
+      },
+    });
     return { status: answer.status, body: JSON.stringify({ ...parsed, errors: true }) };
   }
 
   private forward(request: IncomingMessage, body: string): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
-      const forwarded = httpRequest({
-        hostname: this.engineUrl.hostname, port: this.engineUrl.port, path: request.url, method: request.method,
-        headers: { ...request.headers, 'content-length': Buffer.byteLength(body), host: this.engineUrl.host },
-      }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 502, body: Buffer.concat(chunks).toString() }));
-      });
+      const forwarded = httpRequest(
+        {
+          hostname: this.engineUrl.hostname,
+          port: this.engineUrl.port,
+          path: request.url,
+          method: request.method,
+          headers: { ...request.headers, 'content-length': Buffer.byteLength(body), host: this.engineUrl.host },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 502, body: Buffer.concat(chunks).toString() }),
+          );
+        },
+      );
       forwarded.on('error', reject);
       forwarded.end(body);
     });
@@ -83,7 +117,13 @@ function assignments(index: string, count: number, first = 0): BulkBatch<{ line:
   const builder = new BulkBatchBuilder<{ line: number }>();
   for (let line = first; line < first + count; line += 1) {
     const compoundId = `CHEMBL${112 + line}`;
-    builder.add({ index, id: assignmentId(1, 1, compoundId), op: 'create', context: { line }, document: { sourceId: 1, compoundId, uci: 1, assignment: 1, ...paracetamol } });
+    builder.add({
+      index,
+      id: assignmentId(1, 1, compoundId),
+      op: 'create',
+      context: { line },
+      document: { sourceId: 1, compoundId, uci: 1, assignment: 1, ...paracetamol },
+    });
   }
   return builder.take();
 }
@@ -119,7 +159,9 @@ describe('bulk writes of a load', () => {
     const batches = [assignments(index, 25_000), assignments(index, 15_000, 25_000)];
     expect(batches[0].body.length, 'the first batch needs two requests').to.be.above(flushBytes);
     const sizes = await bulkRequestSizes(async () => {
-      const written = await writeBulkBatches(engine, batchesOf(...batches), () => { throw new Error('nothing is refused'); });
+      const written = await writeBulkBatches(engine, batchesOf(...batches), () => {
+        throw new Error('nothing is refused');
+      });
       expect(written).to.deep.equal({ written: 40_000, failed: 0 });
     });
     expect(await countIn()).to.equal(40_000);
@@ -130,7 +172,11 @@ describe('bulk writes of a load', () => {
   it('joins the documents of many small batches into one request', async () => {
     const small = Array.from({ length: 40 }, (_, i) => assignments(index, 5, 5 * i));
     const sizes = await bulkRequestSizes(async () => {
-      expect(await writeBulkBatches(engine, batchesOf(...small), () => { throw new Error('nothing is refused'); })).to.deep.equal({ written: 200, failed: 0 });
+      expect(
+        await writeBulkBatches(engine, batchesOf(...small), () => {
+          throw new Error('nothing is refused');
+        }),
+      ).to.deep.equal({ written: 200, failed: 0 });
     });
     expect(await countIn()).to.equal(200);
     expect(sizes).to.have.length(1);
@@ -138,9 +184,34 @@ describe('bulk writes of a load', () => {
 
   it('reports a document the engine refuses with the row it came from, and writes the others', async () => {
     const failures: BulkFailure<{ line: number }>[] = [];
-    async function* items(): AsyncGenerator<{ index: string; id: string; op: 'create'; document: object; context: { line: number } }> {
-      yield { index, id: 'CHEMBL112', op: 'create', document: { sourceId: 1, compoundId: 'CHEMBL112', uci: 1, assignment: 1, ...paracetamol }, context: { line: 2 } };
-      yield { index, id: 'CHEMBL25', op: 'create', document: { sourceId: 1, compoundId: 'CHEMBL25', uci: 'two', assignment: 1, standardInchiKey: 'BSYNRYMUTXBXSQ-UHFFFAOYSA-N', connectivityBlock: 'BSYNRYMUTXBXSQ' }, context: { line: 3 } };
+    async function* items(): AsyncGenerator<{
+      index: string;
+      id: string;
+      op: 'create';
+      document: object;
+      context: { line: number };
+    }> {
+      yield {
+        index,
+        id: 'CHEMBL112',
+        op: 'create',
+        document: { sourceId: 1, compoundId: 'CHEMBL112', uci: 1, assignment: 1, ...paracetamol },
+        context: { line: 2 },
+      };
+      yield {
+        index,
+        id: 'CHEMBL25',
+        op: 'create',
+        document: {
+          sourceId: 1,
+          compoundId: 'CHEMBL25',
+          uci: 'two',
+          assignment: 1,
+          standardInchiKey: 'BSYNRYMUTXBXSQ-UHFFFAOYSA-N',
+          connectivityBlock: 'BSYNRYMUTXBXSQ',
+        },
+        context: { line: 3 },
+      };
     }
     const written = await bulkWrite(engine, items(), (failure) => failures.push(failure));
     expect(written).to.deep.equal({ written: 1, failed: 1 });
@@ -158,28 +229,61 @@ describe('bulk writes of a load', () => {
     for (let line = 1; line <= 10_000; line += 1) {
       const compoundId = compoundIdOf(line);
       const uci = line === 7_500 ? 'two' : 1; // refused by the mapping
-      builder.add({ index, id: assignmentId(1, 1, compoundId), op: 'create', context: { line }, document: { sourceId: 1, compoundId, uci, assignment: 1, ...paracetamol } });
+      builder.add({
+        index,
+        id: assignmentId(1, 1, compoundId),
+        op: 'create',
+        context: { line },
+        document: { sourceId: 1, compoundId, uci, assignment: 1, ...paracetamol },
+      });
     }
     const batch = builder.take();
     expect(batch.body.length).to.be.above(batch.body.toString().length);
     expect(batch.body.length, 'the batch needs two requests').to.be.above(flushBytes);
     const failures: BulkFailure<{ line: number }>[] = [];
     const sizes = await bulkRequestSizes(async () => {
-      expect(await writeBulkBatches(engine, batchesOf(batch), (failure) => failures.push(failure))).to.deep.equal({ written: 9_999, failed: 1 });
+      expect(await writeBulkBatches(engine, batchesOf(batch), (failure) => failures.push(failure))).to.deep.equal({
+        written: 9_999,
+        failed: 1,
+      });
     });
     expect(sizes.length, 'bulk requests').to.be.at.least(2);
-    expect(failures.map((failure) => [failure.id, failure.context])).to.deep.equal([[assignmentId(1, 1, compoundIdOf(7_500)), { line: 7_500 }]]);
+    expect(failures.map((failure) => [failure.id, failure.context])).to.deep.equal([
+      [assignmentId(1, 1, compoundIdOf(7_500)), { line: 7_500 }],
+    ]);
     expect(await countIn()).to.equal(9_999);
-    const stored = await engine.client.search<{ compoundId: string }>({ index, size: 10, query: { terms: { compoundId: [compoundIdOf(7), compoundIdOf(9_999)] } } });
-    expect(stored.hits.hits.map((hit) => hit._source!.compoundId).sort()).to.deep.equal([compoundIdOf(7), compoundIdOf(9_999)].sort());
+    const stored = await engine.client.search<{ compoundId: string }>({
+      index,
+      size: 10,
+      query: { terms: { compoundId: [compoundIdOf(7), compoundIdOf(9_999)] } },
+    });
+    expect(stored.hits.hits.map((hit) => hit._source!.compoundId).sort()).to.deep.equal(
+      [compoundIdOf(7), compoundIdOf(9_999)].sort(),
+    );
   });
 
   it("writes an assignment's document exactly as JSON.stringify does, whatever its compound id holds", () => {
-    for (const compoundId of ['CHEMBL112', 'say "paracetamol"', 'back\\slash\ttab', 'Ünïcødé-α', '\u0001control', 'line\nbreak']) {
+    for (const compoundId of [
+      'CHEMBL112',
+      'say "paracetamol"',
+      'back\\slash\ttab',
+      'Ünïcødé-α',
+      '\u0001control',
+      'line\nbreak',
+    ]) {
       for (const auxSrc of [undefined, 'NCI', null]) {
-        const document: AssignmentDocument = { sourceId: 1, compoundId, uci: 1, assignment: 1, ...paracetamol, ...(auxSrc !== undefined ? { auxSrc } : {}) };
+        const document: AssignmentDocument = {
+          sourceId: 1,
+          compoundId,
+          uci: 1,
+          assignment: 1,
+          ...paracetamol,
+          ...(auxSrc !== undefined ? { auxSrc } : {}),
+        };
         const id = assignmentId(1, 1, compoundId);
-        expect(assignmentBulkLines(actionStart('index', index), id, document)).to.equal(`${JSON.stringify({ index: { _index: index, _id: id } })}\n${JSON.stringify(document)}\n`);
+        expect(assignmentBulkLines(actionStart('index', index), id, document)).to.equal(
+          `${JSON.stringify({ index: { _index: index, _id: id } })}\n${JSON.stringify(document)}\n`,
+        );
       }
     }
   });
@@ -189,7 +293,9 @@ describe('bulk writes of a load', () => {
       const proxy = new BusyEngineProxy(new URL(readConfig().ES_URL.split(',')[0]), fault);
       const viaProxy = new Engine(readConfig({ ...process.env, ES_URL: await proxy.listen() }));
       try {
-        const written = await writeBulkBatches(viaProxy, batchesOf(assignments(index, 3)), () => { throw new Error('nothing is refused'); });
+        const written = await writeBulkBatches(viaProxy, batchesOf(assignments(index, 3)), () => {
+          throw new Error('nothing is refused');
+        });
         expect(written).to.deep.equal({ written: 3, failed: 0 });
         expect(await countIn()).to.equal(3);
         const sent = proxy.bulkBodies.map((body) => body.split('\n').filter(Boolean).length / 2);

@@ -12,13 +12,18 @@ import { fixtureDump, fixturesDir, freshPrefix, load, testConfig } from './suppo
 
 const release2 = join(fixturesDir, 'releases', 'bzr-release-2.tsv');
 /** Medazepam's structure in the fixture dump (UCI 808), before release 2 put it on Diazepam's. */
-const medazepamInchi = 'InChI=1S/C16H15ClN2/c1-19-10-9-18-16(12-5-3-2-4-6-12)14-11-13(17)7-8-15(14)19/h2-8,11H,9-10H2,1H3';
+const medazepamInchi =
+  'InChI=1S/C16H15ClN2/c1-19-10-9-18-16(12-5-3-2-4-6-12)14-11-13(17)7-8-15(14)19/h2-8,11H,9-10H2,1H3';
 
 /** Release 3 of bzr_names: release 2 without Clorazepate, and Medazepam back on its own structure. */
 function writeRelease3(): string {
-  const lines = readFileSync(release2, 'utf8').split('\n').filter(Boolean)
+  const lines = readFileSync(release2, 'utf8')
+    .split('\n')
+    .filter(Boolean)
     .filter((line) => !line.startsWith('Clorazepate\t'))
-    .map((line) => (line.startsWith('Medazepam\t') ? `Medazepam\t${medazepamInchi}\tYLCXGBZIZBEVPZ-UHFFFAOYSA-N` : line));
+    .map((line) =>
+      line.startsWith('Medazepam\t') ? `Medazepam\t${medazepamInchi}\tYLCXGBZIZBEVPZ-UHFFFAOYSA-N` : line,
+    );
   const file = join(mkdtempSync(join(tmpdir(), 'chemxref-bzr-')), 'bzr-release-3.tsv');
   writeFileSync(file, `${lines.join('\n')}\n`);
   return file;
@@ -27,7 +32,8 @@ function writeRelease3(): string {
 /** The UCI a bzr_names id is currently assigned to. */
 async function currentUci(engine: Engine, compoundId: string): Promise<number> {
   const result = await engine.client.search<{ uci: number }>({
-    index: engine.names.assignmentsOf(104), query: { bool: { filter: [{ term: { compoundId } }, { term: { assignment: 1 } }] } },
+    index: engine.names.assignmentsOf(104),
+    query: { bool: { filter: [{ term: { compoundId } }, { term: { assignment: 1 } }] } },
   });
   return result.hits.hits[0]._source!.uci;
 }
@@ -53,10 +59,17 @@ describe('loads and changes of a source', function () {
     engine = new Engine(testConfig(prefix));
     api = await startApi(testConfig(prefix));
     release2Load = String((await load(prefix, ['source', '104', release2])).loadId);
-    for (const id of ['Clorazepate', 'Lorazepam', 'Meclonazepam', 'Nordazepam']) ucis[id] = await currentUci(engine, id);
+    for (const id of ['Clorazepate', 'Lorazepam', 'Meclonazepam', 'Nordazepam'])
+      ucis[id] = await currentUci(engine, id);
     const json = await api.get(`/api/v1/sources/104/changes?since=${dumpLoad}`);
     const ndjson = await api.get(`/api/v1/sources/104/changes?since=${dumpLoad}`, { accept: 'application/x-ndjson' });
-    afterRelease2 = { body: json.body, lines: ndjson.text.split('\n').filter(Boolean).map((line) => JSON.parse(line)) };
+    afterRelease2 = {
+      body: json.body,
+      lines: ndjson.text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line)),
+    };
     release3Load = String((await load(prefix, ['source', '104', writeRelease3()])).loadId);
   });
   after(async () => {
@@ -70,11 +83,18 @@ describe('loads and changes of a source', function () {
     expect(body.since.loadId).to.equal(dumpLoad);
     expect(body.until.loadId).to.equal(release2Load);
     expect(body.added).to.deep.equal([
-      { compoundId: 'Clorazepate', uci: ucis.Clorazepate }, { compoundId: 'Lorazepam', uci: ucis.Lorazepam }, { compoundId: 'Meclonazepam', uci: ucis.Meclonazepam },
+      { compoundId: 'Clorazepate', uci: ucis.Clorazepate },
+      { compoundId: 'Lorazepam', uci: ucis.Lorazepam },
+      { compoundId: 'Meclonazepam', uci: ucis.Meclonazepam },
     ]);
-    expect(body.dropped).to.deep.equal([{ compoundId: 'Chlordiazepoxide', uci: 16 }, { compoundId: 'Delorazepam', uci: 80 }, { compoundId: 'Estazolam', uci: 75 }]);
+    expect(body.dropped).to.deep.equal([
+      { compoundId: 'Chlordiazepoxide', uci: 16 },
+      { compoundId: 'Delorazepam', uci: 80 },
+      { compoundId: 'Estazolam', uci: 75 },
+    ]);
     expect(body.moved).to.deep.equal([
-      { compoundId: 'Medazepam', fromUci: 808, toUci: 3 }, { compoundId: 'Nordazepam', fromUci: 13, toUci: ucis.Nordazepam },
+      { compoundId: 'Medazepam', fromUci: 808, toUci: 3 },
+      { compoundId: 'Nordazepam', fromUci: 13, toUci: ucis.Nordazepam },
     ]);
   });
 
@@ -98,8 +118,15 @@ describe('loads and changes of a source', function () {
     expect(body.since.loadId).to.equal(dumpLoad);
     expect(body.until.loadId).to.equal(release3Load);
     expect(Date.parse(body.until.ended)).to.be.above(Date.parse(body.since.ended));
-    expect(body.added).to.deep.equal([{ compoundId: 'Lorazepam', uci: ucis.Lorazepam }, { compoundId: 'Meclonazepam', uci: ucis.Meclonazepam }]);
-    expect(body.dropped).to.deep.equal([{ compoundId: 'Chlordiazepoxide', uci: 16 }, { compoundId: 'Delorazepam', uci: 80 }, { compoundId: 'Estazolam', uci: 75 }]);
+    expect(body.added).to.deep.equal([
+      { compoundId: 'Lorazepam', uci: ucis.Lorazepam },
+      { compoundId: 'Meclonazepam', uci: ucis.Meclonazepam },
+    ]);
+    expect(body.dropped).to.deep.equal([
+      { compoundId: 'Chlordiazepoxide', uci: 16 },
+      { compoundId: 'Delorazepam', uci: 80 },
+      { compoundId: 'Estazolam', uci: 75 },
+    ]);
     expect(body.moved).to.deep.equal([{ compoundId: 'Nordazepam', fromUci: 13, toUci: ucis.Nordazepam }]);
   });
 
@@ -118,10 +145,17 @@ describe('loads and changes of a source', function () {
   });
 
   it('with Accept: application/x-ndjson, the net change across both reloads', async () => {
-    const { status, text, headers } = await api.get(`/api/v1/sources/104/changes?since=${dumpLoad}`, { accept: 'application/x-ndjson' });
+    const { status, text, headers } = await api.get(`/api/v1/sources/104/changes?since=${dumpLoad}`, {
+      accept: 'application/x-ndjson',
+    });
     expect(status).to.equal(200);
     expect(headers.get('content-type')).to.match(/^application\/x-ndjson/);
-    expect(text.split('\n').filter(Boolean).map((line) => JSON.parse(line))).to.deep.equal([
+    expect(
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line)),
+    ).to.deep.equal([
       { change: 'dropped', compoundId: 'Chlordiazepoxide', uci: 16 },
       { change: 'dropped', compoundId: 'Delorazepam', uci: 80 },
       { change: 'dropped', compoundId: 'Estazolam', uci: 75 },
@@ -131,16 +165,36 @@ describe('loads and changes of a source', function () {
     ]);
   });
 
-  it('lists the loads of bzr_names newest first, the dump\'s reference table included', async () => {
+  it("lists the loads of bzr_names newest first, the dump's reference table included", async () => {
     const { status, body } = await api.get('/api/v1/sources/104/loads');
     expect(status).to.equal(200);
     expect(body.response).to.equal('Success');
     expect(body.loads.map((l: { loadId: string }) => l.loadId)).to.deep.equal([release3Load, release2Load, dumpLoad]);
-    expect(body.loads[1]).to.deep.include({ status: 'done', file: release2, rowsRead: 24, rowsLoaded: 24, rowsRejected: 0, releaseNumber: '2' });
-    expect(Object.keys(body.loads[1]).sort()).to.deep.equal(['ended', 'file', 'loadId', 'releaseNumber', 'rowsLoaded', 'rowsRead', 'rowsRejected', 'started', 'status']);
+    expect(body.loads[1]).to.deep.include({
+      status: 'done',
+      file: release2,
+      rowsRead: 24,
+      rowsLoaded: 24,
+      rowsRejected: 0,
+      releaseNumber: '2',
+    });
+    expect(Object.keys(body.loads[1]).sort()).to.deep.equal([
+      'ended',
+      'file',
+      'loadId',
+      'releaseNumber',
+      'rowsLoaded',
+      'rowsRead',
+      'rowsRejected',
+      'started',
+      'status',
+    ]);
     expect(body.loads[2]).to.deep.include({ releaseNumber: null });
     const zinc = await api.get('/api/v1/sources/9/loads');
-    expect(zinc.body.loads.map((l: { loadId: string }) => l.loadId), 'ZINC was only in the dump').to.deep.equal([dumpLoad]);
+    expect(
+      zinc.body.loads.map((l: { loadId: string }) => l.loadId),
+      'ZINC was only in the dump',
+    ).to.deep.equal([dumpLoad]);
   });
 
   it('an unknown source is a 404, for loads and changes', async () => {
@@ -166,10 +220,15 @@ describe('loads and changes of a source', function () {
   it('a refused reload leaves no changes, and cannot be asked since', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'chemxref-bzr-')), 'bzr-one-row.tsv');
     writeFileSync(file, readFileSync(release2, 'utf8').split('\n').slice(0, 2).join('\n'));
-    const refused = await load(prefix, ['source', '104', file]).catch((error) => (error as { summary: Record<string, unknown> }).summary);
+    const refused = await load(prefix, ['source', '104', file]).catch(
+      (error) => (error as { summary: Record<string, unknown> }).summary,
+    );
     expect(refused.status).to.equal('refused');
     await engine.client.indices.refresh({ index: engine.names.changes });
-    const { count } = await engine.client.count({ index: engine.names.changes, query: { term: { loadId: refused.loadId } } });
+    const { count } = await engine.client.count({
+      index: engine.names.changes,
+      query: { term: { loadId: refused.loadId } },
+    });
     expect(count).to.equal(0);
     const { status, body } = await api.get(`/api/v1/sources/104/changes?since=${refused.loadId}`);
     expect(status).to.equal(404);
@@ -232,22 +291,39 @@ describe('loads and changes of a source', function () {
       const { body } = await freshApi.get(`/api/v1/sources/104/changes?since=${first.loadId}`);
       expect(body.added).to.deep.equal([]);
       expect(body.moved).to.deep.equal([]);
-      expect(body.dropped.map((d: { compoundId: string }) => d.compoundId)).to.have.length(24).and.include.members(['Diazepam', 'Medazepam']);
+      expect(body.dropped.map((d: { compoundId: string }) => d.compoundId))
+        .to.have.length(24)
+        .and.include.members(['Diazepam', 'Medazepam']);
     } finally {
       await freshApi.stop();
     }
   });
 
   it('the first dump records no change; a reference table reloaded later records what it put back', async () => {
-    expect(dumpChanges, 'the first load of every source of reference.tsv.gz').to.deep.equal({ added: 0, dropped: 0, moved: 0 });
+    expect(dumpChanges, 'the first load of every source of reference.tsv.gz').to.deep.equal({
+      added: 0,
+      dropped: 0,
+      moved: 0,
+    });
     const again = await load(prefix, ['references', join(fixtureDump, 'reference.tsv.gz')]);
     expect(again.changes).to.deep.equal({ added: 3, dropped: 2, moved: 1 });
     const { body } = await api.get(`/api/v1/sources/104/changes?since=${release3Load}`);
     expect(body.until.loadId).to.equal(again.loadId);
-    expect(body.added).to.deep.equal([{ compoundId: 'Chlordiazepoxide', uci: 16 }, { compoundId: 'Delorazepam', uci: 80 }, { compoundId: 'Estazolam', uci: 75 }]);
-    expect(body.dropped).to.deep.equal([{ compoundId: 'Lorazepam', uci: ucis.Lorazepam }, { compoundId: 'Meclonazepam', uci: ucis.Meclonazepam }]);
+    expect(body.added).to.deep.equal([
+      { compoundId: 'Chlordiazepoxide', uci: 16 },
+      { compoundId: 'Delorazepam', uci: 80 },
+      { compoundId: 'Estazolam', uci: 75 },
+    ]);
+    expect(body.dropped).to.deep.equal([
+      { compoundId: 'Lorazepam', uci: ucis.Lorazepam },
+      { compoundId: 'Meclonazepam', uci: ucis.Meclonazepam },
+    ]);
     expect(body.moved).to.deep.equal([{ compoundId: 'Nordazepam', fromUci: ucis.Nordazepam, toUci: 13 }]);
     const zinc = await api.get(`/api/v1/sources/9/changes?since=${dumpLoad}`);
-    expect(zinc.body, 'ZINC is the same in both reference tables').to.deep.include({ added: [], dropped: [], moved: [] });
+    expect(zinc.body, 'ZINC is the same in both reference tables').to.deep.include({
+      added: [],
+      dropped: [],
+      moved: [],
+    });
   });
 });

@@ -18,7 +18,11 @@ const examplesDir = join(__dirname, '..', 'examples');
 
 const clients = [
   { name: 'bioservices 1.16.0 (UniChem)', script: 'bioservices_unichem.py', modules: ['bioservices'] },
-  { name: 'chembl_webresource_client 0.10.9 (unichem_client)', script: 'chembl_client_unichem.py', modules: ['chembl_webresource_client.unichem'] },
+  {
+    name: 'chembl_webresource_client 0.10.9 (unichem_client)',
+    script: 'chembl_client_unichem.py',
+    modules: ['chembl_webresource_client.unichem'],
+  },
   { name: 'plain requests', script: 'requests_unichem.py', modules: ['requests'] },
 ];
 
@@ -33,7 +37,10 @@ async function canImport(modules: string[]): Promise<boolean> {
 }
 
 /** Runs an example against `baseUrl`; its exit code and what it printed. */
-async function runExample(script: string, baseUrl: string): Promise<{ code: number | string | undefined; output: string }> {
+async function runExample(
+  script: string,
+  baseUrl: string,
+): Promise<{ code: number | string | undefined; output: string }> {
   const options = { env: { ...process.env, CHEMXREF_URL: baseUrl, PYTHONWARNINGS: 'ignore' }, timeout: 120_000 };
   try {
     const { stdout, stderr } = await execFileAsync(python, [join(examplesDir, script)], options);
@@ -53,7 +60,9 @@ describe('UniChem clients against chemxref (issue 23)', function () {
     for (const client of clients) importable.set(client.script, await canImport(client.modules));
     if ([...importable.values()].some(Boolean)) api = await startApi(testConfig(await fixturePrefix()));
   });
-  after(async () => { await api?.stop(); });
+  after(async () => {
+    await api?.stop();
+  });
 
   for (const client of clients) {
     for (const trailingSlash of [false, true]) {
@@ -64,7 +73,10 @@ describe('UniChem clients against chemxref (issue 23)', function () {
           this.skip();
         }
         const { code, output } = await runExample(client.script, api!.url + (trailingSlash ? '/' : ''));
-        const failures = output.split('\n').filter((line) => !line.startsWith('ok ')).join('\n');
+        const failures = output
+          .split('\n')
+          .filter((line) => !line.startsWith('ok '))
+          .join('\n');
         expect(code, `examples/${client.script} failed:\n${failures}`).to.equal(0);
       });
     }

@@ -10,15 +10,26 @@ describe('configuration', () => {
   it('has a documented default for every setting', () => {
     const config = readConfig({});
     expect(config).to.deep.include({
-      ES_URL: 'http://127.0.0.1:9200', ES_INDEX_PREFIX: 'chemxref', ES_HEAP: '1g', PORT: 8080,
-      MAX_INCHI_LENGTH: 4000, COMPONENT_FREQUENCY_CAP: 200, CONNECTIVITY_MAX_ENTRIES: 10000, BODY_LIMIT: 16 * 1024,
+      ES_URL: 'http://127.0.0.1:9200',
+      ES_INDEX_PREFIX: 'chemxref',
+      ES_HEAP: '1g',
+      PORT: 8080,
+      MAX_INCHI_LENGTH: 4000,
+      COMPONENT_FREQUENCY_CAP: 200,
+      CONNECTIVITY_MAX_ENTRIES: 10000,
+      BODY_LIMIT: 16 * 1024,
     });
   });
 
   it('fails fast on a bad value, naming the variable', () => {
     const cases: Record<string, string>[] = [
-      { MAX_INCHI_LENGTH: 'many' }, { PORT: '70000' }, { ES_URL: 'elastic:9200' }, { ES_INDEX_PREFIX: 'Upper Case' },
-      { ES_HEAP: '1 gigabyte' }, { BODY_LIMIT: 'big' }, { COMPONENT_FREQUENCY_CAP: '0' },
+      { MAX_INCHI_LENGTH: 'many' },
+      { PORT: '70000' },
+      { ES_URL: 'elastic:9200' },
+      { ES_INDEX_PREFIX: 'Upper Case' },
+      { ES_HEAP: '1 gigabyte' },
+      { BODY_LIMIT: 'big' },
+      { COMPONENT_FREQUENCY_CAP: '0' },
     ];
     for (const env of cases) {
       const [name] = Object.keys(env);
@@ -29,7 +40,9 @@ describe('configuration', () => {
 
 describe('npm run es:start', () => {
   it('refuses a port held by something that is not Elasticsearch, with a clear message', async () => {
-    const squatter = createServer((_req, res) => { res.end('not a search engine'); });
+    const squatter = createServer((_req, res) => {
+      res.end('not a search engine');
+    });
     await new Promise<void>((done) => squatter.listen(0, '127.0.0.1', done));
     const { port } = squatter.address() as { port: number };
     try {
@@ -50,7 +63,7 @@ describe('npm run es:start', () => {
     expect(result.reused).to.equal(true);
   });
 
-  it('runs the engine on the newest JDK 17+ it finds, read from each JDK\'s release file', () => {
+  it("runs the engine on the newest JDK 17+ it finds, read from each JDK's release file", () => {
     const folder = mkdtempSync(join(tmpdir(), 'chemxref-jvm-'));
     try {
       const jdk = (name: string, release: string | undefined): void => {

@@ -12,7 +12,6 @@ import { freePort } from './support/checking-clients';
 
 const root = join(__dirname, '..');
 
-
 /** The session id of a process (the sixth field of /proc/<pid>/stat). */
 function sessionOf(pid: number | 'self'): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -22,11 +21,18 @@ function sessionOf(pid: number | 'self'): number {
 /** Runs `npm run demo` in a process group of its own, as a terminal would; collects what it prints. */
 function demo(env: Record<string, string>, args: string[] = []): { child: ChildProcess; output: () => string } {
   const child = spawn('npm', ['run', '--silent', 'demo', ...(args.length > 0 ? ['--', ...args] : [])], {
-    cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
   });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
   return { child, output: () => output };
 }
 
@@ -42,7 +48,9 @@ describe('the Quick start: npm run demo', function () {
   this.timeout(180_000);
   const config = readConfig();
   const running: ChildProcess[] = [];
-  afterEach(() => { for (const child of running.splice(0)) killGroup(child, 'SIGKILL'); });
+  afterEach(() => {
+    for (const child of running.splice(0)) killGroup(child, 'SIGKILL');
+  });
 
   it('loads the sample, serves the API on PORT, every example request it prints answers, and Ctrl-C stops the demo but not the engine', async () => {
     const port = await freePort();
@@ -51,19 +59,35 @@ describe('the Quick start: npm run demo', function () {
     running.push(run.child);
     const since = Date.now();
     while (!run.output().includes('Stop with Ctrl-C')) {
-      if (Date.now() - since > 150_000 || run.child.exitCode !== null) throw new Error(`the demo did not start:\n${run.output()}`);
+      if (Date.now() - since > 150_000 || run.child.exitCode !== null)
+        throw new Error(`the demo did not start:\n${run.output()}`);
       await sleep(200);
     }
-    const loaded = run.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.message === 'sample loaded');
-    expect(loaded, run.output()).to.deep.include({ rowsRead: 7 + 28_359 + 28_659, rowsLoaded: 7 + 28_359 + 28_658, rowsRejected: 0 });
+    const loaded = run
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.message === 'sample loaded');
+    expect(loaded, run.output()).to.deep.include({
+      rowsRead: 7 + 28_359 + 28_659,
+      rowsLoaded: 7 + 28_359 + 28_658,
+      rowsRejected: 0,
+    });
     expect(run.output()).to.include(`chemxref is running on http://127.0.0.1:${port}`);
     expect(run.output()).to.include(`Stop with Ctrl-C (the engine keeps running: ${esStopCommand(config)}).`);
-    const examples = run.output().split('\n').filter((line) => line.startsWith('  curl ')).map((line) => line.trim());
+    const examples = run
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('  curl '))
+      .map((line) => line.trim());
     expect(examples).to.have.length(4);
     for (const example of examples) {
       const curl = spawn('bash', ['-c', example], { stdio: ['ignore', 'pipe', 'inherit'] });
       let body = '';
-      curl.stdout!.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+      curl.stdout!.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
       await once(curl, 'close');
       const answer = JSON.parse(body) as { response?: string } | unknown[];
       if (Array.isArray(answer)) expect(answer, example).to.not.be.empty;
@@ -87,14 +111,16 @@ describe('the Quick start: npm run demo', function () {
     expect(run.output()).to.include('ES_URL=http://127.0.0.1:9250 npm run demo');
   });
 
-  it('its stop hint names ES_URL and ES_NODES when they are not the defaults: it stops the demo\'s engine only', () => {
+  it("its stop hint names ES_URL and ES_NODES when they are not the defaults: it stops the demo's engine only", () => {
     expect(esStopCommand({ ES_URL: 'http://127.0.0.1:9200', ES_NODES: 1 })).to.equal('npm run es:stop');
-    expect(esStopCommand({ ES_URL: 'http://127.0.0.1:9250', ES_NODES: 1 }))
-      .to.equal('ES_URL=http://127.0.0.1:9250 npm run es:stop');
+    expect(esStopCommand({ ES_URL: 'http://127.0.0.1:9250', ES_NODES: 1 })).to.equal(
+      'ES_URL=http://127.0.0.1:9250 npm run es:stop',
+    );
     // The demo starts one node whatever ES_NODES says: the command that stops it must say so too.
     expect(esStopCommand({ ES_URL: 'http://127.0.0.1:9200', ES_NODES: 3 })).to.equal('ES_NODES=1 npm run es:stop');
-    expect(esStopCommand({ ES_URL: "http://127.0.0.1:9250/it's", ES_NODES: 1 }))
-      .to.equal(`ES_URL='http://127.0.0.1:9250/it'\\''s' npm run es:stop`);
+    expect(esStopCommand({ ES_URL: "http://127.0.0.1:9250/it's", ES_NODES: 1 })).to.equal(
+      `ES_URL='http://127.0.0.1:9250/it'\\''s' npm run es:stop`,
+    );
   });
 
   it('the engine runs in a session of its own, so Ctrl-C in the terminal that started it does not reach it', function () {

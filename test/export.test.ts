@@ -27,7 +27,10 @@ const run = promisify(execFile);
 /** The rows of a gzip TSV file of the fixture, header first. */
 async function tsv(file: string): Promise<string[][]> {
   const text = gunzipSync(await readFile(file)).toString('utf8');
-  return text.split('\n').filter((line) => line !== '').map((line) => line.split('\t'));
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.split('\t'));
 }
 
 const byBytes = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -56,8 +59,10 @@ async function expectedMappingFiles(): Promise<Map<string, string>> {
         for (const a of sources.get(from) ?? []) for (const b of sources.get(to) ?? []) pairs.set(`${a}\t${b}`, [a, b]);
       }
       const rows = [...pairs.values()].sort((x, y) => byBytes(x[0], y[0]) || byBytes(x[1], y[1]));
-      files.set(`wholeSourceMapping/src_id${from}/src${from}src${to}.txt.gz`,
-        `From src:'${from}'\tTo src:'${to}'\n${rows.map(([a, b]) => `${a}\t${b}\n`).join('')}`);
+      files.set(
+        `wholeSourceMapping/src_id${from}/src${from}src${to}.txt.gz`,
+        `From src:'${from}'\tTo src:'${to}'\n${rows.map(([a, b]) => `${a}\t${b}\n`).join('')}`,
+      );
     }
   }
   return files;
@@ -76,7 +81,10 @@ async function mappingFiles(folder: string): Promise<Map<string, string>> {
 }
 
 /** What a prefix serves, through the engine's reads: sources, and per structure key its assignments. */
-async function servedState(prefix: string, keys: string[]): Promise<{ sources: SourceDocument[]; byKey: Record<string, unknown> }> {
+async function servedState(
+  prefix: string,
+  keys: string[],
+): Promise<{ sources: SourceDocument[]; byKey: Record<string, unknown> }> {
   const engine = new Engine(testConfig(prefix));
   try {
     const sources = await allSources(engine);
@@ -95,7 +103,8 @@ async function servedState(prefix: string, keys: string[]): Promise<{ sources: S
     for (const key of keys) {
       const compound = compounds.get(key);
       byKey[key] = {
-        uci: compound?.uci ?? null, inchi: compound?.standardInchi ?? null,
+        uci: compound?.uci ?? null,
+        inchi: compound?.standardInchi ?? null,
         assignments: (assignments.get(key) ?? []).sort(),
       };
     }
@@ -117,7 +126,12 @@ describe('exports (issue 7)', function () {
     await rm(folder, { recursive: true, force: true });
   });
 
-  async function exportOf(prefix: string, command: 'mappings' | 'dump', name: string, options: Partial<ExportOptions> = {}) {
+  async function exportOf(
+    prefix: string,
+    command: 'mappings' | 'dump',
+    name: string,
+    options: Partial<ExportOptions> = {},
+  ) {
     const engine = new Engine(testConfig(prefix));
     try {
       const out = join(folder, name);
@@ -163,7 +177,9 @@ describe('exports (issue 7)', function () {
     const { out, summary } = await exportOf(await fixturePrefix(), 'mappings', 'one-pair', { from: 101, to: 1 });
     const written = await mappingFiles(out);
     expect([...written.keys()]).to.deep.equal(['wholeSourceMapping/src_id101/src101src1.txt.gz']);
-    expect(written.get('wholeSourceMapping/src_id101/src101src1.txt.gz')).to.equal((await expectedMappingFiles()).get('wholeSourceMapping/src_id101/src101src1.txt.gz'));
+    expect(written.get('wholeSourceMapping/src_id101/src101src1.txt.gz')).to.equal(
+      (await expectedMappingFiles()).get('wholeSourceMapping/src_id101/src101src1.txt.gz'),
+    );
     expect(Object.keys(summary.releases).sort()).to.deep.equal(['1', '101']);
     const fromOnly = await exportOf(await fixturePrefix(), 'mappings', 'from-104', { from: 104 });
     expect([...(await mappingFiles(fromOnly.out)).keys()].sort()).to.have.length(6);
@@ -211,7 +227,9 @@ describe('exports (issue 7)', function () {
         const path = `/rest/src_compound_id_all/${encodeURIComponent(id)}/${source}`;
         expect((await apis[1].get(path)).body, path).to.deep.equal((await apis[0].get(path)).body);
       }
-      expect((await apis[1].get('/rest/mapping/1/101')).body).to.deep.equal((await apis[0].get('/rest/mapping/1/101')).body);
+      expect((await apis[1].get('/rest/mapping/1/101')).body).to.deep.equal(
+        (await apis[0].get('/rest/mapping/1/101')).body,
+      );
     } finally {
       await Promise.all(apis.map((api) => api.stop()));
     }
@@ -219,13 +237,17 @@ describe('exports (issue 7)', function () {
     // And a dump of the copy is the same dump, byte for byte once unzipped.
     const again = await exportOf(copy, 'dump', 'dump-again');
     for (const table of ['source', 'structure', 'reference']) {
-      expect(await tsv(join(again.out, `${table}.tsv.gz`)), table).to.deep.equal(await tsv(join(out, `${table}.tsv.gz`)));
+      expect(await tsv(join(again.out, `${table}.tsv.gz`)), table).to.deep.equal(
+        await tsv(join(out, `${table}.tsv.gz`)),
+      );
     }
   });
 
-  it('auxiliary data (aux_src) survives a dump and its load: AUX_SRC follows UniChem\'s four reference columns', async () => {
+  it("auxiliary data (aux_src) survives a dump and its load: AUX_SRC follows UniChem's four reference columns", async () => {
     const prefix = await loadFixture(freshPrefix('export-aux'));
-    const [header, ...rows] = (await readFile(join(fixturesDir, 'releases', 'bzr-release-2.tsv'), 'utf8')).trim().split('\n');
+    const [header, ...rows] = (await readFile(join(fixturesDir, 'releases', 'bzr-release-2.tsv'), 'utf8'))
+      .trim()
+      .split('\n');
     const release = join(folder, 'bzr-release-aux.tsv');
     await writeFile(release, `${header}\taux_src\n${rows.map((row, i) => `${row}\tbzr:${i}`).join('\n')}\n`);
     await load(prefix, ['source', '104', release]);
@@ -233,15 +255,23 @@ describe('exports (issue 7)', function () {
     const reference = await tsv(join(out, 'reference.tsv.gz'));
     expect(reference[0]).to.deep.equal(['UCI', 'SRC_ID', 'SRC_COMPOUND_ID', 'ASSIGMENT', 'AUX_SRC']);
     expect(reference.filter((row) => row[1] === '104' && row[4] !== '')).to.have.length(rows.length);
-    expect(reference.filter((row) => row[1] !== '104' && row[1] !== 'SRC_ID').every((row) => row[4] === '')).to.equal(true);
+    expect(reference.filter((row) => row[1] !== '104' && row[1] !== 'SRC_ID').every((row) => row[4] === '')).to.equal(
+      true,
+    );
 
     const copy = freshPrefix('export-aux-copy');
     expect((await load(copy, ['dump', out])).rowsRejected).to.equal(0);
     const auxOf = async (of: string): Promise<string[]> => {
       const engine = new Engine(testConfig(of));
       try {
-        const result = await engine.client.search<AssignmentDocument>({ index: engine.names.assignmentsOf(104), size: 1_000, query: { exists: { field: 'auxSrc' } } });
-        return result.hits.hits.map((hit) => `${hit._source!.compoundId} ${hit._source!.assignment} ${hit._source!.auxSrc}`).sort();
+        const result = await engine.client.search<AssignmentDocument>({
+          index: engine.names.assignmentsOf(104),
+          size: 1_000,
+          query: { exists: { field: 'auxSrc' } },
+        });
+        return result.hits.hits
+          .map((hit) => `${hit._source!.compoundId} ${hit._source!.assignment} ${hit._source!.auxSrc}`)
+          .sort();
       } finally {
         await engine.close();
       }
@@ -260,8 +290,12 @@ describe('exports (issue 7)', function () {
       prefix = await loadFixture(freshPrefix('export-reload'));
       releaseOneState = await mappingFiles((await exportOf(prefix, 'mappings', 'reload-before')).out);
       // Release 1 of bzr_names (104) as a source file, from the fixture's own tables, to reload back to it.
-      const structures = new Map((await tsv(join(fixtureDump, 'structure.tsv.gz'))).slice(1).map((row) => [row[0], row]));
-      const rows = (await tsv(join(fixtureDump, 'reference.tsv.gz'))).slice(1).filter((row) => row[1] === '104' && row[3] === '1')
+      const structures = new Map(
+        (await tsv(join(fixtureDump, 'structure.tsv.gz'))).slice(1).map((row) => [row[0], row]),
+      );
+      const rows = (await tsv(join(fixtureDump, 'reference.tsv.gz')))
+        .slice(1)
+        .filter((row) => row[1] === '104' && row[3] === '1')
         .map((row) => `${row[2]}\t${structures.get(row[0])![1]}\t${structures.get(row[0])![2]}`);
       releaseOne = join(folder, 'bzr-release-1.tsv');
       await writeFile(releaseOne, `compound_id\tstandard_inchi\tstandard_inchikey\n${rows.join('\n')}\n`);
@@ -285,7 +319,9 @@ describe('exports (issue 7)', function () {
       const duringFiles = await mappingFiles(during.out);
       expect(duringFiles).to.deep.equal(await mappingFiles(afterward.out));
       expect(duringFiles).not.to.deep.equal(releaseOneState);
-      expect(await readFile(join(during.out, 'README.txt'), 'utf8')).to.contain('source 104 was read again from its new release');
+      expect(await readFile(join(during.out, 'README.txt'), 'utf8')).to.contain(
+        'source 104 was read again from its new release',
+      );
     });
 
     it('an export running while a source is reloaded writes the state before or the state after, never a mix', async () => {
@@ -298,14 +334,33 @@ describe('exports (issue 7)', function () {
       expect(stateAfter).to.deep.equal(releaseOneState); // back to release 1's current assignments
       expect(stateAfter).not.to.deep.equal(stateBefore);
       const written = await mappingFiles(race.out);
-      const same = (state: Map<string, string>): boolean => [...state].every(([path, text]) => written.get(path) === text) && written.size === state.size;
-      expect(same(stateBefore) || same(stateAfter), 'the export equals neither the state before nor the state after').to.equal(true);
+      const same = (state: Map<string, string>): boolean =>
+        [...state].every(([path, text]) => written.get(path) === text) && written.size === state.size;
+      expect(
+        same(stateBefore) || same(stateAfter),
+        'the export equals neither the state before nor the state after',
+      ).to.equal(true);
     });
   });
 
   describe('the external sort', () => {
     // Real ids of the fixture, plus prefixes of each other, repeats, and non-ASCII ids.
-    const ids = ['CHEMBL112', 'CHEMBL1', 'CHEMBL11', 'CHEMBL112', 'aromatics/benzene', 'Aromatics', 'Ž-name', 'zeta', 'ß', '𝛼-pinene', 'ﬀ', '', '3991', '39910'];
+    const ids = [
+      'CHEMBL112',
+      'CHEMBL1',
+      'CHEMBL11',
+      'CHEMBL112',
+      'aromatics/benzene',
+      'Aromatics',
+      'Ž-name',
+      'zeta',
+      'ß',
+      '𝛼-pinene',
+      'ﬀ',
+      '',
+      '3991',
+      '39910',
+    ];
 
     it('sorts in UTF-8 byte order, as Buffer.compare does', () => {
       const lines: string[] = [];
@@ -318,7 +373,8 @@ describe('exports (issue 7)', function () {
       const work = await mkdtemp(join(folder, 'sort-'));
       const sorter = new ExternalSorter({ folder: work, maxBufferedLines: 7, fanIn: 3 });
       const lines: string[] = [];
-      for (let i = 0; i < 500; i += 1) lines.push(toBinary(`${ids[(i * 7) % ids.length]}${(i * 7919) % 101}\u0000${ids[i % ids.length]}`));
+      for (let i = 0; i < 500; i += 1)
+        lines.push(toBinary(`${ids[(i * 7) % ids.length]}${(i * 7919) % 101}\u0000${ids[i % ids.length]}`));
       for (const line of lines) await sorter.add(line);
       const out: string[] = [];
       for await (const batch of sorter.sorted()) out.push(...batch);
@@ -343,9 +399,15 @@ describe('exports (issue 7)', function () {
 
     it('exits non-zero, with a failed summary, for a source that is not known', async () => {
       const env = { ...process.env, ES_INDEX_PREFIX: await fixturePrefix() };
-      const failure = await run(tsx, [cli, 'mappings', join(folder, 'cli-unknown'), '--from', '999'], { env }).then(() => null, (error) => error);
+      const failure = await run(tsx, [cli, 'mappings', join(folder, 'cli-unknown'), '--from', '999'], { env }).then(
+        () => null,
+        (error) => error,
+      );
       expect(failure?.code).to.equal(2);
-      expect(JSON.parse(failure.stdout.trim())).to.include({ status: 'failed', error: '--from source 999 is not known' });
+      expect(JSON.parse(failure.stdout.trim())).to.include({
+        status: 'failed',
+        error: '--from source 999 is not known',
+      });
       expect(await readdir(join(folder, 'cli-unknown')).catch(() => [])).to.deep.equal([]);
     });
 
@@ -353,16 +415,25 @@ describe('exports (issue 7)', function () {
       expect(() => parseExportArguments(['dump'])).to.throw('folder');
       expect(() => parseExportArguments(['mapping', 'x'])).to.throw('unknown command');
       expect(() => parseExportArguments(['dump', 'x', '--from', '1'])).to.throw('mappings only');
-      expect(parseExportArguments(['mappings', 'x', '--from', '1', '--to', '22'])).to.deep.include({ command: 'mappings', options: { folder: 'x', from: 1, to: 22 } });
-      expect(() => parseExportArguments(['mappings', 'x', '--from', 'chembl']))
-        .to.throw(UsageError, '--from needs a source id (a positive integer), got "chembl"');
+      expect(parseExportArguments(['mappings', 'x', '--from', '1', '--to', '22'])).to.deep.include({
+        command: 'mappings',
+        options: { folder: 'x', from: 1, to: 22 },
+      });
+      expect(() => parseExportArguments(['mappings', 'x', '--from', 'chembl'])).to.throw(
+        UsageError,
+        '--from needs a source id (a positive integer), got "chembl"',
+      );
       expect(() => parseExportArguments(['changes', '104', '--since'])).to.throw(UsageError, '--since needs a value');
       expect(() => parseExportArguments(['changes', '104', '--since', ' '])).to.throw(UsageError, 'needs a load');
       expect(() => parseExportArguments(['dump', 'x', '--no-progres'])).to.throw(UsageError, 'unknown option');
-      expect(parseExportArguments(['dump', 'x', '--no-progress']))
-        .to.deep.equal({ command: 'dump', options: { folder: 'x', progress: false } });
-      expect(parseExportArguments(['changes', '104', 'out', '--since', 'L1']))
-        .to.deep.equal({ command: 'changes', options: { sourceId: 104, since: 'L1', folder: 'out' } });
+      expect(parseExportArguments(['dump', 'x', '--no-progress'])).to.deep.equal({
+        command: 'dump',
+        options: { folder: 'x', progress: false },
+      });
+      expect(parseExportArguments(['changes', '104', 'out', '--since', 'L1'])).to.deep.equal({
+        command: 'changes',
+        options: { sourceId: 104, since: 'L1', folder: 'out' },
+      });
     });
   });
 });

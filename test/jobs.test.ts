@@ -7,10 +7,14 @@ import { startApi, type RunningApi } from './support/api';
 import { fixturePrefix, fixturesDir, testConfig } from './support/fixture';
 
 const sourceIds: Record<string, number> = { chembl: 1, zinc: 9, pubchem: 22, nci: 101 };
-const fixture = readFileSync(join(fixturesDir, 'molecules-fixture.tsv'), 'utf8').split('\n').slice(1).filter(Boolean).map((line) => {
-  const [source, id, , , key] = line.split('\t');
-  return { source, id, key };
-});
+const fixture = readFileSync(join(fixturesDir, 'molecules-fixture.tsv'), 'utf8')
+  .split('\n')
+  .slice(1)
+  .filter(Boolean)
+  .map((line) => {
+    const [source, id, , , key] = line.split('\t');
+    return { source, id, key };
+  });
 
 /** `count` queries cycling through the fixture: keys, source ids and now and then a bad key. */
 function queries(count: number): Record<string, unknown>[] {
@@ -22,19 +26,43 @@ function queries(count: number): Record<string, unknown>[] {
   });
 }
 
-async function submit(api: RunningApi, body: string, contentType = 'application/x-ndjson', query = ''): Promise<{ status: number; body: any; headers: Headers }> {
-  const response = await fetch(`${api.url}/api/v1/jobs${query}`, { method: 'POST', headers: { 'content-type': contentType }, body });
+async function submit(
+  api: RunningApi,
+  body: string,
+  contentType = 'application/x-ndjson',
+  query = '',
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const response = await fetch(`${api.url}/api/v1/jobs${query}`, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body,
+  });
   return { status: response.status, body: await response.json(), headers: response.headers };
 }
 
-async function results(api: RunningApi, jobId: string, from?: number): Promise<{ status: number; lines: any[]; headers: Headers; text: string }> {
+async function results(
+  api: RunningApi,
+  jobId: string,
+  from?: number,
+): Promise<{ status: number; lines: any[]; headers: Headers; text: string }> {
   const response = await fetch(`${api.url}/api/v1/jobs/${jobId}/results${from === undefined ? '' : `?from=${from}`}`);
   const text = await response.text();
-  const lines = response.status === 200 ? text.split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
+  const lines =
+    response.status === 200
+      ? text
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line))
+      : [];
   return { status: response.status, lines, headers: response.headers, text };
 }
 
-async function waitFor(api: RunningApi, jobId: string, until: (job: any) => boolean, timeoutMs = 240_000): Promise<any> {
+async function waitFor(
+  api: RunningApi,
+  jobId: string,
+  until: (job: any) => boolean,
+  timeoutMs = 240_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { body } = await api.get(`/api/v1/jobs/${jobId}`);
@@ -62,13 +90,19 @@ describe('jobs: /api/v1/jobs', function () {
   let api: RunningApi | undefined;
   const submitted: string[] = [];
 
-  before(async () => { prefix = await fixturePrefix(); });
+  before(async () => {
+    prefix = await fixturePrefix();
+  });
   afterEach(async () => {
     await api?.stop();
     api = undefined;
     // Jobs live under the shared fixture's prefix: none is left for other test files' services to run.
     const engine = new Engine(testConfig(prefix));
-    try { await deleteJobs(engine, submitted.splice(0)); } finally { await engine.close(); }
+    try {
+      await deleteJobs(engine, submitted.splice(0));
+    } finally {
+      await engine.close();
+    }
   });
 
   it('a job of 100,000 queries completes across a restart of the API, and its results resume from a line', async () => {
@@ -111,26 +145,39 @@ describe('jobs: /api/v1/jobs', function () {
       expect(whole.lines[i], `line ${i}`).to.deep.equal({ index: i, id, status: single.status, body: single.body });
     }
     const tail = await results(api, jobId, 99_990);
-    expect(tail.lines.map((line) => line.index)).to.deep.equal([99_990, 99_991, 99_992, 99_993, 99_994, 99_995, 99_996, 99_997, 99_998, 99_999]);
+    expect(tail.lines.map((line) => line.index)).to.deep.equal([
+      99_990, 99_991, 99_992, 99_993, 99_994, 99_995, 99_996, 99_997, 99_998, 99_999,
+    ]);
     expect(tail.text).to.equal(`${whole.text.split('\n').slice(99_990).join('\n')}`);
     expect((await results(api, jobId, 100_000)).text).to.equal('');
   });
 
   it('maps a plain list of ChEMBL ids, with its type and source as parameters', async () => {
     api = await startApi(testConfig(prefix));
-    const accepted = await submit(api, 'CHEMBL112\nCHEMBL0\n\n  CHEMBL1511957  \n', 'text/plain; charset=utf-8', '?type=sourceID&sourceID=1');
+    const accepted = await submit(
+      api,
+      'CHEMBL112\nCHEMBL0\n\n  CHEMBL1511957  \n',
+      'text/plain; charset=utf-8',
+      '?type=sourceID&sourceID=1',
+    );
     expect(accepted.status).to.equal(202);
     submitted.push(accepted.body.jobId);
     const done = await waitFor(api, accepted.body.jobId, (job) => job.status === 'done');
     expect(done).to.include({ total: 3, done: 3, errors: 0 });
     const { lines } = await results(api, accepted.body.jobId);
-    expect(lines.map((line) => [line.index, line.status, line.body.response])).to.deep.equal([[0, 200, 'Success'], [1, 200, 'Not found'], [2, 200, 'Success']]);
+    expect(lines.map((line) => [line.index, line.status, line.body.response])).to.deep.equal([
+      [0, 200, 'Success'],
+      [1, 200, 'Not found'],
+      [2, 200, 'Success'],
+    ]);
     expect(lines[0].body.compounds[0].standardInchiKey).to.equal('RZVAJINKPMORJF-UHFFFAOYSA-N');
   });
 
   it('the fifth job while four are queued or running gets 429, and a refused job leaves nothing', async () => {
     api = await startApi(testConfig(prefix, { JOB_CONCURRENCY: '1' }));
-    const slow = queries(20_000).map((query) => JSON.stringify({ ...query, op: 'connectivity' })).join('\n');
+    const slow = queries(20_000)
+      .map((query) => JSON.stringify({ ...query, op: 'connectivity' }))
+      .join('\n');
     for (let i = 0; i < 4; i += 1) {
       const accepted = await submit(api, slow);
       expect(accepted.status).to.equal(202);
@@ -139,8 +186,12 @@ describe('jobs: /api/v1/jobs', function () {
     const fifth = await submit(api, slow);
     expect(fifth.status).to.equal(429);
     expect(fifth.headers.get('retry-after')).to.equal('60');
-    expect(fifth.body.error).to.match(/^4 jobs are queued or running, the most this service takes at once \(JOB_MAX_ACTIVE 4\)/);
-    const statuses = await Promise.all(submitted.map(async (jobId) => (await api!.get(`/api/v1/jobs/${jobId}`)).body.status));
+    expect(fifth.body.error).to.match(
+      /^4 jobs are queued or running, the most this service takes at once \(JOB_MAX_ACTIVE 4\)/,
+    );
+    const statuses = await Promise.all(
+      submitted.map(async (jobId) => (await api!.get(`/api/v1/jobs/${jobId}`)).body.status),
+    );
     expect(statuses.filter((status) => status === 'running')).to.have.length(1);
     expect(statuses.filter((status) => status === 'queued')).to.have.length(3);
   });
@@ -151,14 +202,23 @@ describe('jobs: /api/v1/jobs', function () {
       const { status, body: answer } = await submit(api!, body, type, query);
       return [status, answer.error];
     };
-    expect(await refused('1\n2\n3\n4', 'text/plain', '?type=uci')).to.deep.equal([413, 'the job has more than the 3 queries a job may hold (JOB_MAX_QUERIES): split it into several jobs']);
-    expect(await refused('CHEMBL112', 'text/plain')).to.deep.equal([400, 'a list of compounds needs ?type=: what each line is, one of uci, inchi, inchikey, sourceID, smiles, molfile']);
+    expect(await refused('1\n2\n3\n4', 'text/plain', '?type=uci')).to.deep.equal([
+      413,
+      'the job has more than the 3 queries a job may hold (JOB_MAX_QUERIES): split it into several jobs',
+    ]);
+    expect(await refused('CHEMBL112', 'text/plain')).to.deep.equal([
+      400,
+      'a list of compounds needs ?type=: what each line is, one of uci, inchi, inchikey, sourceID, smiles, molfile',
+    ]);
     expect((await refused('CHEMBL112', 'text/plain', '?type=sourceID'))[1]).to.match(/needs \?sourceID=/);
-    expect((await refused('CHEMBL112', 'text/plain', '?type=sourceID&sourceID=1&colour=blue'))[1]).to.match(/"colour" is not part of this request/);
+    expect((await refused('CHEMBL112', 'text/plain', '?type=sourceID&sourceID=1&colour=blue'))[1]).to.match(
+      /"colour" is not part of this request/,
+    );
     const typed = await refused('{"type": "uci", "compound": "1"}', 'application/x-ndjson', '?type=name');
     expect(typed[1]).to.match(/"type" must be one of uci/);
     expect(await refused('CHEMBL112', 'text/plain', '?type=sourceID&sourceID=2147483648')).to.deep.equal([
-      400, '"sourceID" is "2147483648": it must be the id of a source, a whole number from 1 to 2147483647',
+      400,
+      '"sourceID" is "2147483648": it must be the id of a source, a whole number from 1 to 2147483647',
     ]);
     expect((await refused('{"queries": []}', 'application/json'))[0]).to.equal(415);
     expect((await api.get('/api/v1/jobs/0123456789abcdef0123456789abcdef')).status).to.equal(404);
@@ -185,7 +245,10 @@ describe('jobs: /api/v1/jobs', function () {
 
   it('a job of no queries (an empty body, or blank lines) is done at once, with no result line', async () => {
     api = await startApi(testConfig(prefix));
-    for (const [body, type, query] of [['', 'application/x-ndjson', ''], ['\n \n', 'text/plain', '?type=inchikey']]) {
+    for (const [body, type, query] of [
+      ['', 'application/x-ndjson', ''],
+      ['\n \n', 'text/plain', '?type=inchikey'],
+    ]) {
       const accepted = await submit(api, body, type, query);
       expect([accepted.status, accepted.body.total], JSON.stringify(body)).to.deep.equal([202, 0]);
       submitted.push(accepted.body.jobId);
@@ -228,7 +291,10 @@ describe('jobs: /api/v1/jobs', function () {
     await waitFor(api, searches.body.jobId, (job) => job.status === 'done');
     const [search] = (await results(api, searches.body.jobId)).lines;
     const connectivity = await api.post('/api/v1/connectivity', {
-      type: 'sourceID', compound: 'CHEMBL1511957', sourceID: 1, searchComponents: true,
+      type: 'sourceID',
+      compound: 'CHEMBL1511957',
+      sourceID: 1,
+      searchComponents: true,
     });
     expect(search).to.deep.equal({ index: 0, status: 200, body: connectivity.body });
     const relations = search.body.sources.map((entry: { typeOfSearch: string }) => entry.typeOfSearch);
@@ -253,7 +319,12 @@ describe('jobs: /api/v1/jobs', function () {
       await api.post('/api/v1/connectivity', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
       await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 }),
     ];
-    const answers = expected.map((single, index) => ({ index, id: 'abc'[index], status: single.status, body: single.body }));
+    const answers = expected.map((single, index) => ({
+      index,
+      id: 'abc'[index],
+      status: single.status,
+      body: single.body,
+    }));
     expect(lines.slice(0, 3)).to.deep.equal(answers);
     expect(lines[3].status).to.equal(400);
     expect(lines[3].body.error).to.match(/^query 3 is not valid JSON/);

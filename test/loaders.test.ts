@@ -21,12 +21,19 @@ function table(file: string): Record<string, string>[] {
 }
 
 async function assignmentsOf(engine: Engine, sourceId: number): Promise<AssignmentDocument[]> {
-  const result = await engine.client.search<AssignmentDocument>({ index: engine.names.assignmentsOf(sourceId), size: 10_000, sort: [{ compoundId: 'asc' }, { uci: 'asc' }] });
+  const result = await engine.client.search<AssignmentDocument>({
+    index: engine.names.assignmentsOf(sourceId),
+    size: 10_000,
+    sort: [{ compoundId: 'asc' }, { uci: 'asc' }],
+  });
   return result.hits.hits.map((hit) => hit._source!);
 }
 
 async function uciOfKey(engine: Engine, key: string): Promise<number | undefined> {
-  const result = await engine.client.get<{ uci: number }>({ index: engine.names.compounds, id: key }, { ignore: [404] });
+  const result = await engine.client.get<{ uci: number }>(
+    { index: engine.names.compounds, id: key },
+    { ignore: [404] },
+  );
   return result.found ? result._source!.uci : undefined;
 }
 
@@ -40,7 +47,9 @@ describe('npm run load', function () {
     engines.push(engine);
     return engine;
   };
-  after(async () => { await Promise.all(engines.map((e) => e.close())); });
+  after(async () => {
+    await Promise.all(engines.map((e) => e.close()));
+  });
 
   describe('dump of the fixture', () => {
     let engine: Engine;
@@ -80,12 +89,23 @@ describe('npm run load', function () {
 
     it('keeps PubChem 100976278 on both of its structures', async () => {
       const pubchem = (await assignmentsOf(engine, 22)).filter((x) => x.compoundId === '100976278');
-      expect(pubchem.map((x) => x.standardInchiKey).sort()).to.deep.equal(['FOXHEVJOMXBFNJ-OJDZSJEKSA-O', 'PMPKIFXHVHQBCN-OJDZSJEKSA-P']);
+      expect(pubchem.map((x) => x.standardInchiKey).sort()).to.deep.equal([
+        'FOXHEVJOMXBFNJ-OJDZSJEKSA-O',
+        'PMPKIFXHVHQBCN-OJDZSJEKSA-P',
+      ]);
     });
 
     it('keeps the obsolete NCI assignments as assignment 0', async () => {
-      const obsolete = (await assignmentsOf(engine, 101)).filter((x) => x.assignment === 0).map((x) => x.compoundId).sort();
-      expect(obsolete).to.deep.equal(references.filter((r) => r.assigment === '0').map((r) => r.src_compound_id).sort());
+      const obsolete = (await assignmentsOf(engine, 101))
+        .filter((x) => x.assignment === 0)
+        .map((x) => x.compoundId)
+        .sort();
+      expect(obsolete).to.deep.equal(
+        references
+          .filter((r) => r.assigment === '0')
+          .map((r) => r.src_compound_id)
+          .sort(),
+      );
       expect(obsolete).to.have.length(6);
     });
 
@@ -97,12 +117,16 @@ describe('npm run load', function () {
       expect(count).to.equal(references.length);
       const [index] = releases.values();
       const settings = await engine.client.indices.getSettings({ index, name: 'index.translog.durability' });
-      expect(settings[index].settings?.index?.translog?.durability, 'synced per request once published').to.equal('request');
+      expect(settings[index].settings?.index?.translog?.durability, 'synced per request once published').to.equal(
+        'request',
+      );
     });
 
     it('lists the loads in the history, most recent first', async () => {
       const history = await load(engine.names.prefix, ['history']);
-      const commands = (history.loads as { command: string; status: string }[]).slice(0, 3).map((l) => `${l.command}:${l.status}`);
+      const commands = (history.loads as { command: string; status: string }[])
+        .slice(0, 3)
+        .map((l) => `${l.command}:${l.status}`);
       expect(commands).to.deep.equal(['references:done', 'structures:done', 'sources:done']);
     });
   });
@@ -130,23 +154,37 @@ describe('npm run load', function () {
           expect(assignment.standardInchiKey).to.equal(added.key);
           expect(assignment.uci, `new UCI of ${added.id}`).to.be.above(highestBefore);
         }
-        expect(obsolete.map((x) => x.compoundId).sort()).to.deep.equal([...expected.removed, 'Medazepam', 'Nordazepam'].sort());
+        expect(obsolete.map((x) => x.compoundId).sort()).to.deep.equal(
+          [...expected.removed, 'Medazepam', 'Nordazepam'].sort(),
+        );
         const medazepam = after.filter((x) => x.compoundId === 'Medazepam');
-        expect(medazepam.find((x) => x.assignment === 1)!.uci, 'Medazepam now on the structure of Diazepam, UCI unchanged').to.equal(diazepamUci);
+        expect(
+          medazepam.find((x) => x.assignment === 1)!.uci,
+          'Medazepam now on the structure of Diazepam, UCI unchanged',
+        ).to.equal(diazepamUci);
         expect(medazepam.find((x) => x.assignment === 0)!.standardInchiKey).to.equal(expected.repointedToKnown.from);
         const nordazepam = after.filter((x) => x.compoundId === 'Nordazepam');
         expect(nordazepam.find((x) => x.assignment === 1)!.standardInchiKey).to.equal(expected.repointedToNew.to);
         expect(nordazepam.find((x) => x.assignment === 1)!.uci).to.be.above(highestBefore);
-        for (const kept of before.filter((x) => !expected.removed.includes(x.compoundId) && !['Medazepam', 'Nordazepam'].includes(x.compoundId))) {
-          expect(current.find((x) => x.compoundId === kept.compoundId)!.uci, `UCI of ${kept.compoundId}`).to.equal(kept.uci);
+        for (const kept of before.filter(
+          (x) => !expected.removed.includes(x.compoundId) && !['Medazepam', 'Nordazepam'].includes(x.compoundId),
+        )) {
+          expect(current.find((x) => x.compoundId === kept.compoundId)!.uci, `UCI of ${kept.compoundId}`).to.equal(
+            kept.uci,
+          );
         }
         const sources = await allSources(engine);
         expect(sources.find((s) => s.sourceID === 104)!.UCICount).to.equal(new Set(current.map((x) => x.uci)).size);
         const newIndex = await currentReleaseIndex(engine, 104);
         expect(newIndex).to.not.equal(oldIndex);
-        const { count } = await engine.client.count({ index: engine.names.assignments, query: { term: { sourceId: 104 } } });
+        const { count } = await engine.client.count({
+          index: engine.names.assignments,
+          query: { term: { sourceId: 104 } },
+        });
         expect(count, 'the all-sources alias shows the new release only').to.equal(after.length);
-        expect(await currentReleaseIndex(engine, 1), 'the dump index still serves the other sources').to.equal(oldIndex);
+        expect(await currentReleaseIndex(engine, 1), 'the dump index still serves the other sources').to.equal(
+          oldIndex,
+        );
       });
     }
   });
@@ -162,29 +200,53 @@ describe('npm run load', function () {
     it('rejects each structure row that breaks a rule, with its reason, and loads the others', async () => {
       const summary = await load(prefix, ['structures', join(fixturesDir, 'rules', 'structure.tsv')]);
       expect(summary.rejectedByReason).to.deep.equal({
-        'inchi-key-mismatch': 1, 'no-structure': 1, 'unknown-key-without-inchi': 1, 'non-standard-inchi': 1,
-        'invalid-inchi': 1, 'inchi-too-long': 1, 'bad-uci': 1, 'uci-conflict': 1,
+        'inchi-key-mismatch': 1,
+        'no-structure': 1,
+        'unknown-key-without-inchi': 1,
+        'non-standard-inchi': 1,
+        'invalid-inchi': 1,
+        'inchi-too-long': 1,
+        'bad-uci': 1,
+        'uci-conflict': 1,
       });
       expect(summary.rowsLoaded).to.equal(2);
-      expect(await uciOfKey(engine, 'NARVIWMVBMUEOG-UHFFFAOYSA-N'), 'prop-1-en-2-ol loaded with its UCI').to.equal(9001);
-      const rejects = readFileSync(summary.rejectsFile as string, 'utf8').split('\n').filter(Boolean).slice(1);
-      expect(rejects.map((line) => line.split('\t').slice(0, 2).join(':'))).to.include.members(['3:inchi-key-mismatch', '6:non-standard-inchi', '8:inchi-too-long']);
+      expect(await uciOfKey(engine, 'NARVIWMVBMUEOG-UHFFFAOYSA-N'), 'prop-1-en-2-ol loaded with its UCI').to.equal(
+        9001,
+      );
+      const rejects = readFileSync(summary.rejectsFile as string, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .slice(1);
+      expect(rejects.map((line) => line.split('\t').slice(0, 2).join(':'))).to.include.members([
+        '3:inchi-key-mismatch',
+        '6:non-standard-inchi',
+        '8:inchi-too-long',
+      ]);
     });
 
     it('rejects each reference row that breaks a rule and publishes the rest', async () => {
       await load(prefix, ['structures', join(fixturesDir, 'rules', 'structure.tsv')]);
       // Four rules broken in five rows: far past MAX_REJECT_RATIO, so the curator forces it.
       const summary = await load(prefix, ['references', join(fixturesDir, 'rules', 'reference.tsv'), '--allow-shrink']);
-      expect(summary.rejectedByReason).to.deep.equal({ 'unknown-uci': 1, 'unknown-source': 1, 'no-compound-id': 1, 'bad-assignment': 1 });
+      expect(summary.rejectedByReason).to.deep.equal({
+        'unknown-uci': 1,
+        'unknown-source': 1,
+        'no-compound-id': 1,
+        'bad-assignment': 1,
+      });
       const chembl = await assignmentsOf(engine, 1);
       expect(chembl.map((x) => `${x.compoundId}:${x.uci}`)).to.deep.equal(['CHEMBL545:9001']);
     });
 
     it('rejects a UCI given to a second structure thousands of lines later, in another batch', async () => {
       // Real structures of the demo dump, with fresh UCIs; the last row reuses the first row's UCI.
-      const demo = table(join(__dirname, '..', 'examples', 'demo', 'structure.tsv.gz')).slice(0, structureBatchRows + 500);
+      const demo = table(join(__dirname, '..', 'examples', 'demo', 'structure.tsv.gz')).slice(
+        0,
+        structureBatchRows + 500,
+      );
       const rows = demo.map((row, i) => `${20_000 + i}\t${row.standardinchi}\t${row.standardinchikey}`);
-      rows[rows.length - 1] = `20000\t${demo[demo.length - 1].standardinchi}\t${demo[demo.length - 1].standardinchikey}`;
+      rows[rows.length - 1] =
+        `20000\t${demo[demo.length - 1].standardinchi}\t${demo[demo.length - 1].standardinchikey}`;
       const file = join(mkdtempSync(join(tmpdir(), 'chemxref-uci-twice-')), 'structure.tsv');
       writeFileSync(file, `UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n${rows.join('\n')}\n`);
       const fresh = freshPrefix('uci-twice');
@@ -196,15 +258,25 @@ describe('npm run load', function () {
     });
 
     it('after a batch of new structures, finds known ones by their refused creation: same UCI loaded, another UCI rejected', async () => {
-      const demo = table(join(__dirname, '..', 'examples', 'demo', 'structure.tsv.gz')).slice(0, 2_500 + structureBatchRows);
-      const line = (row: Record<string, string>, uci: number): string => `${uci}\t${row.standardinchi}\t${row.standardinchikey}`;
+      const demo = table(join(__dirname, '..', 'examples', 'demo', 'structure.tsv.gz')).slice(
+        0,
+        2_500 + structureBatchRows,
+      );
+      const line = (row: Record<string, string>, uci: number): string =>
+        `${uci}\t${row.standardinchi}\t${row.standardinchikey}`;
       const folder = mkdtempSync(join(tmpdir(), 'chemxref-known-later-'));
       const write = (name: string, rows: string[]): string => {
         writeFileSync(join(folder, name), `UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n${rows.join('\n')}\n`);
         return join(folder, name);
       };
       const fresh = freshPrefix('known-later');
-      await load(fresh, ['structures', write('first.tsv', demo.slice(0, 2_500).map((row, i) => line(row, 30_000 + i)))]);
+      await load(fresh, [
+        'structures',
+        write(
+          'first.tsv',
+          demo.slice(0, 2_500).map((row, i) => line(row, 30_000 + i)),
+        ),
+      ]);
       // A batch of new structures first (the key lookups stop), then ten known ones, one of them with another UCI.
       const second = [
         ...demo.slice(2_500).map((row, i) => line(row, 32_500 + i)),
@@ -268,12 +340,18 @@ describe('npm run load', function () {
     const engine = engineFor(prefix);
     const paracetamol = await uciOfKey(engine, 'RZVAJINKPMORJF-UHFFFAOYSA-N');
     const file = join(mkdtempSync(join(tmpdir(), 'chemxref-same-id-')), 'reference.tsv');
-    writeFileSync(file, `UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n${paracetamol}\t22\t1983\t1\n${paracetamol}\t101\t1983\t1\n`);
+    writeFileSync(
+      file,
+      `UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n${paracetamol}\t22\t1983\t1\n${paracetamol}\t101\t1983\t1\n`,
+    );
     // Two rows replace sources 22 and 101 whole: a shrink the guard would refuse without --allow-shrink.
     const summary = await load(prefix, ['references', file, '--allow-shrink']);
     expect(summary.rowsLoaded).to.equal(2);
     for (const sourceId of [22, 101]) {
-      expect((await assignmentsOf(engine, sourceId)).map((x) => `${x.compoundId}:${x.uci}`), `source ${sourceId}`).to.deep.equal([`1983:${paracetamol}`]);
+      expect(
+        (await assignmentsOf(engine, sourceId)).map((x) => `${x.compoundId}:${x.uci}`),
+        `source ${sourceId}`,
+      ).to.deep.equal([`1983:${paracetamol}`]);
     }
   });
 
@@ -284,21 +362,32 @@ describe('npm run load', function () {
     const countsBefore = (await allSources(engine)).map((s) => `${s.sourceID}:${s.UCICount}`);
     // The same table in UCI order, as UniChem ships it: the loader counts the UCIs on the way.
     const header = 'UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT';
-    const sorted = [...references].sort((a, b) => Number(a.uci) - Number(b.uci)).map((r) => `${r.uci}\t${r.src_id}\t${r.src_compound_id}\t${r.assigment}`);
+    const sorted = [...references]
+      .sort((a, b) => Number(a.uci) - Number(b.uci))
+      .map((r) => `${r.uci}\t${r.src_id}\t${r.src_compound_id}\t${r.assigment}`);
     const file = join(mkdtempSync(join(tmpdir(), 'chemxref-redump-')), 'reference.tsv');
     writeFileSync(file, `${header}\n${sorted.join('\n')}\n`);
     const summary = await load(prefix, ['references', file]);
     expect(summary.uciCountedBy).to.equal('loader');
-    expect((await allSources(engine)).map((s) => `${s.sourceID}:${s.UCICount}`), 'UCICount counted by the loader, as the engine counted it').to.deep.equal(countsBefore);
+    expect(
+      (await allSources(engine)).map((s) => `${s.sourceID}:${s.UCICount}`),
+      'UCICount counted by the loader, as the engine counted it',
+    ).to.deep.equal(countsBefore);
     const releases = new Set((await currentReleaseIndices(engine)).values());
     expect(releases.size).to.equal(1);
     expect(releases.has(first)).to.equal(false);
-    expect(await engine.client.indices.exists({ index: first }), 'kept for searches already routed to it').to.equal(true);
-    expect(Object.keys(await engine.client.indices.getAlias({ index: first }).then((a) => a[first].aliases)).sort()).to.deep.equal(
-      (await allSources(engine)).map((s) => engine.names.previousAssignmentsOf(s.sourceID)).sort());
+    expect(await engine.client.indices.exists({ index: first }), 'kept for searches already routed to it').to.equal(
+      true,
+    );
+    expect(
+      Object.keys(await engine.client.indices.getAlias({ index: first }).then((a) => a[first].aliases)).sort(),
+    ).to.deep.equal((await allSources(engine)).map((s) => engine.names.previousAssignmentsOf(s.sourceID)).sort());
     expect((await engine.client.count({ index: engine.names.assignments })).count).to.equal(references.length);
     await load(prefix, ['references', file]);
-    expect(await engine.client.indices.exists({ index: first }), 'gone once a newer release is the previous one').to.equal(false);
+    expect(
+      await engine.client.indices.exists({ index: first }),
+      'gone once a newer release is the previous one',
+    ).to.equal(false);
     expect((await engine.client.count({ index: engine.names.assignments })).count).to.equal(references.length);
   });
 
@@ -316,16 +405,25 @@ describe('npm run load', function () {
       const { count } = await engine.client.count({ index: engine.names.assignments, query: { term: { sourceId } } });
       expect(count, `source ${sourceId} through the all-sources alias`).to.equal(served);
     }
-    const { count: cas } = await engine.client.count({ index: engine.names.assignments, query: { bool: { filter: [{ term: { sourceId: 102 } }, { term: { assignment: 1 } }] } } });
+    const { count: cas } = await engine.client.count({
+      index: engine.names.assignments,
+      query: { bool: { filter: [{ term: { sourceId: 102 } }, { term: { assignment: 1 } }] } },
+    });
     expect(cas, 'the retired source has no current assignment').to.equal(0);
-    for (const sourceId of [1, 9, 22, 101, 103]) expect(await currentReleaseIndex(engine, sourceId)).to.equal(dumpIndex);
+    for (const sourceId of [1, 9, 22, 101, 103])
+      expect(await currentReleaseIndex(engine, sourceId)).to.equal(dumpIndex);
   });
 
   it('a publish lock left by a killed load is taken over once stale', async () => {
     const prefix = await loadFixture(freshPrefix('stale-lock'));
     const engine = engineFor(prefix);
     const twoMinutesAgo = new Date(Date.now() - 120_000).toISOString();
-    await engine.client.index({ index: engine.names.meta, id: 'publish-lock', document: { kind: 'lock', started: twoMinutesAgo }, refresh: true });
+    await engine.client.index({
+      index: engine.names.meta,
+      id: 'publish-lock',
+      document: { kind: 'lock', started: twoMinutesAgo },
+      refresh: true,
+    });
     const summary = await load(prefix, ['remove-source', '102']);
     expect(summary.status).to.equal('done');
     expect((await assignmentsOf(engine, 102)).every((x) => x.assignment === 0)).to.equal(true);
@@ -366,12 +464,32 @@ describe('npm run load', function () {
     expect(refusal(['dump', 'folder', '--dryrun'])).to.equal('unknown option --dryrun');
     // What worked before parseArgs works the same.
     expect(parseArguments(['history'])).to.deep.include({ command: 'history', args: [], limit: 20, wait: false });
-    const flags = ['--id-property', 'NAME', '--release-date', '2025-01-10', '--release', '35', '--wait',
-      '--allow-shrink', '--dry-run', '--rejects', 'r.tsv', '--progress', '--no-progress'];
+    const flags = [
+      '--id-property',
+      'NAME',
+      '--release-date',
+      '2025-01-10',
+      '--release',
+      '35',
+      '--wait',
+      '--allow-shrink',
+      '--dry-run',
+      '--rejects',
+      'r.tsv',
+      '--progress',
+      '--no-progress',
+    ];
     expect(parseArguments(['source', '104', 'f.sdf', ...flags])).to.deep.equal({
-      command: 'source', args: ['104', 'f.sdf'], idProperty: 'NAME', limit: 20, wait: true,
+      command: 'source',
+      args: ['104', 'f.sdf'],
+      idProperty: 'NAME',
+      limit: 20,
+      wait: true,
       options: {
-        dryRun: true, progress: false, allowShrink: true, rejectsFile: 'r.tsv',
+        dryRun: true,
+        progress: false,
+        allowShrink: true,
+        rejectsFile: 'r.tsv',
         release: { number: '35', date: '2025-01-10T00:00:00.000Z' },
       },
     });
@@ -379,23 +497,41 @@ describe('npm run load', function () {
     const offline = { ...process.env, ES_URL: 'http://127.0.0.1:1', ES_INDEX_PREFIX: freshPrefix('usage') };
     const cli = join(__dirname, '..', 'loaders', 'cli.ts');
     const result = spawnSync(process.execPath, ['--require', require.resolve('tsx/cjs'), cli, 'dumps', fixtureDump], {
-      env: offline, encoding: 'utf8',
+      env: offline,
+      encoding: 'utf8',
     });
     expect(result.status, result.stderr).to.equal(2);
     expect(result.stderr).to.match(/^unknown command "dumps"\nusage: npm run load -- <command> \[options\]\ncommands:/);
   });
 
   it('without a terminal a load writes JSON progress lines on stderr and only its summary on stdout', () => {
-    const result = spawnSync(process.execPath, ['--require', require.resolve('tsx/cjs'), join(__dirname, '..', 'loaders', 'cli.ts'), 'dump', fixtureDump], {
-      env: { ...process.env, ES_INDEX_PREFIX: freshPrefix('progress-lines'), LOAD_PROGRESS_EVERY: '1ms', LOG_LEVEL: 'info' }, encoding: 'utf8',
-    });
+    const result = spawnSync(
+      process.execPath,
+      ['--require', require.resolve('tsx/cjs'), join(__dirname, '..', 'loaders', 'cli.ts'), 'dump', fixtureDump],
+      {
+        env: {
+          ...process.env,
+          ES_INDEX_PREFIX: freshPrefix('progress-lines'),
+          LOAD_PROGRESS_EVERY: '1ms',
+          LOG_LEVEL: 'info',
+        },
+        encoding: 'utf8',
+      },
+    );
     expect(result.status, result.stderr).to.equal(0);
     const stdout = result.stdout.trim().split('\n');
     expect(stdout).to.have.length(1);
     expect(JSON.parse(stdout[0])).to.include({ command: 'dump', status: 'done' });
-    const progress = result.stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const progress = result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(progress.length, result.stderr).to.be.above(0);
-    expect(progress.every((line) => line.message === 'load progress' && line.level === 'info' && typeof line.rowsRead === 'number')).to.equal(true);
+    expect(
+      progress.every(
+        (line) => line.message === 'load progress' && line.level === 'info' && typeof line.rowsRead === 'number',
+      ),
+    ).to.equal(true);
     expect(new Set(progress.map((line) => line.command))).to.include('references');
   });
 
@@ -406,7 +542,9 @@ describe('npm run load', function () {
     await load(prefix, ['remove-source', '102']);
     const sourceIds = [1, 9, 22, 101, 102, 103, 104];
     const served = async (): Promise<Record<number, AssignmentDocument[]>> =>
-      Object.fromEntries(await Promise.all(sourceIds.map(async (id) => [id, await assignmentsOf(engine, id)] as const)));
+      Object.fromEntries(
+        await Promise.all(sourceIds.map(async (id) => [id, await assignmentsOf(engine, id)] as const)),
+      );
     const before = await served();
     const sourcesBefore = await allSources(engine);
     const { count: allBefore } = await engine.client.count({ index: engine.names.assignments });
@@ -417,7 +555,13 @@ describe('npm run load', function () {
     expect(new Set((await currentReleaseIndices(engine)).values()).size, 'a dry run publishes nothing').to.equal(3);
 
     const summary = await load(prefix, ['consolidate']);
-    expect(summary).to.include({ status: 'done', releaseIndicesBefore: 3, releaseIndicesAfter: 1, rowsLoaded: allBefore, sources: 7 });
+    expect(summary).to.include({
+      status: 'done',
+      releaseIndicesBefore: 3,
+      releaseIndicesAfter: 1,
+      rowsLoaded: allBefore,
+      sources: 7,
+    });
     const releases = await currentReleaseIndices(engine);
     expect(new Set(releases.values()).size).to.equal(1);
     expect(await served(), 'every source serves the same assignments').to.deep.equal(before);
@@ -426,8 +570,13 @@ describe('npm run load', function () {
     expect(allAfter).to.equal(allBefore);
     const [index] = releases.values();
     const segments = await engine.client.indices.segments({ index });
-    const shards = Object.values(segments.indices[index].shards).flat() as { num_committed_segments: number; routing: { primary: boolean } }[];
-    expect(shards.filter((shard) => shard.routing.primary).map((shard) => shard.num_committed_segments)).to.deep.equal([1]);
+    const shards = Object.values(segments.indices[index].shards).flat() as {
+      num_committed_segments: number;
+      routing: { primary: boolean };
+    }[];
+    expect(shards.filter((shard) => shard.routing.primary).map((shard) => shard.num_committed_segments)).to.deep.equal([
+      1,
+    ]);
 
     const again = await load(prefix, ['consolidate']);
     expect(again).to.include({ status: 'done', releaseIndicesBefore: 1, releaseIndicesAfter: 1 });
@@ -445,13 +594,28 @@ describe('npm run load', function () {
     const folder = mkdtempSync(join(tmpdir(), 'chemxref-killed-'));
     const file = join(folder, 'nci-release.tsv');
     // Three ids per structure (about 86,000 rows), so the load is still running when it is killed.
-    const rows = [0, 1, 2].flatMap((copy) => demo.map((s, i) => `${900000 + copy * 100000 + i}\t${s.standardinchi}\t${s.standardinchikey}`));
+    const rows = [0, 1, 2].flatMap((copy) =>
+      demo.map((s, i) => `${900000 + copy * 100000 + i}\t${s.standardinchi}\t${s.standardinchikey}`),
+    );
     writeFileSync(file, `compound_id\tstandard_inchi\tstandard_inchikey\n${rows.join('\n')}\n`);
     // The loader runs in this one process (tsx as a require hook, not the tsx CLI, which would start
     // the loader in a grandchild that SIGKILL of the child does not reach).
-    const child = spawn(process.execPath, ['--require', require.resolve('tsx/cjs'), join(__dirname, '..', 'loaders', 'cli.ts'), 'source', '101', file, '--no-progress'], {
-      env: { ...process.env, ES_INDEX_PREFIX: prefix }, stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--require',
+        require.resolve('tsx/cjs'),
+        join(__dirname, '..', 'loaders', 'cli.ts'),
+        'source',
+        '101',
+        file,
+        '--no-progress',
+      ],
+      {
+        env: { ...process.env, ES_INDEX_PREFIX: prefix },
+        stdio: 'ignore',
+      },
+    );
     const exited = new Promise((done) => child.once('exit', done));
     // Kill once the new release index has assignments in it.
     for (let i = 0; i < 1200; i += 1) {
@@ -467,7 +631,9 @@ describe('npm run load', function () {
     await exited;
     expect(await currentReleaseIndex(engine, 101)).to.equal(served);
     expect(await assignmentsOf(engine, 101)).to.deep.equal(before);
-    const leftovers = Object.keys(await engine.client.indices.get({ index: `${prefix}-assignments-101-*` })).filter((i) => i !== served);
+    const leftovers = Object.keys(await engine.client.indices.get({ index: `${prefix}-assignments-101-*` })).filter(
+      (i) => i !== served,
+    );
     expect(leftovers, 'the killed load left its half-built index').to.have.length(1);
     // Its heartbeat is seconds old, but its process is gone: the next load sweeps at once.
     await load(prefix, ['sources', join(fixtureDump, 'source.tsv.gz')]);
@@ -477,8 +643,14 @@ describe('npm run load', function () {
     expect(killed?.status).to.equal('failed');
     expect(killed?.message).to.match(/^interrupted: its process [0-9]+ on .* is gone$/);
     await engine.client.indices.refresh({ index: engine.names.compounds });
-    expect((await engine.client.count({ index: engine.names.compounds })).count, 'structures only the killed load created are gone').to.equal(structuresBefore);
-    const settings = await engine.client.indices.getSettings({ index: engine.names.compounds, name: 'index.refresh_interval' });
+    expect(
+      (await engine.client.count({ index: engine.names.compounds })).count,
+      'structures only the killed load created are gone',
+    ).to.equal(structuresBefore);
+    const settings = await engine.client.indices.getSettings({
+      index: engine.names.compounds,
+      name: 'index.refresh_interval',
+    });
     expect(JSON.stringify(settings), 'the refresh the killed load paused is on again').not.to.include('"-1"');
   });
 
@@ -488,14 +660,22 @@ describe('npm run load', function () {
     const release = join(fixturesDir, 'releases', 'bzr-release-2.tsv');
     // The same new structures arrive through two sources at the same moment.
     // Source 103's fixture ids are all replaced by BZR's: a shrink, forced.
-    await Promise.all([load(prefix, ['source', '104', release]), load(prefix, ['source', '103', release, '--allow-shrink'])]);
-    const result = await engine.client.search<{ uci: number; standardInchiKey: string }>({ index: engine.names.compounds, size: 10_000 });
+    await Promise.all([
+      load(prefix, ['source', '104', release]),
+      load(prefix, ['source', '103', release, '--allow-shrink']),
+    ]);
+    const result = await engine.client.search<{ uci: number; standardInchiKey: string }>({
+      index: engine.names.compounds,
+      size: 10_000,
+    });
     const ucis = result.hits.hits.map((hit) => hit._source!.uci);
     expect(new Set(ucis).size).to.equal(ucis.length);
     const bzr = (await assignmentsOf(engine, 104)).filter((x) => x.assignment === 1);
     const named = (await assignmentsOf(engine, 103)).filter((x) => x.assignment === 1);
     for (const assignment of bzr) {
-      expect(named.find((x) => x.compoundId === assignment.compoundId)!.uci, assignment.compoundId).to.equal(assignment.uci);
+      expect(named.find((x) => x.compoundId === assignment.compoundId)!.uci, assignment.compoundId).to.equal(
+        assignment.uci,
+      );
     }
   });
 });

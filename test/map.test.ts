@@ -25,26 +25,81 @@ describe('npm run map', function () {
     env = { ...process.env, ES_INDEX_PREFIX: prefix };
     api = await startApi(testConfig(prefix));
   });
-  after(async () => { await api?.stop(); });
+  after(async () => {
+    await api?.stop();
+  });
 
   it('maps a list of ChEMBL ids to NCI/DTP as TSV, a row per record, saying which found none', async () => {
     const ids = join(folder, 'chembl.txt');
     writeFileSync(ids, 'CHEMBL112\nCHEMBL0\n\nCHEMBL1511957\n');
-    const { stderr } = await run(tsx, [cli, ids, '--type', 'sourceID', '--source', '1', '--to', '101', '--out', join(folder, 'out.tsv'), '--no-progress'], { env });
+    const { stderr } = await run(
+      tsx,
+      [
+        cli,
+        ids,
+        '--type',
+        'sourceID',
+        '--source',
+        '1',
+        '--to',
+        '101',
+        '--out',
+        join(folder, 'out.tsv'),
+        '--no-progress',
+      ],
+      { env },
+    );
     const summary = JSON.parse(stderr.trim().split('\n').pop()!);
     expect(summary).to.include({ status: 'done', queries: 3, found: 2, notFound: 1, errors: 0 });
-    const [header, ...rows] = readFileSync(join(folder, 'out.tsv'), 'utf8').split('\n').filter(Boolean).map((line) => line.split('\t'));
-    expect(header).to.deep.equal(['query', 'result', 'uci', 'standardInchiKey', 'sourceId', 'source', 'compoundId', 'relation']);
+    const [header, ...rows] = readFileSync(join(folder, 'out.tsv'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('\t'));
+    expect(header).to.deep.equal([
+      'query',
+      'result',
+      'uci',
+      'standardInchiKey',
+      'sourceId',
+      'source',
+      'compoundId',
+      'relation',
+    ]);
     // What the API answers, kept to NCI/DTP (101).
     const expected: string[][] = [];
     for (const id of ['CHEMBL112', 'CHEMBL0', 'CHEMBL1511957']) {
       const { body } = await api.post('/api/v1/compounds', { type: 'sourceID', compound: id, sourceID: 1 });
-      const records = (body.compounds ?? []).flatMap((compound: any) => compound.sources.filter((source: any) => source.id === 101)
-        .map((source: any) => [id, 'found', String(compound.uci), compound.standardInchiKey, '101', source.shortName, source.compoundId, '']));
-      expected.push(...(records.length > 0 ? records : [[id, body.response === 'Success' ? 'none in source 101' : 'not found', '', '', '', '', '', '']]));
+      const records = (body.compounds ?? []).flatMap((compound: any) =>
+        compound.sources
+          .filter((source: any) => source.id === 101)
+          .map((source: any) => [
+            id,
+            'found',
+            String(compound.uci),
+            compound.standardInchiKey,
+            '101',
+            source.shortName,
+            source.compoundId,
+            '',
+          ]),
+      );
+      expected.push(
+        ...(records.length > 0
+          ? records
+          : [[id, body.response === 'Success' ? 'none in source 101' : 'not found', '', '', '', '', '', '']]),
+      );
     }
     expect(rows).to.deep.equal(expected);
-    expect(rows[0]).to.deep.equal(['CHEMBL112', 'found', rows[0][2], 'RZVAJINKPMORJF-UHFFFAOYSA-N', '101', 'nci_dtp', '3991', '']);
+    expect(rows[0]).to.deep.equal([
+      'CHEMBL112',
+      'found',
+      rows[0][2],
+      'RZVAJINKPMORJF-UHFFFAOYSA-N',
+      '101',
+      'nci_dtp',
+      '3991',
+      '',
+    ]);
   });
 
   it('writes NDJSON lines exactly as the batch endpoint answers them, from NDJSON queries', async () => {
@@ -56,7 +111,11 @@ describe('npm run map', function () {
     ];
     writeFileSync(queries, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`);
     const { stdout } = await run(tsx, [cli, queries, '--format', 'ndjson', '--no-progress'], { env });
-    const response = await fetch(`${api.url}/api/v1/batch`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: readFileSync(queries) });
+    const response = await fetch(`${api.url}/api/v1/batch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-ndjson' },
+      body: readFileSync(queries),
+    });
     expect(stdout).to.equal(await response.text());
   });
 
@@ -73,13 +132,18 @@ describe('npm run map', function () {
       return 'accepted';
     };
     expect(refused([ids])).to.match(/^--type is missing/);
-    expect(refused([ids, '--type', 'sourceID'])).to.equal('--type sourceID needs --source N: the source the ids belong to');
+    expect(refused([ids, '--type', 'sourceID'])).to.equal(
+      '--type sourceID needs --source N: the source the ids belong to',
+    );
     expect(refused([ids, '--type', 'molfile'])).to.match(/^--type must be one of/);
     expect(refused([join(folder, 'nothing.txt'), '--type', 'uci'])).to.match(/^no file/);
-    expect(refused([ids, '--type', 'inchikey', '--search-components'])).to.equal('--search-components goes with --connectivity');
+    expect(refused([ids, '--type', 'inchikey', '--search-components'])).to.equal(
+      '--search-components goes with --connectivity',
+    );
     expect(refused([ids, '--type', 'inchikey', '--to', 'x'])).to.match(/^--to needs a positive whole number/);
-    expect(refused([ids, '--type', 'inchikey', '--concurrency', '0']))
-      .to.equal('--concurrency needs a positive whole number, got "0"');
+    expect(refused([ids, '--type', 'inchikey', '--concurrency', '0'])).to.equal(
+      '--concurrency needs a positive whole number, got "0"',
+    );
     const format = refused([ids, '--type', 'inchikey', '--format', 'csv']);
     expect(format).to.equal('--format must be one of tsv, ndjson, got "csv"');
     expect(refused([ids, '--type', 'inchikey', '--out'])).to.equal('--out needs a value');
@@ -87,11 +151,21 @@ describe('npm run map', function () {
     expect(parseMapArguments([ids, '--type', 'inchikey', '--out', 'x.ndjson', '--no-progress'], 8)).to.deep.equal({
       out: 'x.ndjson',
       options: {
-        file: ids, type: 'inchikey', sourceId: undefined, to: undefined, op: 'compounds', searchComponents: false,
-        format: 'ndjson', concurrency: 8, progress: false,
+        file: ids,
+        type: 'inchikey',
+        sourceId: undefined,
+        to: undefined,
+        op: 'compounds',
+        searchComponents: false,
+        format: 'ndjson',
+        concurrency: 8,
+        progress: false,
       },
     });
-    const failure = await run(tsx, [cli, ids], { env }).then(() => null, (error) => error);
+    const failure = await run(tsx, [cli, ids], { env }).then(
+      () => null,
+      (error) => error,
+    );
     expect(failure.code).to.equal(2);
     expect(failure.stderr).to.match(/--type is missing[\s\S]*usage: npm run map/);
   });

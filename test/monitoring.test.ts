@@ -9,13 +9,28 @@ import { fixturePrefix, testConfig } from './support/fixture';
 const root = join(__dirname, '..');
 const readText = (path: string): string => readFileSync(join(root, path), 'utf8');
 
-interface Panel { type: string; title: string; datasource?: { uid?: string }; targets?: { expr?: string }[]; panels?: Panel[] }
-interface Dashboard { uid: string; panels: Panel[]; templating: { list: { name: string; type: string; query: unknown; current?: { value?: unknown } }[] } }
-interface ComposeService { ports?: string[]; volumes?: string[]; profiles?: string[] }
+interface Panel {
+  type: string;
+  title: string;
+  datasource?: { uid?: string };
+  targets?: { expr?: string }[];
+  panels?: Panel[];
+}
+interface Dashboard {
+  uid: string;
+  panels: Panel[];
+  templating: { list: { name: string; type: string; query: unknown; current?: { value?: unknown } }[] };
+}
+interface ComposeService {
+  ports?: string[];
+  volumes?: string[];
+  profiles?: string[];
+}
 
 const dashboard = (): Dashboard => JSON.parse(readText('grafana/dashboards/chemxref.json')) as Dashboard;
 // Merge keys on: the cluster's services are built from `<<: *cluster-node`.
-const compose = (): Record<string, ComposeService> => (parse(readText('docker-compose.yml'), { merge: true }) as { services: Record<string, ComposeService> }).services;
+const compose = (): Record<string, ComposeService> =>
+  (parse(readText('docker-compose.yml'), { merge: true }) as { services: Record<string, ComposeService> }).services;
 
 /** Every panel of the dashboard, those inside collapsed rows too. */
 function panelsOf(panels: Panel[]): Panel[] {
@@ -29,11 +44,19 @@ function seriesOf(expr: string): string[] {
 
 /** The labels of every `by (...)` clause of a PromQL expression. */
 function groupingLabelsOf(expr: string): string[] {
-  return [...expr.matchAll(/\bby\s*\(([^)]*)\)/g)].flatMap((match) => match[1].split(',').map((label) => label.trim()).filter(Boolean));
+  return [...expr.matchAll(/\bby\s*\(([^)]*)\)/g)].flatMap((match) =>
+    match[1]
+      .split(',')
+      .map((label) => label.trim())
+      .filter(Boolean),
+  );
 }
 
 /** A Prometheus text exposition: the `# TYPE` of each metric, and the label names seen on each series name. */
-interface Exposition { types: Map<string, string>; labels: Map<string, Set<string>> }
+interface Exposition {
+  types: Map<string, string>;
+  labels: Map<string, Set<string>>;
+}
 
 function readExposition(text: string): Exposition {
   const types = new Map<string, string>();
@@ -100,12 +123,16 @@ describe('Monitoring (Prometheus and Grafana of docker-compose.yml)', function (
   before(async () => {
     api = await startApi(testConfig(await fixturePrefix()));
     // One lookup, so that the request, engine and _msearch series have samples.
-    expect((await api.post('/api/v1/compounds', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' })).status).to.equal(200);
+    expect(
+      (await api.post('/api/v1/compounds', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' })).status,
+    ).to.equal(200);
     const response = await api.get('/metrics');
     expect(response.status).to.equal(200);
     scraped = readExposition(response.text);
   });
-  after(async () => { await api.stop(); });
+  after(async () => {
+    await api.stop();
+  });
 
   it('the chemxref dashboard is valid JSON with uid chemxref, every panel on the Prometheus chosen in its data source menu', () => {
     const { uid, panels, templating } = dashboard();
@@ -145,12 +172,16 @@ describe('Monitoring (Prometheus and Grafana of docker-compose.yml)', function (
     expect(services.grafana.profiles).to.deep.equal(['monitoring']);
     const provisioning = mounts.get('/etc/grafana/provisioning');
     expect(provisioning).to.equal(join(root, 'grafana', 'provisioning'));
-    const datasources = parse(readFileSync(join(provisioning!, 'datasources', 'prometheus.yml'), 'utf8')) as { datasources: { uid: string; url: string }[] };
+    const datasources = parse(readFileSync(join(provisioning!, 'datasources', 'prometheus.yml'), 'utf8')) as {
+      datasources: { uid: string; url: string }[];
+    };
     const [prometheus] = datasources.datasources;
     expect(namesService(services, new URL(prometheus.url).host), prometheus.url).to.be.true;
     const menu = dashboard().templating.list.find((variable) => variable.name === 'datasource');
     expect(menu?.current?.value, 'the data source menu opens on the provisioned Prometheus').to.equal(prometheus.uid);
-    const providers = parse(readFileSync(join(provisioning!, 'dashboards', 'chemxref.yml'), 'utf8')) as { providers: { options: { path: string } }[] };
+    const providers = parse(readFileSync(join(provisioning!, 'dashboards', 'chemxref.yml'), 'utf8')) as {
+      providers: { options: { path: string } }[];
+    };
     for (const provider of providers.providers) {
       const dashboards = mounts.get(provider.options.path);
       expect(dashboards, `${provider.options.path} is mounted`).to.be.a('string');
@@ -161,8 +192,12 @@ describe('Monitoring (Prometheus and Grafana of docker-compose.yml)', function (
   it('Prometheus scrapes GET /metrics of API services docker-compose.yml defines, on their ports', () => {
     const services = compose();
     expect(services.prometheus.profiles).to.deep.equal(['monitoring']);
-    expect(bindMounts(services.prometheus).get('/etc/prometheus/prometheus.yml')).to.equal(join(root, 'prometheus', 'prometheus.yml'));
-    const config = parse(readText('prometheus/prometheus.yml')) as { scrape_configs: { job_name: string; metrics_path?: string; static_configs: { targets: string[] }[] }[] };
+    expect(bindMounts(services.prometheus).get('/etc/prometheus/prometheus.yml')).to.equal(
+      join(root, 'prometheus', 'prometheus.yml'),
+    );
+    const config = parse(readText('prometheus/prometheus.yml')) as {
+      scrape_configs: { job_name: string; metrics_path?: string; static_configs: { targets: string[] }[] }[];
+    };
     const job = config.scrape_configs.find((scrape) => scrape.job_name === 'chemxref');
     expect(job?.metrics_path ?? '/metrics').to.equal('/metrics');
     const targets = job!.static_configs.flatMap((group) => group.targets);

@@ -19,7 +19,12 @@ function awkwardTable(): { text: string; rows: string[][] } {
   const rows: string[][] = [];
   let text = 'UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n';
   const add = (compoundId: string, lineBreak: string): void => {
-    const row = [String(rows.length + 1), String((rows.length % 20) + 1), compoundId, String(rows.length % 7 === 0 ? 0 : 1)];
+    const row = [
+      String(rows.length + 1),
+      String((rows.length % 20) + 1),
+      compoundId,
+      String(rows.length % 7 === 0 ? 0 : 1),
+    ];
     rows.push(row);
     text += row.join('\t') + lineBreak;
   };
@@ -52,7 +57,14 @@ describe('reading table files', () => {
     it(`reads every row of a ${name} TSV whose lines end in \\n, \\r\\n or \\r, line numbers and multi-byte ids intact`, async () => {
       const read: string[][] = [];
       for await (const batch of readRowBatches(file, 'tsv', 1_000)) {
-        for (const row of batch) read.push([String(row.line), row.fields.uci, row.fields.src_id, row.fields.src_compound_id, row.fields.assigment]);
+        for (const row of batch)
+          read.push([
+            String(row.line),
+            row.fields.uci,
+            row.fields.src_id,
+            row.fields.src_compound_id,
+            row.fields.assigment,
+          ]);
       }
       // Row i is on line i + 2, after the header: a '\r\n' cut in two would have added a line.
       expect(read).to.deep.equal(rows.map((row, i) => [String(i + 2), ...row]));
@@ -68,7 +80,11 @@ describe('reading table files', () => {
   it('ends a batch early once its rows reach the characters asked, so long rows make smaller batches', async () => {
     const batches: { rows: number; chars: number; last: number }[] = [];
     for await (const batch of readRowBatches(gzipped, 'tsv', 1_024, undefined, 20_000)) {
-      batches.push({ rows: batch.length, chars: batch.reduce((sum, row) => sum + row.raw.length, 0), last: batch.at(-1)!.raw.length });
+      batches.push({
+        rows: batch.length,
+        chars: batch.reduce((sum, row) => sum + row.raw.length, 0),
+        last: batch.at(-1)!.raw.length,
+      });
     }
     expect(batches.reduce((sum, batch) => sum + batch.rows, 0)).to.equal(3_002);
     expect(batches.length).to.be.above(3);
@@ -82,7 +98,10 @@ describe('reading table files', () => {
 
   it('numbers rows by their line in the file, blank lines counted, and reads a last line without a break', async () => {
     const file = join(folder, 'blank-lines.tsv');
-    writeFileSync(file, 'UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\r\n1\tInChI=1S/H2O/h1H2\tXLYOFNOQVPJJNP-UHFFFAOYSA-N\r\n\r\n\n2\tInChI=1S/ClH/h1H\tVEXZGXHMUGYJMC-UHFFFAOYSA-N');
+    writeFileSync(
+      file,
+      'UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\r\n1\tInChI=1S/H2O/h1H2\tXLYOFNOQVPJJNP-UHFFFAOYSA-N\r\n\r\n\n2\tInChI=1S/ClH/h1H\tVEXZGXHMUGYJMC-UHFFFAOYSA-N',
+    );
     const read: { line: number; raw: string }[] = [];
     for await (const row of readRows(file, 'tsv')) read.push({ line: row.line, raw: row.raw });
     expect(read).to.deep.equal([

@@ -10,7 +10,15 @@ import { expect } from 'chai';
 import { readConfig } from '../src/config';
 import { startApi, type RunningApi } from './support/api';
 import {
-  answersDuring, CheckingClients, compoundLookups, EngineFreezer, enginePid, freePort, postJson, tally, type Answer,
+  answersDuring,
+  CheckingClients,
+  compoundLookups,
+  EngineFreezer,
+  enginePid,
+  freePort,
+  postJson,
+  tally,
+  type Answer,
 } from './support/checking-clients';
 import { fixtureDump, fixturePrefix, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
 
@@ -59,7 +67,10 @@ class CuttableProxy {
       for (const socket of [client, engine]) {
         this.sockets.add(socket);
         socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => { client.destroy(); engine.destroy(); });
+        socket.on('error', () => {
+          client.destroy();
+          engine.destroy();
+        });
       }
       client.pipe(engine).pipe(client);
     }).listen(0, '127.0.0.1');
@@ -91,15 +102,28 @@ describe('reliability (issue 21)', function () {
   it('a reload under ten checking clients gives no wrong answer', async () => {
     const prefix = await loadFixture(freshPrefix('reload-under-load'));
     // ChEMBL (source 1) as the fixture dump has it: a few hundred current ids, one structure each.
-    const keyOfUci = new Map(table(join(fixtureDump, 'structure.tsv.gz')).map((s) => [s.uci, { inchi: s.standardinchi, key: s.standardinchikey }]));
-    const chembl = table(join(fixtureDump, 'reference.tsv.gz')).filter((r) => r.src_id === '1' && r.assigment === '1')
-      .map((r) => ({ compoundId: r.src_compound_id, inchi: keyOfUci.get(r.uci)!.inchi, standardInchiKey: keyOfUci.get(r.uci)!.key }));
+    const keyOfUci = new Map(
+      table(join(fixtureDump, 'structure.tsv.gz')).map((s) => [
+        s.uci,
+        { inchi: s.standardinchi, key: s.standardinchikey },
+      ]),
+    );
+    const chembl = table(join(fixtureDump, 'reference.tsv.gz'))
+      .filter((r) => r.src_id === '1' && r.assigment === '1')
+      .map((r) => ({
+        compoundId: r.src_compound_id,
+        inchi: keyOfUci.get(r.uci)!.inchi,
+        standardInchiKey: keyOfUci.get(r.uci)!.key,
+      }));
     expect(chembl.length).to.be.above(300);
     // Two releases: all of them, and all but the first ten (which become obsolete, then current again).
     const folder = mkdtempSync(join(tmpdir(), 'chemxref-reload-under-load-'));
     const write = (name: string, records: typeof chembl): string => {
       const file = join(folder, name);
-      writeFileSync(file, `compound_id\tstandard_inchi\tstandard_inchikey\n${records.map((r) => `${r.compoundId}\t${r.inchi}\t${r.standardInchiKey}`).join('\n')}\n`);
+      writeFileSync(
+        file,
+        `compound_id\tstandard_inchi\tstandard_inchikey\n${records.map((r) => `${r.compoundId}\t${r.inchi}\t${r.standardInchiKey}`).join('\n')}\n`,
+      );
       return file;
     };
     const releases = [write('chembl-b.tsv', chembl.slice(10)), write('chembl-a.tsv', chembl)];
@@ -128,11 +152,24 @@ describe('reliability (issue 21)', function () {
     const counts = tally(answers);
     const wrong = answers.filter((a) => a.verdict === 'wrong');
     const errors = answers.filter((a) => a.verdict === 'error');
-    expect(wrong.length, `${wrong.length} wrong answers of ${counts.requests}, e.g. ${wrong.slice(0, 3).map((a) => a.detail).join(' | ')}`).to.equal(0);
-    expect(errors.length, `${errors.length} errors of ${counts.requests}, e.g. ${errors.slice(0, 3).map((a) => a.detail).join(' | ')}`).to.equal(0);
+    expect(
+      wrong.length,
+      `${wrong.length} wrong answers of ${counts.requests}, e.g. ${wrong
+        .slice(0, 3)
+        .map((a) => a.detail)
+        .join(' | ')}`,
+    ).to.equal(0);
+    expect(
+      errors.length,
+      `${errors.length} errors of ${counts.requests}, e.g. ${errors
+        .slice(0, 3)
+        .map((a) => a.detail)
+        .join(' | ')}`,
+    ).to.equal(0);
     expect(counts.unavailableWithoutRetryAfter, 'every 503 says when to retry').to.equal(0);
     const during = reloads.map((reload) => answersDuring(answers, reload.from, reload.to).length);
-    for (const [i, n] of during.entries()) expect(n, `requests in flight during reload ${i + 1} (of ${during.join(', ')})`).to.be.above(0);
+    for (const [i, n] of during.entries())
+      expect(n, `requests in flight during reload ${i + 1} (of ${during.join(', ')})`).to.be.above(0);
   });
 
   it('a frozen engine gives 503 within the deadline and answers again after it thaws', async () => {
@@ -155,7 +192,10 @@ describe('reliability (issue 21)', function () {
         engine.thaw();
       }
       for (const [i, answer] of answers.entries()) {
-        expect(answer.status, `lookup ${i + 1} with the engine frozen, ENGINE_TIMEOUT_MS=${deadlineMs}: ${answer.error ?? answer.text.slice(0, 200)}`).to.equal(503);
+        expect(
+          answer.status,
+          `lookup ${i + 1} with the engine frozen, ENGINE_TIMEOUT_MS=${deadlineMs}: ${answer.error ?? answer.text.slice(0, 200)}`,
+        ).to.equal(503);
         expect(answer.retryAfter, `Retry-After of the 503 of lookup ${i + 1}`).to.match(/^\d+$/);
       }
       const again = await answersAgain(api, 30_000);
@@ -169,14 +209,19 @@ describe('reliability (issue 21)', function () {
   it('with the engine unreachable, lookups answer 503 at once with Retry-After', async () => {
     const deadlineMs = 1_000;
     const closed = `http://127.0.0.1:${await freePort()}`;
-    const api = await startApi(testConfig(freshPrefix('unreachable'), { ES_URL: closed, ENGINE_TIMEOUT_MS: `${deadlineMs}ms` }));
+    const api = await startApi(
+      testConfig(freshPrefix('unreachable'), { ES_URL: closed, ENGINE_TIMEOUT_MS: `${deadlineMs}ms` }),
+    );
     try {
       const answers: { status: number; retryAfter?: string; ms: number; error?: string }[] = [];
       for (let i = 0; i < 10; i += 1) {
         const started = performance.now();
         const answer = await postJson(`${api.url}/api/v1/compounds`, paracetamol, { timeoutMs: 3 * deadlineMs });
         answers.push({ ...answer, ms: Math.round(performance.now() - started) });
-        expect(answer.status, `lookup ${i + 1} with nothing on ${closed}: ${answer.error ?? answer.text.slice(0, 200)}`).to.equal(503);
+        expect(
+          answer.status,
+          `lookup ${i + 1} with nothing on ${closed}: ${answer.error ?? answer.text.slice(0, 200)}`,
+        ).to.equal(503);
         expect(answer.retryAfter, `Retry-After of the 503 of lookup ${i + 1}`).to.match(/^\d+$/);
       }
       // After a few failures the breaker is open: the engine is not even tried, well within one deadline.
@@ -191,14 +236,21 @@ describe('reliability (issue 21)', function () {
     const deadlineMs = 1_000;
     const engineUrl = new URL(readConfig().ES_URL);
     const proxy = new CuttableProxy({ host: engineUrl.hostname, port: Number(engineUrl.port || 80) });
-    const api = await startApi(testConfig(await fixturePrefix(), { ES_URL: await proxy.listen(), ENGINE_TIMEOUT_MS: `${deadlineMs}ms` }));
+    const api = await startApi(
+      testConfig(await fixturePrefix(), { ES_URL: await proxy.listen(), ENGINE_TIMEOUT_MS: `${deadlineMs}ms` }),
+    );
     try {
-      expect((await api.post('/api/v1/compounds', paracetamol)).status, 'through the proxy, before the cut').to.equal(200);
+      expect((await api.post('/api/v1/compounds', paracetamol)).status, 'through the proxy, before the cut').to.equal(
+        200,
+      );
       proxy.cutOff();
-      const post = (): ReturnType<typeof postJson> => postJson(`${api.url}/api/v1/compounds`, paracetamol, { timeoutMs: 3 * deadlineMs });
+      const post = (): ReturnType<typeof postJson> =>
+        postJson(`${api.url}/api/v1/compounds`, paracetamol, { timeoutMs: 3 * deadlineMs });
       for (let i = 0; i < 5; i += 1) {
         const answer = await post();
-        expect(answer.status, `lookup ${i + 1} after the cut: ${answer.error ?? answer.text.slice(0, 200)}`).to.equal(503);
+        expect(answer.status, `lookup ${i + 1} after the cut: ${answer.error ?? answer.text.slice(0, 200)}`).to.equal(
+          503,
+        );
       }
       const before = proxy.connections;
       for (let i = 0; i < 20; i += 1) {
@@ -206,8 +258,12 @@ describe('reliability (issue 21)', function () {
         expect(answer.status, `lookup ${i + 6} after the cut`).to.equal(503);
         expect(answer.retryAfter, `Retry-After of lookup ${i + 6}`).to.match(/^\d+$/);
       }
-      // Background probes may connect; lookups must not, one per lookup (or three, with retries) is what no breaker gives.
-      expect(proxy.connections - before, 'connections to the engine during 20 lookups with the breaker open').to.be.below(10);
+      // Background probes may connect; lookups must not, one per lookup (or three, with retries) is what no breaker
+      // gives.
+      expect(
+        proxy.connections - before,
+        'connections to the engine during 20 lookups with the breaker open',
+      ).to.be.below(10);
       proxy.restore();
       const again = await answersAgain(api, 30_000);
       expect(again.ok, `a 200 within 30 s of the engine coming back (before it: ${again.statuses})`).to.equal(true);

@@ -17,7 +17,6 @@ import { freePort } from './support/checking-clients';
 
 const repoRoot = join(__dirname, '..');
 
-
 /** Whether anything answers HTTP on `host`:`port`. */
 async function answers(port: number, host = '127.0.0.1'): Promise<boolean> {
   try {
@@ -33,7 +32,9 @@ async function answers(port: number, host = '127.0.0.1'): Promise<boolean> {
 async function frozenEngine(): Promise<{ url: string; reached: Promise<void>; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   let reach: () => void = () => {};
-  const reached = new Promise<void>((done) => { reach = done; });
+  const reached = new Promise<void>((done) => {
+    reach = done;
+  });
   const server: TcpServer = createTcpServer((socket) => {
     sockets.add(socket);
     socket.once('data', () => reach());
@@ -53,27 +54,45 @@ async function frozenEngine(): Promise<{ url: string; reached: Promise<void>; cl
 }
 
 /** A process started here in its own process group, with everything it printed so far. */
-interface Started { child: ChildProcess; output: () => string; exited: Promise<unknown[]> }
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<unknown[]>;
+}
 
 function startProcess(command: string, args: string[], env: Record<string, string>): Started {
-  const child = spawn(command, args, { cwd: repoRoot, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info', ...env } });
+  const child = spawn(command, args, {
+    cwd: repoRoot,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+  });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
   return { child, output: () => output, exited: once(child, 'exit') };
 }
 
 async function untilAnswering(started: Started, port: number, host = '127.0.0.1'): Promise<void> {
   const since = Date.now();
   while (!(await answers(port, host))) {
-    if (Date.now() - since > 30_000 || started.child.exitCode !== null) throw new Error(`no answer on ${host}:${port}:\n${started.output()}`);
+    if (Date.now() - since > 30_000 || started.child.exitCode !== null)
+      throw new Error(`no answer on ${host}:${port}:\n${started.output()}`);
     await sleep(100);
   }
 }
 
 /** The JSON log line with `message`. */
 function logLine(output: string, message: string): Record<string, unknown> | undefined {
-  return output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.message === message);
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .find((line) => line.message === message);
 }
 
 describe('the server process', function () {
@@ -95,8 +114,15 @@ describe('the server process', function () {
     started = startProcess('npm', ['start'], { PORT: String(port) });
     await untilAnswering(started, port);
     process.kill(started.child.pid!, 'SIGTERM');
-    const [code, signal] = await Promise.race([started.exited, sleep(15_000).then(() => { throw new Error(`npm start still runs 15 s after SIGTERM:\n${started!.output()}`); })]);
-    expect({ code, signal }, started.output()).to.satisfy((x: { code: number | null; signal: string | null }) => x.code === 0 || x.signal === 'SIGTERM');
+    const [code, signal] = await Promise.race([
+      started.exited,
+      sleep(15_000).then(() => {
+        throw new Error(`npm start still runs 15 s after SIGTERM:\n${started!.output()}`);
+      }),
+    ]);
+    expect({ code, signal }, started.output()).to.satisfy(
+      (x: { code: number | null; signal: string | null }) => x.code === 0 || x.signal === 'SIGTERM',
+    );
     // npm gone is not enough: the server it started must be gone too, and nothing else serve the port.
     await sleep(500);
     expect(await answers(port), started.output()).to.equal(false);
@@ -105,10 +131,17 @@ describe('the server process', function () {
 
   it('HOST chooses the address the server binds to, and the start log names it', async () => {
     const port = await freePort();
-    started = startProcess(process.execPath, ['--import', 'tsx', 'src/server.ts'], { PORT: String(port), HOST: '127.0.0.2' });
+    started = startProcess(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      PORT: String(port),
+      HOST: '127.0.0.2',
+    });
     await untilAnswering(started, port, '127.0.0.2');
     expect(await answers(port, '127.0.0.1'), 'the default address, 127.0.0.1, is not bound').to.equal(false);
-    expect(logLine(started.output(), 'chemxref is listening')).to.deep.include({ address: '127.0.0.2', port, url: `http://127.0.0.2:${port}` });
+    expect(logLine(started.output(), 'chemxref is listening')).to.deep.include({
+      address: '127.0.0.2',
+      port,
+      url: `http://127.0.0.2:${port}`,
+    });
     process.kill(started.child.pid!, 'SIGTERM');
     await started.exited;
   });
@@ -120,10 +153,13 @@ describe('the server process', function () {
     const seen: { path: string; opaqueId?: string }[] = [];
     const proxy = createHttpServer((req, res) => {
       seen.push({ path: req.url ?? '', opaqueId: req.headers['x-opaque-id'] as string | undefined });
-      const forwarded = httpRequest({ host: engineUrl.hostname, port: engineUrl.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const forwarded = httpRequest(
+        { host: engineUrl.hostname, port: engineUrl.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       forwarded.on('error', () => res.destroy());
       req.pipe(forwarded);
     });
@@ -131,31 +167,69 @@ describe('the server process', function () {
     try {
       const port = await freePort();
       const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
-      started = startProcess(process.execPath, ['--import', 'tsx', 'src/server.ts'], { PORT: String(port), ES_URL: proxyUrl, ES_INDEX_PREFIX: config.ES_INDEX_PREFIX, LOG_FORMAT: 'json' });
+      started = startProcess(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+        PORT: String(port),
+        ES_URL: proxyUrl,
+        ES_INDEX_PREFIX: config.ES_INDEX_PREFIX,
+        LOG_FORMAT: 'json',
+      });
       await untilAnswering(started, port);
       const lookup = await fetch(`http://127.0.0.1:${port}/api/v1/compounds`, {
-        method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': 'lookup-42' }, body: JSON.stringify({ type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'lookup-42' },
+        body: JSON.stringify({ type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
       });
       expect(lookup.status).to.equal(200);
       expect(lookup.headers.get('x-request-id')).to.equal('lookup-42');
       // Where its time went: each part a duration, the engine's wait within the total.
-      const timing = Object.fromEntries((lookup.headers.get('server-timing') ?? '').split(', ').map((part) => [part.split(';')[0], Number(part.split('dur=')[1])]));
+      const timing = Object.fromEntries(
+        (lookup.headers.get('server-timing') ?? '')
+          .split(', ')
+          .map((part) => [part.split(';')[0], Number(part.split('dur=')[1])]),
+      );
       expect(Object.keys(timing)).to.deep.equal(['total', 'validate', 'queue', 'engine', 'took', 'serialise', 'app']);
       expect(timing.engine).to.be.above(0).and.at.most(timing.total);
-      expect(timing.validate + timing.queue + timing.engine + timing.serialise + timing.app).to.be.closeTo(timing.total, 0.05);
-      const unnamed = await fetch(`http://127.0.0.1:${port}/rest/src_compound_id/CHEMBL112/1`, { headers: { 'x-request-id': 'not a sensible id' } });
+      expect(timing.validate + timing.queue + timing.engine + timing.serialise + timing.app).to.be.closeTo(
+        timing.total,
+        0.05,
+      );
+      const unnamed = await fetch(`http://127.0.0.1:${port}/rest/src_compound_id/CHEMBL112/1`, {
+        headers: { 'x-request-id': 'not a sensible id' },
+      });
       expect(unnamed.status).to.equal(200);
       const generated = unnamed.headers.get('x-request-id')!;
       expect(generated).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
       await sleep(200);
-      const lines = started.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+      const lines = started
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       const logged = lines.find((line) => line.message === 'request' && line.requestId === 'lookup-42');
-      expect(logged, started.output()).to.deep.include({ level: 'info', method: 'POST', path: '/api/v1/compounds', route: '/api/v1/compounds', status: 200 });
+      expect(logged, started.output()).to.deep.include({
+        level: 'info',
+        method: 'POST',
+        path: '/api/v1/compounds',
+        route: '/api/v1/compounds',
+        status: 200,
+      });
       expect(logged!.ms).to.be.a('number');
-      expect(logged!.engineMs).to.be.a('number').and.above(0).and.at.most(logged!.ms as number);
-      expect(lines.find((line) => line.message === 'request' && line.requestId === generated)).to.deep.include({ route: '/rest/src_compound_id/:id/:src', status: 200 });
-      expect(seen.filter((request) => request.opaqueId === 'lookup-42').map((request) => request.path.split('?')[0]), 'the lookup\'s searches').to.include('/_msearch');
-      expect(seen.some((request) => request.opaqueId === generated), 'the legacy lookup\'s searches').to.equal(true);
+      expect(logged!.engineMs)
+        .to.be.a('number')
+        .and.above(0)
+        .and.at.most(logged!.ms as number);
+      expect(lines.find((line) => line.message === 'request' && line.requestId === generated)).to.deep.include({
+        route: '/rest/src_compound_id/:id/:src',
+        status: 200,
+      });
+      expect(
+        seen.filter((request) => request.opaqueId === 'lookup-42').map((request) => request.path.split('?')[0]),
+        "the lookup's searches",
+      ).to.include('/_msearch');
+      expect(
+        seen.some((request) => request.opaqueId === generated),
+        "the legacy lookup's searches",
+      ).to.equal(true);
       process.kill(started.child.pid!, 'SIGTERM');
       await started.exited;
     } finally {
@@ -180,7 +254,11 @@ describe('slow clients', function () {
   it('the server has a 10 s header deadline, a 30 s request deadline and a 5 s keep-alive', async () => {
     const running = await startServer(testConfig('chemxref-test-timeouts'), {}, 0);
     try {
-      expect(running.server).to.deep.include({ headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000 });
+      expect(running.server).to.deep.include({
+        headersTimeout: 10_000,
+        requestTimeout: 30_000,
+        keepAliveTimeout: 5_000,
+      });
     } finally {
       await running.stop();
     }
@@ -193,10 +271,18 @@ describe('slow clients', function () {
     await once(socket, 'connect');
     const since = Date.now();
     let reply = '';
-    socket.on('data', (chunk: Buffer) => { reply += chunk.toString(); });
+    socket.on('data', (chunk: Buffer) => {
+      reply += chunk.toString();
+    });
     socket.on('error', () => {});
     socket.write(text);
-    await Promise.race([once(socket, 'close'), sleep(10_000).then(() => { socket.destroy(); throw new Error('the server kept the stalled connection open for 10 s'); })]);
+    await Promise.race([
+      once(socket, 'close'),
+      sleep(10_000).then(() => {
+        socket.destroy();
+        throw new Error('the server kept the stalled connection open for 10 s');
+      }),
+    ]);
     return { reply, closedAfterMs: Date.now() - since };
   }
 
@@ -212,42 +298,55 @@ describe('slow clients', function () {
   const deadlines = { headersTimeoutMs: 300, requestTimeoutMs: 600, timeoutCheckIntervalMs: 50 };
 
   it('a client that sends half its headers and stalls gets a 408 and its connection closed', async () => {
-    expect(await replyToStalled(deadlines, 'GET /health HTTP/1.1\r\nHost: chemxref\r\nAccept: appl')).to.match(/^HTTP\/1\.1 408 /);
+    expect(await replyToStalled(deadlines, 'GET /health HTTP/1.1\r\nHost: chemxref\r\nAccept: appl')).to.match(
+      /^HTTP\/1\.1 408 /,
+    );
   });
 
   it('a client that sends its body too slowly gets a 408 and its connection closed', async () => {
-    const sent = 'POST /api/v1/compounds HTTP/1.1\r\nHost: chemxref\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{"type": "inchikey", ';
+    const sent =
+      'POST /api/v1/compounds HTTP/1.1\r\nHost: chemxref\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{"type": "inchikey", ';
     expect(await replyToStalled(deadlines, sent)).to.match(/^HTTP\/1\.1 408 /);
   });
 
   it('an idle keep-alive connection is closed after the keep-alive timeout', async () => {
-    expect(await replyToStalled({ keepAliveTimeoutMs: 200 }, 'GET /health HTTP/1.1\r\nHost: chemxref\r\n\r\n')).to.match(/^HTTP\/1\.1 200 /);
+    expect(
+      await replyToStalled({ keepAliveTimeoutMs: 200 }, 'GET /health HTTP/1.1\r\nHost: chemxref\r\n\r\n'),
+    ).to.match(/^HTTP\/1\.1 200 /);
   });
 });
 
 describe('stopping the server with requests in flight', function () {
   this.timeout(60_000);
 
-  it('a request still running at the drain deadline is answered 503 with Retry-After in its API family\'s shape, not an empty reply', async () => {
+  it("a request still running at the drain deadline is answered 503 with Retry-After in its API family's shape, not an empty reply", async () => {
     const engine = await frozenEngine();
     const running = await startServer(testConfig('chemxref-test-frozen', { ES_URL: engine.url }), {}, 0);
     try {
       const v1 = fetch(`${running.url}/api/v1/compounds`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 }),
       });
       const legacy = fetch(`${running.url}/rest/src_compound_id/CHEMBL112/1`);
-      const legacyXml = fetch(`${running.url}/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N`, { headers: { accept: 'text/xml' } });
+      const legacyXml = fetch(`${running.url}/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N`, {
+        headers: { accept: 'text/xml' },
+      });
       await engine.reached;
       await sleep(100);
       const stopped = running.stop(300);
       const [v1Response, legacyResponse, xmlResponse] = await Promise.all([v1, legacy, legacyXml]);
       expect(v1Response.status).to.equal(503);
       expect(v1Response.headers.get('retry-after')).to.match(/^[1-9][0-9]*$/);
-      expect(await v1Response.json()).to.deep.include({ response: 'Error', errors: [] }).and.to.have.property('error').that.matches(/shutting down/);
+      expect(await v1Response.json())
+        .to.deep.include({ response: 'Error', errors: [] })
+        .and.to.have.property('error')
+        .that.matches(/shutting down/);
       expect(legacyResponse.status).to.equal(503);
       expect(legacyResponse.headers.get('retry-after')).to.match(/^[1-9][0-9]*$/);
-      expect(await legacyResponse.json()).to.have.property('error').that.matches(/shutting down/);
+      expect(await legacyResponse.json())
+        .to.have.property('error')
+        .that.matches(/shutting down/);
       expect(xmlResponse.status).to.equal(503);
       expect(await xmlResponse.text()).to.match(/<opt><error>the service is shutting down[^<]*<\/error><\/opt>/);
       await engine.close();
@@ -266,7 +365,9 @@ describe('security headers, bad numbers and blank compounds', function () {
   before(async () => {
     api = await startApi(testConfig(await fixturePrefix()));
   });
-  after(async () => { await api?.stop(); });
+  after(async () => {
+    await api?.stop();
+  });
 
   it('every answer (v1, legacy, error, docs) carries the security headers, a public resource policy and no HSTS', async () => {
     const answers = [
@@ -276,7 +377,10 @@ describe('security headers, bad numbers and blank compounds', function () {
       await api.get('/api/docs/'),
     ];
     for (const { status, headers } of answers) {
-      expect(headers.get('content-security-policy'), String(status)).to.contain("default-src 'self'").and.to.contain("script-src 'self'").and.to.contain("object-src 'none'");
+      expect(headers.get('content-security-policy'), String(status))
+        .to.contain("default-src 'self'")
+        .and.to.contain("script-src 'self'")
+        .and.to.contain("object-src 'none'");
       expect(headers.get('x-content-type-options')).to.equal('nosniff');
       expect(headers.get('x-frame-options')).to.equal('SAMEORIGIN');
       expect(headers.get('referrer-policy')).to.equal('no-referrer');
@@ -302,11 +406,19 @@ describe('security headers, bad numbers and blank compounds', function () {
   });
 
   it('source 99999999999 in a legacy path is a 400 naming it; 2147483647 and 2147483648 are unknown sources (404)', async () => {
-    for (const path of ['/rest/src_compound_id/CHEMBL112/99999999999', '/rest/src_compound_id/CHEMBL112/1/99999999999', '/rest/structure/CHEMBL112/99999999999',
-      '/rest/mapping/1/99999999999', '/rest/sources/99999999999', '/legacy/rest/orphanIdMap/CHEMBL112/99999999999']) {
+    for (const path of [
+      '/rest/src_compound_id/CHEMBL112/99999999999',
+      '/rest/src_compound_id/CHEMBL112/1/99999999999',
+      '/rest/structure/CHEMBL112/99999999999',
+      '/rest/mapping/1/99999999999',
+      '/rest/sources/99999999999',
+      '/legacy/rest/orphanIdMap/CHEMBL112/99999999999',
+    ]) {
       const { status, body } = await api.get(path);
       expect(status, path).to.equal(400);
-      expect(body.error, path).to.equal('"99999999999" is not a source id: a source id is an integer from 1 to 2147483647');
+      expect(body.error, path).to.equal(
+        '"99999999999" is not a source id: a source id is an integer from 1 to 2147483647',
+      );
     }
     const criterion = await api.get('/rest/cpd_search/CHEMBL112/1/99999999999/0/0');
     expect(criterion.status).to.equal(400);
@@ -323,16 +435,29 @@ describe('security headers, bad numbers and blank compounds', function () {
   it('a compound of only whitespace is the same 400 in v1 lookups and connectivity (every type) and in every legacy path with a compound', async () => {
     const v1 = [];
     for (const type of ['uci', 'inchi', 'inchikey', 'sourceID']) {
-      for (const path of ['/api/v1/compounds', '/api/v1/connectivity']) v1.push(await api.post(path, { type, compound: '   ', sourceID: 1 }));
+      for (const path of ['/api/v1/compounds', '/api/v1/connectivity'])
+        v1.push(await api.post(path, { type, compound: '   ', sourceID: 1 }));
     }
     v1.push(await api.post('/api/v1/compounds', { type: 'inchikey', compound: '' }));
     for (const { status, body } of v1) {
       expect(status).to.equal(400);
       expect(body.error).to.equal('the compound is empty or only whitespace');
     }
-    for (const path of ['/rest/inchikey/%20%20%20', '/rest/inchikey_all/%20', '/rest/verbose_inchikey/%20', '/rest/inchi/%09%20', '/rest/key_search/%20%20%20/0/0',
-      '/rest/src_compound_id/%20%20/1', '/rest/src_compound_id_all/%20/1/101', '/rest/src_compound_id_url/%20/1/1', '/rest/structure/%20/1', '/rest/structure_all/%20/1',
-      '/rest/cpd_search/%20/1', '/rest/orphanIdSource/%20%20', '/legacy/rest/orphanIdMap/%20']) {
+    for (const path of [
+      '/rest/inchikey/%20%20%20',
+      '/rest/inchikey_all/%20',
+      '/rest/verbose_inchikey/%20',
+      '/rest/inchi/%09%20',
+      '/rest/key_search/%20%20%20/0/0',
+      '/rest/src_compound_id/%20%20/1',
+      '/rest/src_compound_id_all/%20/1/101',
+      '/rest/src_compound_id_url/%20/1/1',
+      '/rest/structure/%20/1',
+      '/rest/structure_all/%20/1',
+      '/rest/cpd_search/%20/1',
+      '/rest/orphanIdSource/%20%20',
+      '/legacy/rest/orphanIdMap/%20',
+    ]) {
       const { status, body } = await api.get(path);
       expect(status, path).to.equal(400);
       expect(body.error, path).to.equal('the compound is empty or only whitespace');
@@ -354,7 +479,9 @@ describe('rate limit (RATE_LIMIT)', function () {
     return api;
   };
 
-  before(async () => { prefix = await fixturePrefix(); });
+  before(async () => {
+    prefix = await fixturePrefix();
+  });
   afterEach(async () => {
     for (const api of running.splice(0)) await api.stop();
   });
@@ -371,7 +498,9 @@ describe('rate limit (RATE_LIMIT)', function () {
     const { status, body, headers } = await api.post('/api/v1/compounds', paracetamol);
     expect(status).to.equal(429);
     expect(body).to.deep.include({ response: 'Error', errors: [] });
-    expect(body.error).to.match(/^too many requests: this client may spend 10 cost units a minute \(RATE_LIMIT\); this request costs 1, 0 are left; try again in \d+ s$/);
+    expect(body.error).to.match(
+      /^too many requests: this client may spend 10 cost units a minute \(RATE_LIMIT\); this request costs 1, 0 are left; try again in \d+ s$/,
+    );
     // 10 units a minute come back one every 6 s.
     expect(Number(headers.get('retry-after'))).to.be.within(1, 6);
     expect(headers.get('ratelimit-remaining')).to.equal('0');
@@ -390,7 +519,9 @@ describe('rate limit (RATE_LIMIT)', function () {
 
   it('the legacy API answers its 429 in its own shape (JSON or XML), and key_search costs as much as a v1 connectivity search', async () => {
     const api = await limitedApi({ RATE_LIMIT: '6' });
-    expect((await api.get('/rest/key_search/RZVAJINKPMORJF-UHFFFAOYSA-N')).headers.get('ratelimit-remaining')).to.equal('1');
+    expect((await api.get('/rest/key_search/RZVAJINKPMORJF-UHFFFAOYSA-N')).headers.get('ratelimit-remaining')).to.equal(
+      '1',
+    );
     expect((await api.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N')).status).to.equal(200);
     const json = await api.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N');
     expect(json.status).to.equal(429);
@@ -422,12 +553,22 @@ describe('rate limit (RATE_LIMIT)', function () {
 
   it('X-Forwarded-For names the client only behind a proxy listed in TRUST_PROXY, so a client cannot dodge the limit by sending it', async () => {
     const direct = await limitedApi({ RATE_LIMIT: '1' });
-    expect((await direct.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status).to.equal(200);
-    expect((await direct.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.2' })).status).to.equal(429);
+    expect(
+      (await direct.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status,
+    ).to.equal(200);
+    expect(
+      (await direct.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.2' })).status,
+    ).to.equal(429);
     const proxied = await limitedApi({ RATE_LIMIT: '1', TRUST_PROXY: 'loopback' });
-    expect((await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status).to.equal(200);
-    expect((await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.2' })).status).to.equal(200);
-    expect((await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status).to.equal(429);
+    expect(
+      (await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status,
+    ).to.equal(200);
+    expect(
+      (await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.2' })).status,
+    ).to.equal(200);
+    expect(
+      (await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status,
+    ).to.equal(429);
   });
 
   it('a bucket refills evenly over the minute, and an IPv6 client spends from the bucket of its /64', () => {
@@ -459,7 +600,9 @@ describe('Retry-After on every 503', function () {
   this.timeout(60_000);
 
   it('with the engine unreachable, v1 and legacy lookups and /ready answer 503 with Retry-After', async () => {
-    const api = await startApi(testConfig('chemxref-test-unreachable', { ES_URL: `http://127.0.0.1:${await freePort()}` }));
+    const api = await startApi(
+      testConfig('chemxref-test-unreachable', { ES_URL: `http://127.0.0.1:${await freePort()}` }),
+    );
     try {
       const answers = [
         await api.post('/api/v1/compounds', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
@@ -477,15 +620,27 @@ describe('Retry-After on every 503', function () {
 
   it('a 503 whose error knows when the engine is back says so in Retry-After (whole seconds, rounded up), else 1', async () => {
     const app = express();
-    app.get('/known', () => { throw Object.assign(new EngineUnavailable('the search engine is unreachable; try again shortly'), { retryAfter: 7 }); });
-    app.get('/fraction', () => { throw new HttpError(503, 'busy', [], 2.2); });
-    app.get('/unknown', () => { throw new EngineUnavailable('the search engine is unreachable; try again shortly'); });
+    app.get('/known', () => {
+      throw Object.assign(new EngineUnavailable('the search engine is unreachable; try again shortly'), {
+        retryAfter: 7,
+      });
+    });
+    app.get('/fraction', () => {
+      throw new HttpError(503, 'busy', [], 2.2);
+    });
+    app.get('/unknown', () => {
+      throw new EngineUnavailable('the search engine is unreachable; try again shortly');
+    });
     app.use(errorHandler(errorSender(renderLegacyError)));
     const server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const { port } = server.address() as { port: number };
     try {
-      for (const [path, seconds] of [['/known', '7'], ['/fraction', '3'], ['/unknown', '1']]) {
+      for (const [path, seconds] of [
+        ['/known', '7'],
+        ['/fraction', '3'],
+        ['/unknown', '1'],
+      ]) {
         const response = await fetch(`http://127.0.0.1:${port}${path}`);
         expect(response.status, path).to.equal(503);
         expect(response.headers.get('retry-after'), path).to.equal(seconds);

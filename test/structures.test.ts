@@ -24,7 +24,8 @@ function toroidalCarbonNet(n: number): string {
   const bonds = new Set<string>();
   for (let i = 0; i < n; i += 1) {
     for (let j = 0; j < n; j += 1) {
-      for (const other of [atom(i, j + 1), atom(i + 1, j)]) bonds.add(`${Math.min(atom(i, j), other)}-${Math.max(atom(i, j), other)}`);
+      for (const other of [atom(i, j + 1), atom(i + 1, j)])
+        bonds.add(`${Math.min(atom(i, j), other)}-${Math.max(atom(i, j), other)}`);
     }
   }
   // Atoms in order: a bond to the atom before is written as such, every other bond as a ring closure.
@@ -64,7 +65,9 @@ describe('structures as input: SMILES and molfiles (docs/api.md)', function () {
     paracetamolV3000 = mol.get_v3Kmolblock();
     mol.delete();
   });
-  after(async () => { await api?.stop(); });
+  after(async () => {
+    await api?.stop();
+  });
 
   const compounds = (body: object): Promise<{ status: number; body: any }> => api.post('/api/v1/compounds', body);
   const connectivity = (body: object): Promise<{ status: number; body: any }> => api.post('/api/v1/connectivity', body);
@@ -74,7 +77,10 @@ describe('structures as input: SMILES and molfiles (docs/api.md)', function () {
       const byKey = await compounds({ type: 'inchikey', compound: paracetamol.key });
       const bySmiles = await compounds({ type: 'smiles', compound: ` ${paracetamol.smiles} `, sourceID: 0 });
       expect(bySmiles.status).to.equal(200);
-      expect(byKey.body.compounds[0].sources.map((s: { compoundId: string }) => s.compoundId)).to.include.members(['CHEMBL112', '3991']);
+      expect(byKey.body.compounds[0].sources.map((s: { compoundId: string }) => s.compoundId)).to.include.members([
+        'CHEMBL112',
+        '3991',
+      ]);
       const { computed, ...rest } = bySmiles.body;
       expect(rest).to.deep.equal(byKey.body);
       expect(computed).to.deep.equal({ standardInchi: paracetamol.inchi, standardInchiKey: paracetamol.key });
@@ -125,18 +131,68 @@ describe('structures as input: SMILES and molfiles (docs/api.md)', function () {
 
   describe('structures that cannot be searched', () => {
     const refused: [string, object, number, RegExp][] = [
-      ['a SMILES with an unclosed branch: 400 with RDKit\'s reason', { type: 'smiles', compound: 'CC(=O)Nc1ccc(O' }, 400, /^the SMILES could not be read: extra open parentheses .*position/],
-      ['a SMILES with an unclosed ring: 400 with RDKit\'s reason', { type: 'smiles', compound: 'C1CC' }, 400, /^the SMILES could not be read: unclosed ring/],
-      ['an aromatic ring RDKit cannot kekulize: 400', { type: 'smiles', compound: 'c1cccc1' }, 400, /^the SMILES could not be read: Can't kekulize/],
-      ['a SMILES with a query atom (*): 422, no Standard InChI', { type: 'smiles', compound: 'CC(=O)Nc1ccc(*)cc1' }, 422, /^the SMILES was read, but it has no Standard InChI: it has a query atom/],
-      ['an R-group in a SMILES ([*:1]): 422', { type: 'smiles', compound: 'CC(=O)Nc1ccc([*:1])cc1' }, 422, /no Standard InChI: it has a query atom/],
-      ['a molfile without its M  END line: 400', { type: 'molfile', compound: 'CC(=O)Nc1ccc(O)cc1' }, 400, /^the molfile could not be read: a molfile ends with the line "M {2}END"/],
-      ['a molfile sent as a SMILES: 400 naming the right type', { type: 'smiles', compound: '\n  x\n\n  0  0  0  0  0  0  0  0  0  0999 V2000\nM  END' }, 400, /SMILES is a single line/],
-      ['a molfile of no atoms: 422', { type: 'molfile', compound: '\n  x\n\n  0  0  0  0  0  0  0  0  0  0999 V2000\nM  END' }, 422, /has no Standard InChI: it has no atoms/],
-      ['a molfile of only whitespace: the blank-compound 400', { type: 'molfile', compound: ' \n\n ' }, 400, /^the compound is empty or only whitespace$/],
+      [
+        "a SMILES with an unclosed branch: 400 with RDKit's reason",
+        { type: 'smiles', compound: 'CC(=O)Nc1ccc(O' },
+        400,
+        /^the SMILES could not be read: extra open parentheses .*position/,
+      ],
+      [
+        "a SMILES with an unclosed ring: 400 with RDKit's reason",
+        { type: 'smiles', compound: 'C1CC' },
+        400,
+        /^the SMILES could not be read: unclosed ring/,
+      ],
+      [
+        'an aromatic ring RDKit cannot kekulize: 400',
+        { type: 'smiles', compound: 'c1cccc1' },
+        400,
+        /^the SMILES could not be read: Can't kekulize/,
+      ],
+      [
+        'a SMILES with a query atom (*): 422, no Standard InChI',
+        { type: 'smiles', compound: 'CC(=O)Nc1ccc(*)cc1' },
+        422,
+        /^the SMILES was read, but it has no Standard InChI: it has a query atom/,
+      ],
+      [
+        'an R-group in a SMILES ([*:1]): 422',
+        { type: 'smiles', compound: 'CC(=O)Nc1ccc([*:1])cc1' },
+        422,
+        /no Standard InChI: it has a query atom/,
+      ],
+      [
+        'a molfile without its M  END line: 400',
+        { type: 'molfile', compound: 'CC(=O)Nc1ccc(O)cc1' },
+        400,
+        /^the molfile could not be read: a molfile ends with the line "M {2}END"/,
+      ],
+      [
+        'a molfile sent as a SMILES: 400 naming the right type',
+        { type: 'smiles', compound: '\n  x\n\n  0  0  0  0  0  0  0  0  0  0999 V2000\nM  END' },
+        400,
+        /SMILES is a single line/,
+      ],
+      [
+        'a molfile of no atoms: 422',
+        { type: 'molfile', compound: '\n  x\n\n  0  0  0  0  0  0  0  0  0  0999 V2000\nM  END' },
+        422,
+        /has no Standard InChI: it has no atoms/,
+      ],
+      [
+        'a molfile of only whitespace: the blank-compound 400',
+        { type: 'molfile', compound: ' \n\n ' },
+        400,
+        /^the compound is empty or only whitespace$/,
+      ],
       ['a SMILES that is not a string: 400', { type: 'smiles', compound: 42 }, 400, /"compound" must be a string/],
       ['a SMILES query without its compound: 400', { type: 'smiles' }, 400, /the field "compound" is missing/],
-      ['a 900-carbon chain, on which RDKit crashes: 422', { type: 'smiles', compound: 'C'.repeat(900) }, 422, /^the structure toolkit failed on this SMILES/],
+      [
+        'a 900-carbon chain, on which RDKit crashes: 422',
+        { type: 'smiles', compound: 'C'.repeat(900) },
+        422,
+        /^the structure toolkit failed on this SMILES/,
+      ],
     ];
     for (const [what, body, status, message] of refused) {
       it(what, async () => {
@@ -159,7 +215,9 @@ describe('structures as input: SMILES and molfiles (docs/api.md)', function () {
       try {
         const response = await strict.post('/api/v1/compounds', { type: 'smiles', compound: 'C'.repeat(101) });
         expect(response.status).to.equal(400);
-        expect(response.body.error).to.equal('the SMILES has 101 characters, more than the 100 this service accepts (MAX_STRUCTURE_LENGTH)');
+        expect(response.body.error).to.equal(
+          'the SMILES has 101 characters, more than the 100 this service accepts (MAX_STRUCTURE_LENGTH)',
+        );
       } finally {
         await strict.stop();
       }
@@ -174,7 +232,9 @@ describe('structures as input: SMILES and molfiles (docs/api.md)', function () {
         expect((await meanwhile).status).to.equal(200);
         const response = await slow;
         expect(response.status).to.equal(422);
-        expect(response.body.error).to.equal('the Standard InChI of this SMILES took longer than the 1000 ms this service gives a structure (STRUCTURE_TIMEOUT_MS)');
+        expect(response.body.error).to.equal(
+          'the Standard InChI of this SMILES took longer than the 1000 ms this service gives a structure (STRUCTURE_TIMEOUT_MS)',
+        );
         const next = await hurried.post('/api/v1/compounds', { type: 'smiles', compound: paracetamol.smiles });
         expect(next.status).to.equal(200);
         expect(next.body.computed.standardInchiKey).to.equal(paracetamol.key);

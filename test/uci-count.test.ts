@@ -12,7 +12,12 @@ describe('UCICount counted while a reference table loads', () => {
     count.add(22, 11, '1983', 1);
     count.add(22, 11, '1983', 0); // the same row again, now obsolete: the last one wins
     count.add(1, 12, 'CHEMBL1474977', 1);
-    expect(count.counts()).to.deep.equal(new Map([[1, 2], [101, 1]]));
+    expect(count.counts()).to.deep.equal(
+      new Map([
+        [1, 2],
+        [101, 1],
+      ]),
+    );
   });
 
   it('gives up when the rows are not in UCI order', () => {

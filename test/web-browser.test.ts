@@ -34,10 +34,15 @@ describe('the search pages in a real browser', function () {
     const context = await fixture.browser.newContext({ javaScriptEnabled });
     const page = await context.newPage();
     const problems: string[] = [];
-    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
     page.on('pageerror', (error) => problems.push(error.message));
     // A page left while its thumbnails load aborts them: that is the browser's doing, not a fault.
-    page.on('requestfailed', (request) => { if (request.failure()?.errorText !== 'net::ERR_ABORTED') problems.push(`${request.url()}: ${request.failure()?.errorText}`); });
+    page.on('requestfailed', (request) => {
+      if (request.failure()?.errorText !== 'net::ERR_ABORTED')
+        problems.push(`${request.url()}: ${request.failure()?.errorText}`);
+    });
     return { page, problems };
   }
 
@@ -61,7 +66,7 @@ describe('the search pages in a real browser', function () {
     await search(page, 'InChI=1S/C8H9NO2/c1-6(10)9-7-2-4-8(11)5-3-7/h2-5,11H,1H3,(H,9,10)');
     expect(await page.locator('h1').textContent()).to.equal('UCI 614');
     expect(await page.locator('button.copy').first().isVisible(), 'copy buttons shown with JavaScript').to.equal(true);
-    expect(problems, problems.join("\n")).to.deep.equal([]);
+    expect(problems, problems.join('\n')).to.deep.equal([]);
   });
 
   it('follows a source link and a stereoisomer to its own page', async () => {
@@ -69,7 +74,10 @@ describe('the search pages in a real browser', function () {
     await page.goto(`${fixture.api.url}/compound/229`);
     await Promise.all([page.waitForURL(/\/compound\/230$/), page.locator('#stereo a[href="/compound/230"]').click()]);
     expect(await page.locator('h1').textContent()).to.equal('UCI 230');
-    await Promise.all([page.waitForURL(/\/sources\/\d+$/), page.locator('table.assignments a[href^="/sources/"]').first().click()]);
+    await Promise.all([
+      page.waitForURL(/\/sources\/\d+$/),
+      page.locator('table.assignments a[href^="/sources/"]').first().click(),
+    ]);
     expect(await page.locator('h2').first().textContent()).to.equal('Loads');
     expect(problems, problems.join('\n')).to.deep.equal([]);
   });
@@ -114,7 +122,7 @@ describe('the search pages in a real browser', function () {
     expect(await page.locator('table.sources td.id').allTextContents()).to.include.members(['101', '104']);
     expect(await page.locator('table.sources th.secondary').first().isVisible()).to.equal(false);
     // Nothing wider than the screen: the table reads without scrolling sideways.
-    const widths = await page.evaluate('[document.documentElement.scrollWidth, innerWidth]') as number[];
+    const widths = (await page.evaluate('[document.documentElement.scrollWidth, innerWidth]')) as number[];
     expect(widths[0]).to.equal(widths[1]);
   });
 

@@ -32,7 +32,9 @@ describe('the web pages: search, compound, sources', function () {
     expect(answer.text).to.contain('<h1>UCI 614</h1>');
     expect(answer.text).to.contain(`<img class="large" src="/api/v1/images/614"`);
     expect(answer.text).to.contain(paracetamol.inchi);
-    expect(answer.text).to.contain('<a href="https://www.ebi.ac.uk/chembldb/compound/inspect/CHEMBL112" rel="noopener">CHEMBL112</a>');
+    expect(answer.text).to.contain(
+      '<a href="https://www.ebi.ac.uk/chembldb/compound/inspect/CHEMBL112" rel="noopener">CHEMBL112</a>',
+    );
     expect(answer.text).to.contain('<a href="/sources/1">ChEMBL</a>');
     expect(answer.text).to.contain('3 current ids in 3 sources');
     expect(answer.text).to.contain('<link rel="canonical" href="/compound/614">');
@@ -48,7 +50,10 @@ describe('the web pages: search, compound, sources', function () {
       ['/search?q=614', 'Searched: UCI 614 (pick a source to search 614 as a compound id).'],
       ['/search?q=%20rzvajinkpmorjf-uhfffaoysa-n%20', 'Searched: a Standard InChIKey.'],
       ['/search?q=RzVaJiNkPmOrJf-UhFfFaOySa-N', 'Searched: a Standard InChIKey.'],
-      ['/search?q=CC(%3DO)Nc1ccc(O)cc1', 'Searched: a SMILES, by the Standard InChIKey computed from it (RZVAJINKPMORJF-UHFFFAOYSA-N).'],
+      [
+        '/search?q=CC(%3DO)Nc1ccc(O)cc1',
+        'Searched: a SMILES, by the Standard InChIKey computed from it (RZVAJINKPMORJF-UHFFFAOYSA-N).',
+      ],
     ];
     for (const [path, said] of searches) {
       const answer = await get(path);
@@ -109,7 +114,7 @@ describe('the web pages: search, compound, sources', function () {
     expect(chembl.text).to.contain('<td>references</td><td>done</td>');
   });
 
-  it('/sources shows each source\'s own rows of the dump that loaded them all, not the dump\'s total', async () => {
+  it("/sources shows each source's own rows of the dump that loaded them all, not the dump's total", async () => {
     const table = gunzipSync(readFileSync(join(fixtureDump, 'reference.tsv.gz'))).toString('utf8');
     const rows = table.split('\n').slice(1).filter(Boolean);
     const own = new Map<string, number>();
@@ -122,7 +127,7 @@ describe('the web pages: search, compound, sources', function () {
       const cell = `<td>\\d{4}-\\d\\d-\\d\\d, done: ${count} loaded <span class="shared">\\(references of 7 sources\\)</span></td>`;
       expect(row, `source ${id}`).to.match(new RegExp(cell));
     }
-    expect(list.text, 'no source has the dump\'s total').to.not.contain(`${rows.length.toLocaleString('en')} loaded`);
+    expect(list.text, "no source has the dump's total").to.not.contain(`${rows.length.toLocaleString('en')} loaded`);
   });
 
   it('/docs and /docs/ lead to the API docs at /api/docs/; other methods and paths under /docs are refused', async () => {
@@ -139,7 +144,7 @@ describe('the web pages: search, compound, sources', function () {
     expect([other.status, JSON.parse(other.text).error]).to.deep.equal([404, 'there is no such path']);
   });
 
-  it('escapes what it is given, serves its stylesheet and script from this origin under the API\'s security headers', async () => {
+  it("escapes what it is given, serves its stylesheet and script from this origin under the API's security headers", async () => {
     const hostile = await get('/search?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E');
     expect(hostile.text).to.not.contain('<script>alert(1)</script>');
     expect(hostile.text).to.contain('&lt;script&gt;alert(1)&lt;/script&gt;');

@@ -12,7 +12,12 @@ export function openApiDocument(): OpenAPIV3.DocumentV3 {
   return cached;
 }
 
-export interface Operation { method: string; path: string; operationId: string; servers: string[] }
+export interface Operation {
+  method: string;
+  path: string;
+  operationId: string;
+  servers: string[];
+}
 
 /** Every operation of the document with its HTTP method, path (in Express syntax) and server base paths. */
 export function operations(document = openApiDocument()): Operation[] {

@@ -7,18 +7,27 @@
 import type { RequestHandler } from 'express';
 import { HttpError } from './errors';
 
-export interface Route { pattern: RegExp; methods: Set<string> }
+export interface Route {
+  pattern: RegExp;
+  methods: Set<string>;
+}
 
 /** A path of the document (`/rest/inchi/{key}`) under a server base path, as a pattern of the request paths it answers. */
 function pathPattern(base: string, path: string): RegExp {
   const full = `${base.replace(/\/$/, '')}${path}`.replace(/\/$/, '') || '/';
-  const source = full.split(/(\{[^}]+\})/).map((part) => (/^\{[^}]+\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('');
+  const source = full
+    .split(/(\{[^}]+\})/)
+    .map((part) => (/^\{[^}]+\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
   // Express routes are case-insensitive and take an optional trailing slash: so are these.
   return new RegExp(`^${source === '/' ? '' : source}/?$`, 'i');
 }
 
 /** The routes of `operations` (method, document path, server base paths) and of `pages` (GET-only paths outside the document). */
-export function routeTable(operations: { method: string; path: string; servers: string[] }[], pages: string[]): Route[] {
+export function routeTable(
+  operations: { method: string; path: string; servers: string[] }[],
+  pages: string[],
+): Route[] {
   const byPattern = new Map<string, Route>();
   const add = (pattern: RegExp, method: string): void => {
     const route = byPattern.get(pattern.source) ?? { pattern, methods: new Set<string>() };

@@ -36,46 +36,79 @@ function processMetrics(): Registry {
 export class Metrics implements EngineObserver {
   readonly registry = new Registry();
   private readonly requests = new Counter({
-    name: 'chemxref_http_requests_total', help: 'HTTP requests answered, by route template, method and status',
-    labelNames: ['route', 'method', 'status'] as const, registers: [this.registry],
+    name: 'chemxref_http_requests_total',
+    help: 'HTTP requests answered, by route template, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
   });
   private readonly requestSeconds = new Histogram({
-    name: 'chemxref_http_request_duration_seconds', help: 'Time from a request\'s arrival to its last byte sent, by route template, method and status',
-    labelNames: ['route', 'method', 'status'] as const, buckets: latencyBuckets, registers: [this.registry],
+    name: 'chemxref_http_request_duration_seconds',
+    help: "Time from a request's arrival to its last byte sent, by route template, method and status",
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: latencyBuckets,
+    registers: [this.registry],
   });
-  private readonly inFlight = new Gauge({ name: 'chemxref_http_requests_in_flight', help: 'HTTP requests being answered', registers: [this.registry] });
+  private readonly inFlight = new Gauge({
+    name: 'chemxref_http_requests_in_flight',
+    help: 'HTTP requests being answered',
+    registers: [this.registry],
+  });
   private readonly engineSeconds = new Histogram({
-    name: 'chemxref_engine_request_duration_seconds', help: 'Elasticsearch requests of the API, by operation (search, msearch, count, open_point_in_time as pit, ...)',
-    labelNames: ['operation'] as const, buckets: latencyBuckets, registers: [this.registry],
+    name: 'chemxref_engine_request_duration_seconds',
+    help: 'Elasticsearch requests of the API, by operation (search, msearch, count, open_point_in_time as pit, ...)',
+    labelNames: ['operation'] as const,
+    buckets: latencyBuckets,
+    registers: [this.registry],
   });
   private readonly engineErrors = new Counter({
-    name: 'chemxref_engine_request_errors_total', help: 'Elasticsearch requests of the API that failed (no answer, 429 or 5xx), by operation',
-    labelNames: ['operation'] as const, registers: [this.registry],
+    name: 'chemxref_engine_request_errors_total',
+    help: 'Elasticsearch requests of the API that failed (no answer, 429 or 5xx), by operation',
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
   });
   private readonly msearchSearches = new Histogram({
-    name: 'chemxref_engine_msearch_searches', help: 'Searches carried by each _msearch the API sends (lookups of one event-loop turn, batched)',
-    buckets: [1, 2, 3, 4, 5, 6, 7, 8], registers: [this.registry],
+    name: 'chemxref_engine_msearch_searches',
+    help: 'Searches carried by each _msearch the API sends (lookups of one event-loop turn, batched)',
+    buckets: [1, 2, 3, 4, 5, 6, 7, 8],
+    registers: [this.registry],
   });
   private loadsReadAt = 0;
   private loadsReading?: Promise<void>;
 
-  private readonly lastLoad: Record<'ended' | 'age' | 'loaded' | 'rejected', Gauge<'source_id' | 'source'>> & { status: Gauge<'source_id' | 'source' | 'status'> };
+  private readonly lastLoad: Record<'ended' | 'age' | 'loaded' | 'rejected', Gauge<'source_id' | 'source'>> & {
+    status: Gauge<'source_id' | 'source' | 'status'>;
+  };
 
   constructor(private readonly loadFigures: LoadFigures) {
     // Read when scraped (at most every loadsCacheMs): loads run in other processes, and their
     // records are the truth. Every load series waits for the same read before it is reported.
     const refresh = (): Promise<void> => this.readLoads();
     const labels = ['source_id', 'source'] as const;
-    const gauge = (name: string, help: string): Gauge<'source_id' | 'source'> => new Gauge({ name, help, labelNames: labels, registers: [this.registry], collect: refresh });
+    const gauge = (name: string, help: string): Gauge<'source_id' | 'source'> =>
+      new Gauge({ name, help, labelNames: labels, registers: [this.registry], collect: refresh });
     this.lastLoad = {
-      ended: gauge('chemxref_source_last_load_end_timestamp_seconds', 'When the last load of each source ended (Unix time)'),
+      ended: gauge(
+        'chemxref_source_last_load_end_timestamp_seconds',
+        'When the last load of each source ended (Unix time)',
+      ),
       age: gauge('chemxref_source_last_load_age_seconds', 'Seconds since the last load of each source ended'),
-      loaded: gauge('chemxref_source_last_load_rows_loaded', 'Rows the last load of each source loaded (a reference table\'s load: all its sources\' rows)'),
+      loaded: gauge(
+        'chemxref_source_last_load_rows_loaded',
+        "Rows the last load of each source loaded (a reference table's load: all its sources' rows)",
+      ),
       rejected: gauge('chemxref_source_last_load_rows_rejected', 'Rows the last load of each source rejected'),
-      status: new Gauge({ name: 'chemxref_source_last_load_status', help: 'How the last load of each source ended: 1 for its status (done, failed, refused), 0 for the others', labelNames: [...labels, 'status'] as const, registers: [this.registry], collect: refresh }),
+      status: new Gauge({
+        name: 'chemxref_source_last_load_status',
+        help: 'How the last load of each source ended: 1 for its status (done, failed, refused), 0 for the others',
+        labelNames: [...labels, 'status'] as const,
+        registers: [this.registry],
+        collect: refresh,
+      }),
     };
     const read = new Gauge({
-      name: 'chemxref_source_last_load_read', help: '1 when the load figures were read from the engine at this scrape or the one before, else 0', registers: [this.registry],
+      name: 'chemxref_source_last_load_read',
+      help: '1 when the load figures were read from the engine at this scrape or the one before, else 0',
+      registers: [this.registry],
       collect: async () => {
         await refresh();
         read.set(Date.now() - this.loadsReadAt < loadsCacheMs * 2 ? 1 : 0);
@@ -96,7 +129,8 @@ export class Metrics implements EngineObserver {
           this.lastLoad.age.set(label, Math.max(0, Date.now() / 1000 - ended));
           this.lastLoad.loaded.set(label, record.rowsLoaded);
           this.lastLoad.rejected.set(label, record.rowsRejected);
-          for (const status of ['done', 'failed', 'refused']) this.lastLoad.status.set({ ...label, status }, record.status === status ? 1 : 0);
+          for (const status of ['done', 'failed', 'refused'])
+            this.lastLoad.status.set({ ...label, status }, record.status === status ? 1 : 0);
         }
         this.loadsReadAt = Date.now();
       } catch {
@@ -138,8 +172,10 @@ export class Metrics implements EngineObserver {
 
   /** The handler of GET /metrics. */
   readonly handler: RequestHandler = (_req, res, next) => {
-    Registry.merge([processMetrics(), this.registry]).metrics().then((text) => {
-      res.type(this.registry.contentType).send(text);
-    }, next);
+    Registry.merge([processMetrics(), this.registry])
+      .metrics()
+      .then((text) => {
+        res.type(this.registry.contentType).send(text);
+      }, next);
   };
 }

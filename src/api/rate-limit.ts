@@ -26,7 +26,10 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
-interface Bucket { tokens: number; at: number }
+interface Bucket {
+  tokens: number;
+  at: number;
+}
 
 /** Token buckets of `perMinute` units, one per client. */
 export class CostLimiter {
@@ -35,7 +38,11 @@ export class CostLimiter {
   private readonly sweeper: NodeJS.Timeout;
 
   /** `maxClients`: past this many tracked clients the longest known are forgotten (they start again with a full bucket). */
-  constructor(readonly perMinute: number, private readonly now: () => number = Date.now, private readonly maxClients = 100_000) {
+  constructor(
+    readonly perMinute: number,
+    private readonly now: () => number = Date.now,
+    private readonly maxClients = 100_000,
+  ) {
     this.perMs = perMinute / 60_000;
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
@@ -102,8 +109,14 @@ export function clientKey(ip: string | undefined): string {
   const [head, tail] = address.split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((group) => parseInt(group || '0', 16).toString(16)).join(':')}::/64`;
+  const groups =
+    tail === undefined
+      ? left
+      : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => parseInt(group || '0', 16).toString(16))
+    .join(':')}::/64`;
 }
 
 /** The cost of each operation of the document (`x-rate-cost`, 1 when absent), by operationId. */
@@ -111,7 +124,10 @@ export function operationCosts(document: OpenAPIV3.DocumentV3): Map<string, numb
   const costs = new Map<string, number>();
   for (const item of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(item ?? {})) {
-      const { operationId, 'x-rate-cost': cost } = (operation ?? {}) as { operationId?: string; 'x-rate-cost'?: unknown };
+      const { operationId, 'x-rate-cost': cost } = (operation ?? {}) as {
+        operationId?: string;
+        'x-rate-cost'?: unknown;
+      };
       if (operationId) costs.set(operationId, typeof cost === 'number' && cost > 0 ? cost : 1);
     }
   }
@@ -139,7 +155,14 @@ export function rateLimit(limiter: CostLimiter, cost: (req: Request) => number):
       next();
       return;
     }
-    next(new HttpError(429, `too many requests: this client may spend ${decision.limit} cost units a minute (RATE_LIMIT); this request costs ${price}, `
-      + `${decision.remaining} are left; try again in ${decision.retryAfterSeconds} s`, [], decision.retryAfterSeconds));
+    next(
+      new HttpError(
+        429,
+        `too many requests: this client may spend ${decision.limit} cost units a minute (RATE_LIMIT); this request costs ${price}, ` +
+          `${decision.remaining} are left; try again in ${decision.retryAfterSeconds} s`,
+        [],
+        decision.retryAfterSeconds,
+      ),
+    );
   };
 }

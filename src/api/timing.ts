@@ -9,7 +9,11 @@
 import type { RequestHandler, Response } from 'express';
 import type { RequestContext } from '../request-context';
 
-interface Marks { started: bigint; validated?: bigint; serialising?: bigint }
+interface Marks {
+  started: bigint;
+  validated?: bigint;
+  serialising?: bigint;
+}
 
 const ms = (from: bigint, to: bigint): number => Number(to - from) / 1e6;
 const entry = (name: string, duration: number): string => `${name};dur=${Math.max(0, duration).toFixed(2)}`;
@@ -20,7 +24,14 @@ function header(marks: Marks, request: RequestContext | undefined, now: bigint):
   const serialise = marks.serialising ? ms(marks.serialising, now) : 0;
   const queue = request?.queuedMs ?? 0;
   const engine = request?.engineMs ?? 0;
-  const parts = [entry('total', total), entry('validate', validate), entry('queue', queue), entry('engine', engine), entry('took', request?.tookMs ?? 0), entry('serialise', serialise)];
+  const parts = [
+    entry('total', total),
+    entry('validate', validate),
+    entry('queue', queue),
+    entry('engine', engine),
+    entry('took', request?.tookMs ?? 0),
+    entry('serialise', serialise),
+  ];
   return [...parts, entry('app', total - validate - queue - engine - serialise)].join(', ');
 }
 
@@ -35,7 +46,11 @@ export const startTiming: RequestHandler = (_req, res, next) => {
   };
   const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
   res.writeHead = ((...args: unknown[]) => {
-    if (!res.headersSent) res.setHeader('Server-Timing', header(marks, res.locals.request as RequestContext | undefined, process.hrtime.bigint()));
+    if (!res.headersSent)
+      res.setHeader(
+        'Server-Timing',
+        header(marks, res.locals.request as RequestContext | undefined, process.hrtime.bigint()),
+      );
     return writeHead(...args);
   }) as typeof res.writeHead;
   next();

@@ -33,7 +33,8 @@ export function compareLayers(query: FullInchiLayers, hit: FullInchiLayers, comp
     protonation: componentRelation ? null : query.protons === hit.protons,
     stereoDbond: query.stereoDbond === hit.stereoDbond && query.isotopicStereoDbond === hit.isotopicStereoDbond,
     stereoSp3: query.stereoSp3 === hit.stereoSp3 && query.isotopicStereoSp3 === hit.isotopicStereoSp3,
-    stereoSp3Inverted: query.stereoSp3Inverted === hit.stereoSp3Inverted &&
+    stereoSp3Inverted:
+      query.stereoSp3Inverted === hit.stereoSp3Inverted &&
       query.isotopicStereoSp3Inverted === hit.isotopicStereoSp3Inverted,
     stereoType: query.stereoType === hit.stereoType && query.isotopicStereoType === hit.isotopicStereoType,
     isotope: query.isotopicAtoms === hit.isotopicAtoms,

@@ -67,8 +67,17 @@ export interface ParsedInchi {
 
 /** The 11 layer names of API responses, in InChI order. */
 export const RESPONSE_LAYER_NAMES: readonly (keyof InchiLayers)[] = [
-  'formula', 'connections', 'hAtoms', 'charge', 'protons', 'stereoDbond', 'stereoSp3',
-  'stereoSp3Inverted', 'stereoType', 'isotopicAtoms', 'isotopicExchangeableH',
+  'formula',
+  'connections',
+  'hAtoms',
+  'charge',
+  'protons',
+  'stereoDbond',
+  'stereoSp3',
+  'stereoSp3Inverted',
+  'stereoType',
+  'isotopicAtoms',
+  'isotopicExchangeableH',
 ];
 
 /**
@@ -77,10 +86,16 @@ export const RESPONSE_LAYER_NAMES: readonly (keyof InchiLayers)[] = [
  */
 export function responseLayers(layers: FullInchiLayers): InchiLayers {
   return {
-    formula: layers.formula, connections: layers.connections, hAtoms: layers.hAtoms,
-    charge: layers.charge, protons: layers.protons, stereoDbond: layers.stereoDbond,
-    stereoSp3: layers.stereoSp3, stereoSp3Inverted: layers.stereoSp3Inverted,
-    stereoType: layers.stereoType, isotopicAtoms: layers.isotopicAtoms,
+    formula: layers.formula,
+    connections: layers.connections,
+    hAtoms: layers.hAtoms,
+    charge: layers.charge,
+    protons: layers.protons,
+    stereoDbond: layers.stereoDbond,
+    stereoSp3: layers.stereoSp3,
+    stereoSp3Inverted: layers.stereoSp3Inverted,
+    stereoType: layers.stereoType,
+    isotopicAtoms: layers.isotopicAtoms,
     isotopicExchangeableH: layers.isotopicExchangeableH,
   };
 }
@@ -116,9 +131,12 @@ export function minorLayersText(layers: FullInchiLayers): string {
   if (layers.stereoSp3Inverted !== '') text += '/m' + layers.stereoSp3Inverted;
   if (layers.stereoType !== '') text += '/s' + layers.stereoType;
   if (
-    layers.isotopicAtoms !== '' || layers.isotopicExchangeableH !== '' ||
-    layers.isotopicStereoDbond !== '' || layers.isotopicStereoSp3 !== '' ||
-    layers.isotopicStereoSp3Inverted !== '' || layers.isotopicStereoType !== ''
+    layers.isotopicAtoms !== '' ||
+    layers.isotopicExchangeableH !== '' ||
+    layers.isotopicStereoDbond !== '' ||
+    layers.isotopicStereoSp3 !== '' ||
+    layers.isotopicStereoSp3Inverted !== '' ||
+    layers.isotopicStereoType !== ''
   ) {
     // `/i` is written even when empty if an isotopic sublayer follows it (heavy water: `/i/hD2`).
     text += '/i' + layers.isotopicAtoms;

@@ -1,8 +1,6 @@
 import { InchiError } from './inchi-error';
 import { connectivityBlockOfMainLayers } from './key-hash';
-import {
-  FullInchiLayers, InchiComponent, ParsedInchi, inchiFromLayers, mainLayersTail,
-} from './layers';
+import { FullInchiLayers, InchiComponent, ParsedInchi, inchiFromLayers, mainLayersTail } from './layers';
 
 // A hand-written, single-pass reader: loaders call it on every row, so it uses indexOf and
 // charCodeAt instead of regular expressions (no backtracking, linear in the length of the InChI)
@@ -18,16 +16,39 @@ export const MAX_COMPONENTS = 1000;
 
 // Layer kinds: the letter after '/' maps to a kind, and the kinds must strictly increase.
 const enum Kind {
-  Formula = 0, Connections, HAtoms, Charge, Protons, StereoDbond, StereoSp3, StereoSp3Inverted,
-  StereoType, IsotopicAtoms, IsotopicH, IsotopicStereoDbond, IsotopicStereoSp3,
-  IsotopicStereoSp3Inverted, IsotopicStereoType,
+  Formula = 0,
+  Connections,
+  HAtoms,
+  Charge,
+  Protons,
+  StereoDbond,
+  StereoSp3,
+  StereoSp3Inverted,
+  StereoType,
+  IsotopicAtoms,
+  IsotopicH,
+  IsotopicStereoDbond,
+  IsotopicStereoSp3,
+  IsotopicStereoSp3Inverted,
+  IsotopicStereoType,
 }
 
 const LAYER_LABEL: readonly string[] = [
-  'formula', '/c (connections)', '/h (hydrogen atoms)', '/q (charge)', '/p (protons)',
-  '/b (double-bond stereo)', '/t (sp3 stereo)', '/m (sp3 inverted flag)', '/s (stereo type)',
-  '/i (isotopic atoms)', 'isotopic /h (exchangeable isotopic H)', 'isotopic /b', 'isotopic /t',
-  'isotopic /m', 'isotopic /s',
+  'formula',
+  '/c (connections)',
+  '/h (hydrogen atoms)',
+  '/q (charge)',
+  '/p (protons)',
+  '/b (double-bond stereo)',
+  '/t (sp3 stereo)',
+  '/m (sp3 inverted flag)',
+  '/s (stereo type)',
+  '/i (isotopic atoms)',
+  'isotopic /h (exchangeable isotopic H)',
+  'isotopic /b',
+  'isotopic /t',
+  'isotopic /m',
+  'isotopic /s',
 ];
 
 /** Characters each layer may contain, indexed by kind then char code (ASCII only). */
@@ -48,9 +69,16 @@ const ALLOWED: readonly Uint8Array[] = (() => {
     hydrogens,
     table(digits + '+-;*'),
     table(digits + '+-'),
-    stereo, stereo, mFlags, table(digits),
+    stereo,
+    stereo,
+    mFlags,
+    table(digits),
     table(digits + 'HDT+-,;*'),
-    isotopicH, stereo, stereo, mFlags, table(digits),
+    isotopicH,
+    stereo,
+    stereo,
+    mFlags,
+    table(digits),
   ];
 })();
 
@@ -65,28 +93,53 @@ const TERMINAL: readonly Uint8Array[] = (() => {
   const stereo = table('-+?');
   const none = table('');
   return [
-    none, table(digits + ')'), table(digits + 'H)'), table(digits), none, stereo, stereo, none, none,
-    table(digits + 'HDT'), table(digits + 'HDT)'), stereo, stereo, none, none,
+    none,
+    table(digits + ')'),
+    table(digits + 'H)'),
+    table(digits),
+    none,
+    stereo,
+    stereo,
+    none,
+    none,
+    table(digits + 'HDT'),
+    table(digits + 'HDT)'),
+    stereo,
+    stereo,
+    none,
+    none,
   ];
 })();
 
 function layerKind(letter: number, afterIsotopic: boolean): Kind | -1 {
   switch (letter) {
-    case 99: return afterIsotopic ? -1 : Kind.Connections; // c
-    case 104: return afterIsotopic ? Kind.IsotopicH : Kind.HAtoms; // h
-    case 113: return afterIsotopic ? -1 : Kind.Charge; // q
-    case 112: return afterIsotopic ? -1 : Kind.Protons; // p
-    case 98: return afterIsotopic ? Kind.IsotopicStereoDbond : Kind.StereoDbond; // b
-    case 116: return afterIsotopic ? Kind.IsotopicStereoSp3 : Kind.StereoSp3; // t
-    case 109: return afterIsotopic ? Kind.IsotopicStereoSp3Inverted : Kind.StereoSp3Inverted; // m
-    case 115: return afterIsotopic ? Kind.IsotopicStereoType : Kind.StereoType; // s
-    case 105: return afterIsotopic ? -1 : Kind.IsotopicAtoms; // i
-    default: return -1;
+    case 99:
+      return afterIsotopic ? -1 : Kind.Connections; // c
+    case 104:
+      return afterIsotopic ? Kind.IsotopicH : Kind.HAtoms; // h
+    case 113:
+      return afterIsotopic ? -1 : Kind.Charge; // q
+    case 112:
+      return afterIsotopic ? -1 : Kind.Protons; // p
+    case 98:
+      return afterIsotopic ? Kind.IsotopicStereoDbond : Kind.StereoDbond; // b
+    case 116:
+      return afterIsotopic ? Kind.IsotopicStereoSp3 : Kind.StereoSp3; // t
+    case 109:
+      return afterIsotopic ? Kind.IsotopicStereoSp3Inverted : Kind.StereoSp3Inverted; // m
+    case 115:
+      return afterIsotopic ? Kind.IsotopicStereoType : Kind.StereoType; // s
+    case 105:
+      return afterIsotopic ? -1 : Kind.IsotopicAtoms; // i
+    default:
+      return -1;
   }
 }
 
 function describeChar(code: number): string {
-  return code > 32 && code < 127 ? `'${String.fromCharCode(code)}'` : `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+  return code > 32 && code < 127
+    ? `'${String.fromCharCode(code)}'`
+    : `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
 /** Rejects what cannot start a Standard InChI, naming what it is instead when it can tell. */
@@ -94,15 +147,22 @@ function checkPrefix(inchi: string): void {
   if (inchi.startsWith(STANDARD_PREFIX)) return;
   if (inchi === '') throw new InchiError('empty InChI');
   if (inchi.startsWith('InChI=1/')) {
-    throw new InchiError('not a Standard InChI: InChI=1/ is a non-standard InChI (made with non-default options); a Standard InChI starts with InChI=1S/');
+    throw new InchiError(
+      'not a Standard InChI: InChI=1/ is a non-standard InChI (made with non-default options); a Standard InChI starts with InChI=1S/',
+    );
   }
   if (inchi.startsWith('InChI=1B/')) {
-    throw new InchiError('not a Standard InChI: InChI=1B/ is an experimental (beta) InChI; a Standard InChI starts with InChI=1S/');
+    throw new InchiError(
+      'not a Standard InChI: InChI=1B/ is an experimental (beta) InChI; a Standard InChI starts with InChI=1S/',
+    );
   }
-  if (inchi.startsWith('InChI=1S')) throw new InchiError("not a valid InChI: 'InChI=1S' must be followed by '/' and a formula");
-  if (inchi.startsWith('InChI=')) throw new InchiError('not a Standard InChI: only InChI version 1 Standard InChIs (InChI=1S/) are accepted');
+  if (inchi.startsWith('InChI=1S'))
+    throw new InchiError("not a valid InChI: 'InChI=1S' must be followed by '/' and a formula");
+  if (inchi.startsWith('InChI='))
+    throw new InchiError('not a Standard InChI: only InChI version 1 Standard InChIs (InChI=1S/) are accepted');
   if (/^[A-Z]{14}-[A-Z]{10}-[A-Z]$/.test(inchi)) throw new InchiError('this is an InChIKey, not an InChI');
-  if (inchi.slice(0, 6).toLowerCase() === 'inchi=') throw new InchiError('not a valid InChI: it must start with InChI= (case matters)');
+  if (inchi.slice(0, 6).toLowerCase() === 'inchi=')
+    throw new InchiError('not a valid InChI: it must start with InChI= (case matters)');
   throw new InchiError('not an InChI: a Standard InChI starts with InChI=1S/');
 }
 
@@ -130,7 +190,8 @@ function readFormula(formula: string, out: string[]): void {
     else if (count === 0) throw new InchiError(`not a valid InChI: component count 0 in formula '${formula}'`);
     if (pos === end) {
       throw new InchiError(
-        end === start ? `not a valid InChI: empty component in formula '${formula}'`
+        end === start
+          ? `not a valid InChI: empty component in formula '${formula}'`
           : `not a valid InChI: count prefix without a formula in '${formula}'`,
       );
     }
@@ -145,7 +206,8 @@ function readFormula(formula: string, out: string[]): void {
       while (pos < end) {
         const l = formula.charCodeAt(pos);
         if (l < 97 || l > 122) break;
-        if (++lower > 2) throw new InchiError(`not a valid InChI: no element symbol has more than 3 letters (formula '${formula}')`);
+        if (++lower > 2)
+          throw new InchiError(`not a valid InChI: no element symbol has more than 3 letters (formula '${formula}')`);
         pos++;
       }
       while (pos < end) {
@@ -154,7 +216,8 @@ function readFormula(formula: string, out: string[]): void {
         pos++;
       }
     }
-    if (out.length + count > MAX_COMPONENTS) throw new InchiError(`not a valid InChI: more than ${MAX_COMPONENTS} components`);
+    if (out.length + count > MAX_COMPONENTS)
+      throw new InchiError(`not a valid InChI: more than ${MAX_COMPONENTS} components`);
     const part = formula.slice(elementsStart, end);
     for (let k = 0; k < count; k++) out.push(part);
     start = end + 1;
@@ -168,8 +231,12 @@ function readFormula(formula: string, out: string[]): void {
 function checkLayerText(value: string, kind: Kind): void {
   const allowed = ALLOWED[kind];
   const terminal = TERMINAL[kind];
-  const perComponent = kind !== Kind.Protons && kind !== Kind.StereoType && kind !== Kind.IsotopicStereoType &&
-    kind !== Kind.StereoSp3Inverted && kind !== Kind.IsotopicStereoSp3Inverted;
+  const perComponent =
+    kind !== Kind.Protons &&
+    kind !== Kind.StereoType &&
+    kind !== Kind.IsotopicStereoType &&
+    kind !== Kind.StereoSp3Inverted &&
+    kind !== Kind.IsotopicStereoSp3Inverted;
   let depth = 0;
   let previous = 59; // ';': the start of a part
   for (let i = 0; i < value.length; i++) {
@@ -225,7 +292,9 @@ function splitComponents(value: string, componentCount: number, kind: Kind): str
     }
     if (part.indexOf('*') >= 0) throw new InchiError(`not a valid InChI: misplaced '*' in layer ${LAYER_LABEL[kind]}`);
     if (filled + repeats > componentCount) {
-      throw new InchiError(`not a valid InChI: layer ${LAYER_LABEL[kind]} describes more components than the formula (${componentCount})`);
+      throw new InchiError(
+        `not a valid InChI: layer ${LAYER_LABEL[kind]} describes more components than the formula (${componentCount})`,
+      );
     }
     for (let k = 0; k < repeats; k++) parts[filled++] = part;
     start = end + 1;
@@ -236,29 +305,70 @@ function splitComponents(value: string, componentCount: number, kind: Kind): str
 
 function emptyLayers(): FullInchiLayers {
   return {
-    formula: '', connections: '', hAtoms: '', charge: '', protons: '', stereoDbond: '',
-    stereoSp3: '', stereoSp3Inverted: '', stereoType: '', isotopicAtoms: '', isotopicExchangeableH: '',
-    isotopicStereoDbond: '', isotopicStereoSp3: '', isotopicStereoSp3Inverted: '', isotopicStereoType: '',
+    formula: '',
+    connections: '',
+    hAtoms: '',
+    charge: '',
+    protons: '',
+    stereoDbond: '',
+    stereoSp3: '',
+    stereoSp3Inverted: '',
+    stereoType: '',
+    isotopicAtoms: '',
+    isotopicExchangeableH: '',
+    isotopicStereoDbond: '',
+    isotopicStereoSp3: '',
+    isotopicStereoSp3Inverted: '',
+    isotopicStereoType: '',
   };
 }
 
 function setLayer(layers: FullInchiLayers, kind: Kind, value: string): void {
   switch (kind) {
-    case Kind.Connections: layers.connections = value; break;
-    case Kind.HAtoms: layers.hAtoms = value; break;
-    case Kind.Charge: layers.charge = value; break;
-    case Kind.Protons: layers.protons = value; break;
-    case Kind.StereoDbond: layers.stereoDbond = value; break;
-    case Kind.StereoSp3: layers.stereoSp3 = value; break;
-    case Kind.StereoSp3Inverted: layers.stereoSp3Inverted = value; break;
-    case Kind.StereoType: layers.stereoType = value; break;
-    case Kind.IsotopicAtoms: layers.isotopicAtoms = value; break;
-    case Kind.IsotopicH: layers.isotopicExchangeableH = value; break;
-    case Kind.IsotopicStereoDbond: layers.isotopicStereoDbond = value; break;
-    case Kind.IsotopicStereoSp3: layers.isotopicStereoSp3 = value; break;
-    case Kind.IsotopicStereoSp3Inverted: layers.isotopicStereoSp3Inverted = value; break;
-    case Kind.IsotopicStereoType: layers.isotopicStereoType = value; break;
-    default: break;
+    case Kind.Connections:
+      layers.connections = value;
+      break;
+    case Kind.HAtoms:
+      layers.hAtoms = value;
+      break;
+    case Kind.Charge:
+      layers.charge = value;
+      break;
+    case Kind.Protons:
+      layers.protons = value;
+      break;
+    case Kind.StereoDbond:
+      layers.stereoDbond = value;
+      break;
+    case Kind.StereoSp3:
+      layers.stereoSp3 = value;
+      break;
+    case Kind.StereoSp3Inverted:
+      layers.stereoSp3Inverted = value;
+      break;
+    case Kind.StereoType:
+      layers.stereoType = value;
+      break;
+    case Kind.IsotopicAtoms:
+      layers.isotopicAtoms = value;
+      break;
+    case Kind.IsotopicH:
+      layers.isotopicExchangeableH = value;
+      break;
+    case Kind.IsotopicStereoDbond:
+      layers.isotopicStereoDbond = value;
+      break;
+    case Kind.IsotopicStereoSp3:
+      layers.isotopicStereoSp3 = value;
+      break;
+    case Kind.IsotopicStereoSp3Inverted:
+      layers.isotopicStereoSp3Inverted = value;
+      break;
+    case Kind.IsotopicStereoType:
+      layers.isotopicStereoType = value;
+      break;
+    default:
+      break;
   }
 }
 
@@ -266,20 +376,30 @@ function setLayer(layers: FullInchiLayers, kind: Kind, value: string): void {
 function checkFixedForm(kind: Kind, value: string, componentCount: number): void {
   if (kind === Kind.StereoType || kind === Kind.IsotopicStereoType) {
     if (value === '1') return;
-    if (value === '2') throw new InchiError('not a Standard InChI: relative stereo (/s2) is only found in non-standard InChIs');
-    if (value === '3') throw new InchiError('not a Standard InChI: racemic stereo (/s3) is only found in non-standard InChIs');
+    if (value === '2')
+      throw new InchiError('not a Standard InChI: relative stereo (/s2) is only found in non-standard InChIs');
+    if (value === '3')
+      throw new InchiError('not a Standard InChI: racemic stereo (/s3) is only found in non-standard InChIs');
     throw new InchiError(`not a valid InChI: stereo type /s${value} does not exist`);
   }
   if (kind === Kind.Protons) {
     const sign = value.charCodeAt(0);
-    if ((sign !== 43 && sign !== 45) || value.length < 2 || value.charCodeAt(1) === 48 || value.indexOf('+', 1) >= 0 || value.indexOf('-', 1) >= 0) {
+    if (
+      (sign !== 43 && sign !== 45) ||
+      value.length < 2 ||
+      value.charCodeAt(1) === 48 ||
+      value.indexOf('+', 1) >= 0 ||
+      value.indexOf('-', 1) >= 0
+    ) {
       throw new InchiError(`not a valid InChI: /p${value} is not a number of protons such as /p+1 or /p-2`);
     }
     return;
   }
   if (kind === Kind.StereoSp3Inverted || kind === Kind.IsotopicStereoSp3Inverted) {
     if (value.length > componentCount) {
-      throw new InchiError(`not a valid InChI: layer ${LAYER_LABEL[kind]} has more flags than the structure has components (${componentCount})`);
+      throw new InchiError(
+        `not a valid InChI: layer ${LAYER_LABEL[kind]} has more flags than the structure has components (${componentCount})`,
+      );
     }
   }
 }
@@ -313,22 +433,32 @@ function readLayers(inchi: string): ReadLayers {
     end = inchi.indexOf('/', start);
     if (end < 0) end = len;
     if (start >= end) {
-      throw new InchiError(start >= len ? "not a valid InChI: it ends with '/' (truncated InChI?)" : "not a valid InChI: empty layer '//'");
+      throw new InchiError(
+        start >= len ? "not a valid InChI: it ends with '/' (truncated InChI?)" : "not a valid InChI: empty layer '//'",
+      );
     }
     const letter = inchi.charCodeAt(start);
-    if (letter === 102) throw new InchiError('not a Standard InChI: a /f (fixed-H) layer is only found in non-standard InChIs');
-    if (letter === 114) throw new InchiError('not a Standard InChI: a /r (reconnected metals) layer is only found in non-standard InChIs');
+    if (letter === 102)
+      throw new InchiError('not a Standard InChI: a /f (fixed-H) layer is only found in non-standard InChIs');
+    if (letter === 114)
+      throw new InchiError(
+        'not a Standard InChI: a /r (reconnected metals) layer is only found in non-standard InChIs',
+      );
     const kind = layerKind(letter, afterIsotopic);
     if (kind === -1) {
       const name = `/${String.fromCharCode(letter)}`;
-      throw new InchiError(afterIsotopic && letter >= 97 && letter <= 122
-        ? `not a valid InChI: layer ${name} cannot follow the isotopic layer /i`
-        : `not a valid InChI: unknown layer ${name.length === 2 && letter > 32 && letter < 127 ? name : describeChar(letter)}`);
+      throw new InchiError(
+        afterIsotopic && letter >= 97 && letter <= 122
+          ? `not a valid InChI: layer ${name} cannot follow the isotopic layer /i`
+          : `not a valid InChI: unknown layer ${name.length === 2 && letter > 32 && letter < 127 ? name : describeChar(letter)}`,
+      );
     }
     if (kind <= lastKind) {
-      throw new InchiError(kind === lastKind
-        ? `not a valid InChI: layer ${LAYER_LABEL[kind]} appears twice`
-        : `not a valid InChI: layers out of order: ${LAYER_LABEL[kind]} cannot follow ${LAYER_LABEL[lastKind]}`);
+      throw new InchiError(
+        kind === lastKind
+          ? `not a valid InChI: layer ${LAYER_LABEL[kind]} appears twice`
+          : `not a valid InChI: layers out of order: ${LAYER_LABEL[kind]} cannot follow ${LAYER_LABEL[lastKind]}`,
+      );
     }
     lastKind = kind;
     if (kind === Kind.IsotopicAtoms) afterIsotopic = true;
@@ -341,7 +471,8 @@ function readLayers(inchi: string): ReadLayers {
     setLayer(layers, kind, value);
   }
   if (layers.formula === '' && layers.protons === '') throw new InchiError('not a valid InChI: no formula');
-  if (layers.formula === '' && lastKind !== Kind.Protons) throw new InchiError('not a valid InChI: a structure without a formula can only be a bare proton (InChI=1S/p+1)');
+  if (layers.formula === '' && lastKind !== Kind.Protons)
+    throw new InchiError('not a valid InChI: a structure without a formula can only be a bare proton (InChI=1S/p+1)');
   // `/i` alone says nothing: it is written only as the head of isotopic sublayers.
   if (afterIsotopic && layers.isotopicAtoms === '' && lastKind === Kind.IsotopicAtoms) {
     throw new InchiError('not a valid InChI: empty isotopic layer /i (truncated InChI?)');
@@ -437,13 +568,26 @@ function parse(inchi: string): ParsedInchi {
   let components: InchiComponent[];
   if (componentFormulas.length === 1) {
     // One component: its layers are the structure's own, without /p; no split, no second hash.
-    for (const value of [layers.connections, layers.hAtoms, layers.charge, layers.stereoDbond, layers.stereoSp3,
-      layers.isotopicAtoms, layers.isotopicExchangeableH, layers.isotopicStereoDbond, layers.isotopicStereoSp3]) {
+    for (const value of [
+      layers.connections,
+      layers.hAtoms,
+      layers.charge,
+      layers.stereoDbond,
+      layers.stereoSp3,
+      layers.isotopicAtoms,
+      layers.isotopicExchangeableH,
+      layers.isotopicStereoDbond,
+      layers.isotopicStereoSp3,
+    ]) {
       if (value.indexOf(';') >= 0 || value.indexOf('*') >= 0) {
-        throw new InchiError("not a valid InChI: a layer describes several components (';' or '*') but the formula has one");
+        throw new InchiError(
+          "not a valid InChI: a layer describes several components (';' or '*') but the formula has one",
+        );
       }
     }
-    components = [{ inchi: inchiWithoutProtons(inchi, layers.protons), layers: withoutProtons(layers), connectivityBlock }];
+    components = [
+      { inchi: inchiWithoutProtons(inchi, layers.protons), layers: withoutProtons(layers), connectivityBlock },
+    ];
   } else {
     components = splitIntoComponents(layers, componentFormulas);
   }

@@ -20,7 +20,8 @@ export type Change =
  * one dropped (an id on several structures may gain or lose one of them).
  */
 export function changesOfCompound(compoundId: string, gained: number[], lost: number[]): Change[] {
-  if (gained.length === 1 && lost.length === 1) return [{ change: 'moved', compoundId, fromUci: lost[0], toUci: gained[0] }];
+  if (gained.length === 1 && lost.length === 1)
+    return [{ change: 'moved', compoundId, fromUci: lost[0], toUci: gained[0] }];
   const byUci = (a: number, b: number): number => a - b;
   return [
     ...[...gained].sort(byUci).map((uci): Change => ({ change: 'added', compoundId, uci })),
@@ -42,7 +43,9 @@ export async function* netChanges(pages: AsyncIterable<ChangeDocument[]>): Async
     const lost = [...balance].filter(([, n]) => n < 0).map(([uci]) => uci);
     yield* changesOfCompound(compoundId, gained, lost);
   };
-  const add = (uci: number, n: number): void => { balance.set(uci, (balance.get(uci) ?? 0) + n); };
+  const add = (uci: number, n: number): void => {
+    balance.set(uci, (balance.get(uci) ?? 0) + n);
+  };
   for await (const page of pages) {
     for (const change of page) {
       if (change.compoundId !== compoundId) {
@@ -82,8 +85,15 @@ const loadsOf = (record: LoadRecord): number[] => record.sourceIds ?? (record.so
 /** The loads that replaced a source's assignments (its own, and reference tables and dumps), newest first. */
 export async function sourceLoads(engine: Engine, sourceId: number): Promise<LoadView[]> {
   return (await loadHistory(engine, loadsKept, sourceId)).map((record) => ({
-    loadId: record.loadId, started: record.started, ended: record.ended, status: record.status, file: record.file,
-    rowsRead: record.rowsRead, rowsLoaded: record.rowsLoaded, rowsRejected: record.rowsRejected, releaseNumber: record.releaseNumber ?? null,
+    loadId: record.loadId,
+    started: record.started,
+    ended: record.ended,
+    status: record.status,
+    file: record.file,
+    rowsRead: record.rowsRead,
+    rowsLoaded: record.rowsLoaded,
+    rowsRejected: record.rowsRejected,
+    releaseNumber: record.releaseNumber ?? null,
   }));
 }
 
@@ -104,19 +114,29 @@ export interface ChangeSpan {
  */
 export async function changeSpan(engine: Engine, sourceId: number, since: string): Promise<ChangeSpan> {
   const record = await loadRecord(engine, since);
-  if (!record || record.kind !== 'load' || record.dryRun) throw new UnknownResource(`there is no load "${since}": GET /api/v1/sources/${sourceId}/loads lists the loads of source ${sourceId}`);
+  if (!record || record.kind !== 'load' || record.dryRun)
+    throw new UnknownResource(
+      `there is no load "${since}": GET /api/v1/sources/${sourceId}/loads lists the loads of source ${sourceId}`,
+    );
   if (!loadsOf(record).includes(sourceId)) {
     const loaded = loadsOf(record);
-    throw new UnknownResource(`load ${since} (${record.command}) did not load source ${sourceId}${loaded.length > 0 ? ` (it loaded source ${loaded.join(', ')})` : ''}`);
+    throw new UnknownResource(
+      `load ${since} (${record.command}) did not load source ${sourceId}${loaded.length > 0 ? ` (it loaded source ${loaded.join(', ')})` : ''}`,
+    );
   }
-  if (record.status !== 'done') throw new UnknownResource(`load ${since} of source ${sourceId} did not complete (${record.status}): nothing of it was published; ask since a completed load`);
+  if (record.status !== 'done')
+    throw new UnknownResource(
+      `load ${since} of source ${sourceId} did not complete (${record.status}): nothing of it was published; ask since a completed load`,
+    );
   const later = (await loadHistory(engine, loadsKept, sourceId))
     .filter((load) => load.status === 'done' && !load.dryRun && load.loadId !== since && load.started > record.started)
     .reverse();
   const unrecorded = later.filter((load) => !load.changesRecorded);
   if (unrecorded.length > 0) {
     const last = unrecorded[unrecorded.length - 1];
-    throw new NoLongerAvailable(`the changes of source ${sourceId} since load ${since} are not known: load ${last.loadId} (${last.command}, ended ${last.ended}) changed the source without recording its changes (it ran a version of chemxref that did not record them); ask since ${last.loadId} or a later load`);
+    throw new NoLongerAvailable(
+      `the changes of source ${sourceId} since load ${since} are not known: load ${last.loadId} (${last.command}, ended ${last.ended}) changed the source without recording its changes (it ran a version of chemxref that did not record them); ask since ${last.loadId} or a later load`,
+    );
   }
   const until = later.length > 0 ? later[later.length - 1] : record;
   return {

@@ -3,7 +3,12 @@ import type { ParsedInchi } from '../chemistry';
 import type { CompoundDocument } from '../engine/documents';
 
 /** The compounds-index document of one structure; components are kept only when there are several. */
-export function compoundDocument(uci: number, standardInchiKey: string, parsed: ParsedInchi, loadId?: string): CompoundDocument {
+export function compoundDocument(
+  uci: number,
+  standardInchiKey: string,
+  parsed: ParsedInchi,
+  loadId?: string,
+): CompoundDocument {
   const document: CompoundDocument = {
     uci,
     standardInchiKey,

@@ -3,8 +3,20 @@
  * sharing the query's skeleton (first InChIKey block), and, component by component, salts, mixtures
  * and their parts. One implementation for both APIs.
  */
-import { compareLayers, differenceCount, parseStandardInchi, type Comparison, type FullInchiLayers, type InchiComponent, type ParsedInchi } from '../chemistry';
-import { compoundsByConnectivityBlock, compoundsWithComponent, countStructuresWithComponent } from '../engine/compounds';
+import {
+  compareLayers,
+  differenceCount,
+  parseStandardInchi,
+  type Comparison,
+  type FullInchiLayers,
+  type InchiComponent,
+  type ParsedInchi,
+} from '../chemistry';
+import {
+  compoundsByConnectivityBlock,
+  compoundsWithComponent,
+  countStructuresWithComponent,
+} from '../engine/compounds';
 import { assignmentsByConnectivityBlock, assignmentsByUcis, type AssignmentFilter } from '../engine/lookups';
 import type { LookupContext } from './lookup';
 import type { CompoundDocument, SourceDocument, AssignmentDocument } from '../engine/documents';
@@ -23,7 +35,12 @@ export interface SearchedStructure {
 
 /** The searched structure an indexed structure stands for. */
 export function searchedStructureOf(structure: CompoundDocument): SearchedStructure {
-  return { uci: structure.uci, standardInchiKey: structure.standardInchiKey, connectivityBlock: structure.connectivityBlock, parsed: parseStandardInchi(structure.standardInchi) };
+  return {
+    uci: structure.uci,
+    standardInchiKey: structure.standardInchiKey,
+    connectivityBlock: structure.connectivityBlock,
+    parsed: parseStandardInchi(structure.standardInchi),
+  };
 }
 
 export interface ConnectivityOptions {
@@ -54,7 +71,11 @@ export interface ConnectivityEntry {
   hitInchi: string;
 }
 
-export interface SkippedComponent { connectivityBlock: string; formula: string; structureCount: number }
+export interface SkippedComponent {
+  connectivityBlock: string;
+  formula: string;
+  structureCount: number;
+}
 
 export interface ConnectivityResult {
   searched: SearchedStructure;
@@ -77,8 +98,17 @@ interface Candidate {
 const structuresPerBlock = 10_000;
 
 const allEqual: Comparison = {
-  formula: true, connectivity: true, HAtoms: true, charge: true, protonation: true, stereoDbond: true,
-  stereoSp3: true, stereoSp3Inverted: true, stereoType: true, isotope: true, isotopicExchangeableH: true,
+  formula: true,
+  connectivity: true,
+  HAtoms: true,
+  charge: true,
+  protonation: true,
+  stereoDbond: true,
+  stereoSp3: true,
+  stereoSp3Inverted: true,
+  stereoType: true,
+  isotope: true,
+  isotopicExchangeableH: true,
 };
 
 function componentsOf(structure: CompoundDocument): InchiComponent[] {
@@ -91,14 +121,20 @@ function distinctComponents(parsed: ParsedInchi): InchiComponent[] {
 }
 
 /** Compares query and hit on the first pair of components (in component order) with equal blocks. */
-function firstComponentPair(queryComponents: InchiComponent[], hitComponents: InchiComponent[]): [InchiComponent, InchiComponent] | undefined {
+function firstComponentPair(
+  queryComponents: InchiComponent[],
+  hitComponents: InchiComponent[],
+): [InchiComponent, InchiComponent] | undefined {
   for (const q of queryComponents) {
     for (const h of hitComponents) if (q.connectivityBlock === h.connectivityBlock) return [q, h];
   }
   return undefined;
 }
 
-function compareComponents(query: { layers: FullInchiLayers; inchi: string }, hit: { layers: FullInchiLayers; inchi: string }): Pick<Candidate, 'comparison' | 'queryInchi' | 'hitInchi'> {
+function compareComponents(
+  query: { layers: FullInchiLayers; inchi: string },
+  hit: { layers: FullInchiLayers; inchi: string },
+): Pick<Candidate, 'comparison' | 'queryInchi' | 'hitInchi'> {
   return { comparison: compareLayers(query.layers, hit.layers, true), queryInchi: query.inchi, hitInchi: hit.inchi };
 }
 
@@ -118,14 +154,19 @@ function assignmentFilter(options: ConnectivityOptions): AssignmentFilter {
  * resolved, so a caller may start them in the same round trip as the key's own lookup and hand them
  * to connectivitySearch. Undefined when the search looks for no whole-structure matches.
  */
-export function readSkeleton(context: LookupContext, connectivityBlock: string, options: ConnectivityOptions): SkeletonReads | undefined {
+export function readSkeleton(
+  context: LookupContext,
+  connectivityBlock: string,
+  options: ConnectivityOptions,
+): SkeletonReads | undefined {
   if (!options.relations.has('match')) return undefined;
   const reads = {
     connectivityBlock,
     structures: compoundsByConnectivityBlock(context.engine, connectivityBlock, structuresPerBlock),
     assignments: assignmentsByConnectivityBlock(context.engine, connectivityBlock, assignmentFilter(options)),
   };
-  // Read ahead of need, perhaps never awaited: a failure surfaces where they are awaited, never as an unhandled rejection.
+  // Read ahead of need, perhaps never awaited: a failure surfaces where they are awaited, never as an unhandled
+  // rejection.
   reads.structures.catch(() => undefined);
   reads.assignments.catch(() => undefined);
   return reads;
@@ -139,7 +180,12 @@ export function readSkeleton(context: LookupContext, connectivityBlock: string, 
  * holding each component under the cap. Results are taken in the order the relations and the
  * components rank them.
  */
-async function candidates(context: LookupContext, searched: SearchedStructure, options: ConnectivityOptions, skeleton: SkeletonReads | undefined): Promise<{ found: Map<number, Candidate>; skipped: SkippedComponent[] }> {
+async function candidates(
+  context: LookupContext,
+  searched: SearchedStructure,
+  options: ConnectivityOptions,
+  skeleton: SkeletonReads | undefined,
+): Promise<{ found: Map<number, Candidate>; skipped: SkippedComponent[] }> {
   const { engine } = context;
   const found = new Map<number, Candidate>();
   const skipped: SkippedComponent[] = [];
@@ -150,32 +196,73 @@ async function candidates(context: LookupContext, searched: SearchedStructure, o
 
   if (skeleton) {
     for (const structure of await skeleton.structures) {
-      if (options.sameStereoAndIsotopes && searched.standardInchiKey && structure.standardInchiKey.slice(0, 25) !== searched.standardInchiKey.slice(0, 25)) continue;
-      add(query
-        ? { structure, typeOfSearch: 'match', comparison: compareLayers(query.layers, structure.layers, false), queryInchi: query.inchi, hitInchi: structure.standardInchi }
-        : { structure, typeOfSearch: 'match', comparison: allEqual, queryInchi: null, hitInchi: structure.standardInchi });
+      if (
+        options.sameStereoAndIsotopes &&
+        searched.standardInchiKey &&
+        structure.standardInchiKey.slice(0, 25) !== searched.standardInchiKey.slice(0, 25)
+      )
+        continue;
+      add(
+        query
+          ? {
+              structure,
+              typeOfSearch: 'match',
+              comparison: compareLayers(query.layers, structure.layers, false),
+              queryInchi: query.inchi,
+              hitInchi: structure.standardInchi,
+            }
+          : {
+              structure,
+              typeOfSearch: 'match',
+              comparison: allEqual,
+              queryInchi: null,
+              hitInchi: structure.standardInchi,
+            },
+      );
     }
   }
   if (!query) return { found, skipped };
 
-  const expandable = (component: InchiComponent): boolean => !options.minComponentInchiLength || component.inchi.length >= options.minComponentInchiLength;
+  const expandable = (component: InchiComponent): boolean =>
+    !options.minComponentInchiLength || component.inchi.length >= options.minComponentInchiLength;
   const single = query.components.length === 1;
   const distinct = distinctComponents(query).filter(expandable);
   // The components searched inside other structures, each under the frequency cap.
   const inside = single
-    ? (options.relations.has('queryIsComponent') ? query.components.filter(expandable) : [])
-    : (options.relations.has('componentMatch') ? distinct : []);
+    ? options.relations.has('queryIsComponent')
+      ? query.components.filter(expandable)
+      : []
+    : options.relations.has('componentMatch')
+      ? distinct
+      : [];
   // Round trip 1: the counts, and (never capped: one term query each) a mixture's components as whole structures.
   const [counts, wholes] = await Promise.all([
     Promise.all(inside.map((component) => countStructuresWithComponent(engine, component.connectivityBlock))),
-    !single && options.relations.has('componentIsResult') ? Promise.all(distinct.map((component) => compoundsByConnectivityBlock(engine, component.connectivityBlock, structuresPerBlock))) : [],
+    !single && options.relations.has('componentIsResult')
+      ? Promise.all(
+          distinct.map((component) =>
+            compoundsByConnectivityBlock(engine, component.connectivityBlock, structuresPerBlock),
+          ),
+        )
+      : [],
   ]);
   const underCap = inside.map((_, i) => counts[i] <= options.frequencyCap);
   inside.forEach((component, i) => {
-    if (!underCap[i]) skipped.push({ connectivityBlock: component.connectivityBlock, formula: component.layers.formula, structureCount: counts[i] });
+    if (!underCap[i])
+      skipped.push({
+        connectivityBlock: component.connectivityBlock,
+        formula: component.layers.formula,
+        structureCount: counts[i],
+      });
   });
   // Round trip 2: the structures holding each component under the cap.
-  const holding = await Promise.all(inside.map((component, i) => (underCap[i] ? compoundsWithComponent(engine, component.connectivityBlock, structuresPerBlock) : [])));
+  const holding = await Promise.all(
+    inside.map((component, i) =>
+      underCap[i]
+        ? compoundsWithComponent(engine, component.connectivityBlock, structuresPerBlock)
+        : Promise.resolve([]),
+    ),
+  );
 
   if (single) {
     const [component] = query.components;
@@ -188,14 +275,23 @@ async function candidates(context: LookupContext, searched: SearchedStructure, o
   wholes.forEach((structures) => {
     for (const structure of structures) {
       const queryComponent = query.components.find((c) => c.connectivityBlock === structure.connectivityBlock)!;
-      add({ structure, typeOfSearch: 'componentIsResult', ...compareComponents(queryComponent, { layers: structure.layers, inchi: structure.standardInchi }) });
+      add({
+        structure,
+        typeOfSearch: 'componentIsResult',
+        ...compareComponents(queryComponent, { layers: structure.layers, inchi: structure.standardInchi }),
+      });
     }
   });
   inside.forEach((component, i) => {
     if (!underCap[i]) return;
     // The first pair in component order, among the components that may be searched: those found
     // over the cap so far are left out (components counted later than this one are not).
-    const overCapSoFar = new Set(inside.slice(0, i + 1).filter((_, j) => !underCap[j]).map((c) => c.connectivityBlock));
+    const overCapSoFar = new Set(
+      inside
+        .slice(0, i + 1)
+        .filter((_, j) => !underCap[j])
+        .map((c) => c.connectivityBlock),
+    );
     const searchable = query.components.filter((c) => expandable(c) && !overCapSoFar.has(c.connectivityBlock));
     for (const structure of holding[i]) {
       if (found.has(structure.uci)) continue;
@@ -214,32 +310,63 @@ function compareText(a: string, b: string): number {
  * Runs a connectivity search. Entries are ordered by relation, then the number of differing
  * layers, then UCI, source id and compound id; at most `maxEntries` are returned.
  */
-export async function connectivitySearch(context: LookupContext, searched: SearchedStructure, options: ConnectivityOptions, started?: SkeletonReads): Promise<ConnectivityResult> {
+export async function connectivitySearch(
+  context: LookupContext,
+  searched: SearchedStructure,
+  options: ConnectivityOptions,
+  started?: SkeletonReads,
+): Promise<ConnectivityResult> {
   const filter = assignmentFilter(options);
   // Assignments carry their structure's block: those of the skeleton are searched while its
   // structures are read; only structures found through a component need a search by UCI after.
-  const skeleton = started?.connectivityBlock === searched.connectivityBlock ? started : readSkeleton(context, searched.connectivityBlock, options);
-  const [{ found, skipped }, ofBlock] = await Promise.all([candidates(context, searched, options, skeleton), skeleton?.assignments ?? []]);
-  const others = [...found.values()].filter((c) => !skeleton || c.structure.connectivityBlock !== searched.connectivityBlock).map((c) => c.structure.uci);
-  const [sources, ofOthers] = await Promise.all([context.sources.all(), assignmentsByUcis(context.engine, others, filter)]);
+  const skeleton =
+    started?.connectivityBlock === searched.connectivityBlock
+      ? started
+      : readSkeleton(context, searched.connectivityBlock, options);
+  const [{ found, skipped }, ofBlock] = await Promise.all([
+    candidates(context, searched, options, skeleton),
+    skeleton?.assignments ?? [],
+  ]);
+  const others = [...found.values()]
+    .filter((c) => !skeleton || c.structure.connectivityBlock !== searched.connectivityBlock)
+    .map((c) => c.structure.uci);
+  const [sources, ofOthers] = await Promise.all([
+    context.sources.all(),
+    assignmentsByUcis(context.engine, others, filter),
+  ]);
   const assignments = [...ofBlock, ...ofOthers];
   const entries: ConnectivityEntry[] = [];
   for (const assignment of assignments) {
     const candidate = found.get(assignment.uci);
     const source = sources.get(assignment.sourceId);
     if (!candidate || !source) continue;
-    entries.push({ source, assignment, structure: candidate.structure, typeOfSearch: candidate.typeOfSearch, comparison: candidate.comparison, queryInchi: candidate.queryInchi, hitInchi: candidate.hitInchi });
+    entries.push({
+      source,
+      assignment,
+      structure: candidate.structure,
+      typeOfSearch: candidate.typeOfSearch,
+      comparison: candidate.comparison,
+      queryInchi: candidate.queryInchi,
+      hitInchi: candidate.hitInchi,
+    });
   }
   const rank = (entry: ConnectivityEntry): number => relations.indexOf(entry.typeOfSearch);
-  entries.sort((a, b) => rank(a) - rank(b)
-    || differenceCount(a.comparison) - differenceCount(b.comparison)
-    || a.assignment.uci - b.assignment.uci
-    || a.assignment.sourceId - b.assignment.sourceId
-    || compareText(a.assignment.compoundId, b.assignment.compoundId));
+  entries.sort(
+    (a, b) =>
+      rank(a) - rank(b) ||
+      differenceCount(a.comparison) - differenceCount(b.comparison) ||
+      a.assignment.uci - b.assignment.uci ||
+      a.assignment.sourceId - b.assignment.sourceId ||
+      compareText(a.assignment.compoundId, b.assignment.compoundId),
+  );
   const totalCompounds = new Set(entries.map((e) => e.assignment.uci)).size;
   const truncated = entries.length > options.maxEntries;
   return {
-    searched, totalCompounds, totalSources: entries.length, truncated, skippedComponents: skipped,
+    searched,
+    totalCompounds,
+    totalSources: entries.length,
+    truncated,
+    skippedComponents: skipped,
     entries: truncated ? entries.slice(0, options.maxEntries) : entries,
   };
 }

@@ -2,7 +2,10 @@
 
 /** The request is malformed or asks something that cannot be answered (HTTP 400). */
 export class InvalidQuery extends Error {
-  constructor(message: string, readonly details: { path: string; message: string }[] = []) {
+  constructor(
+    message: string,
+    readonly details: { path: string; message: string }[] = [],
+  ) {
     super(message);
   }
 }

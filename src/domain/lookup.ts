@@ -2,7 +2,15 @@
  * Compound lookups shared by the v1 and legacy APIs: a query (UCI, InChI, InChIKey or a source's
  * compound id) resolves to structures and their assignments.
  */
-import { InchiError, inchiKeyOf, parseStandardInchi, responseLayers, type FullInchiLayers, type InchiLayers, type ParsedInchi } from '../chemistry';
+import {
+  InchiError,
+  inchiKeyOf,
+  parseStandardInchi,
+  responseLayers,
+  type FullInchiLayers,
+  type InchiLayers,
+  type ParsedInchi,
+} from '../chemistry';
 import type { Config } from '../config';
 import type { Engine } from '../engine/client';
 import { compoundsByKey, compoundsByUci } from '../engine/compounds';
@@ -16,9 +24,9 @@ export const identifierTypes = ['uci', 'inchi', 'inchikey', 'sourceID'] as const
 /** Query types that draw a structure (docs/api.md): its Standard InChI is computed, then it is looked up as an InChI. */
 export const structureTypes = ['smiles', 'molfile'] as const;
 export const queryTypes = [...identifierTypes, ...structureTypes] as const;
-export type QueryType = typeof queryTypes[number];
-export type IdentifierType = typeof identifierTypes[number];
-export type StructureType = typeof structureTypes[number];
+export type QueryType = (typeof queryTypes)[number];
+export type IdentifierType = (typeof identifierTypes)[number];
+export type StructureType = (typeof structureTypes)[number];
 
 export interface CompoundQuery {
   type: QueryType;
@@ -54,15 +62,18 @@ const standardInchiKeyPattern = /^[A-Z]{14}-[A-Z]{8}SA-[A-Z]$/i;
 
 /** A UCI from user text: a positive integer, else InvalidQuery. */
 export function parseUciText(text: string): number {
-  if (!/^[0-9]{1,15}$/.test(text) || Number(text) < 1) throw new InvalidQuery(`"${text}" is not a UCI: a UCI is a positive integer`);
+  if (!/^[0-9]{1,15}$/.test(text) || Number(text) < 1)
+    throw new InvalidQuery(`"${text}" is not a UCI: a UCI is a positive integer`);
   return Number(text);
 }
 
 /** A Standard InChIKey from user text (v1 and legacy alike), in upper case; InvalidQuery (400) if it is none. */
 export function checkInchiKey(text: string): string {
   if (!standardInchiKeyPattern.test(text)) {
-    throw new InvalidQuery(`"${text}" is not a Standard InChIKey: it has the form XXXXXXXXXXXXXX-XXXXXXXXSA-X `
-      + '(14 letters, a hyphen, 8 letters and SA, a hyphen, 1 letter; lower case is read as upper case)');
+    throw new InvalidQuery(
+      `"${text}" is not a Standard InChIKey: it has the form XXXXXXXXXXXXXX-XXXXXXXXSA-X ` +
+        '(14 letters, a hyphen, 8 letters and SA, a hyphen, 1 letter; lower case is read as upper case)',
+    );
   }
   return text.toUpperCase();
 }
@@ -77,7 +88,8 @@ export function inchiKeyCase(text: string): string {
 
 /** A Standard InChI from user text, parsed; InvalidQuery with the reason when it is not one. */
 export function parseQueryInchi(text: string, maxLength: number): ParsedInchi {
-  if (text.length > maxLength) throw new InvalidQuery(`the InChI has ${text.length} characters, more than the ${maxLength} this service accepts`);
+  if (text.length > maxLength)
+    throw new InvalidQuery(`the InChI has ${text.length} characters, more than the ${maxLength} this service accepts`);
   try {
     return parseStandardInchi(text);
   } catch (error) {
@@ -123,8 +135,13 @@ export function queryKey(context: LookupContext, query: IdentifierQuery): string
 }
 
 /** The assignments of a `sourceID` query's compound id in its own source, under `filter`. */
-export async function sourceIdAssignments(context: LookupContext, query: CompoundQuery, filter: AssignmentFilter = {}): Promise<AssignmentDocument[]> {
-  if (query.sourceID === undefined || query.sourceID === null) throw new InvalidQuery('a sourceID lookup needs "sourceID": the id of the source the compound id belongs to');
+export async function sourceIdAssignments(
+  context: LookupContext,
+  query: CompoundQuery,
+  filter: AssignmentFilter = {},
+): Promise<AssignmentDocument[]> {
+  if (query.sourceID === undefined || query.sourceID === null)
+    throw new InvalidQuery('a sourceID lookup needs "sourceID": the id of the source the compound id belongs to');
   await requireSource(context, query.sourceID);
   const compound = query.compound.trim();
   if (compound === '') throw new InvalidQuery('"compound" is empty: give the compound id in the source');
@@ -136,11 +153,23 @@ export function inchiView(inchi: string, layers: FullInchiLayers): InchiLayers &
   return { inchi, ...responseLayers(layers) };
 }
 
-export interface SourceEntry { id: number; shortName: string; longName: string | null; compoundId: string; url: string | null }
+export interface SourceEntry {
+  id: number;
+  shortName: string;
+  longName: string | null;
+  compoundId: string;
+  url: string | null;
+}
 
 /** One assignment as a v1 `sources` entry. */
 export function sourceEntry(source: SourceDocument, assignment: AssignmentDocument): SourceEntry {
-  return { id: source.sourceID, shortName: source.name, longName: source.nameLong ?? source.nameLabel, compoundId: assignment.compoundId, url: compoundUrl(source, assignment.compoundId, assignment.auxSrc) };
+  return {
+    id: source.sourceID,
+    shortName: source.name,
+    longName: source.nameLong ?? source.nameLabel,
+    compoundId: assignment.compoundId,
+    url: compoundUrl(source, assignment.compoundId, assignment.auxSrc),
+  };
 }
 
 export function bySourceThenId(a: { id: number; compoundId: string }, b: { id: number; compoundId: string }): number {
@@ -158,11 +187,16 @@ export interface CompoundView {
  * Structures and their sources for a set of assignments: compounds by UCI, sources by id then
  * compound id. `known`: structures already read, by key.
  */
-export async function compoundViews(context: LookupContext, assignments: AssignmentDocument[], known = new Map<string, CompoundDocument>()): Promise<CompoundView[]> {
+export async function compoundViews(
+  context: LookupContext,
+  assignments: AssignmentDocument[],
+  known = new Map<string, CompoundDocument>(),
+): Promise<CompoundView[]> {
   const sources = await context.sources.all();
-  // Every assignment carries its structure's key, the compounds' _id: one search by _id (sent with the lookup's other searches).
+  // Every assignment carries its structure's key, the compounds' _id: one search by _id (sent with the lookup's other
+  // searches).
   const missing = [...new Set(assignments.map((x) => x.standardInchiKey))].filter((key) => !known.has(key));
-  const byKey = new Map([...known, ...await compoundsByKey(context.engine, missing)]);
+  const byKey = new Map([...known, ...(await compoundsByKey(context.engine, missing))]);
   const structures = new Map([...byKey.values()].map((structure) => [structure.uci, structure]));
   const views = new Map<number, CompoundView>();
   for (const assignment of assignments) {
@@ -171,7 +205,12 @@ export async function compoundViews(context: LookupContext, assignments: Assignm
     if (!structure || !source) continue;
     let view = views.get(assignment.uci);
     if (!view) {
-      view = { uci: assignment.uci, standardInchiKey: structure.standardInchiKey, inchi: inchiView(structure.standardInchi, structure.layers), sources: [] };
+      view = {
+        uci: assignment.uci,
+        standardInchiKey: structure.standardInchiKey,
+        inchi: inchiView(structure.standardInchi, structure.layers),
+        sources: [],
+      };
       views.set(assignment.uci, view);
     }
     view.sources.push(sourceEntry(source, assignment));
@@ -181,8 +220,12 @@ export async function compoundViews(context: LookupContext, assignments: Assignm
 }
 
 /** The structure a UCI, key or InChI names, when it is indexed. */
-export async function indexedStructure(context: LookupContext, query: { uci?: number; standardInchiKey?: string }): Promise<CompoundDocument | undefined> {
+export async function indexedStructure(
+  context: LookupContext,
+  query: { uci?: number; standardInchiKey?: string },
+): Promise<CompoundDocument | undefined> {
   if (query.uci !== undefined) return (await compoundsByUci(context.engine, [query.uci])).get(query.uci);
-  if (query.standardInchiKey) return (await compoundsByKey(context.engine, [query.standardInchiKey])).get(query.standardInchiKey);
+  if (query.standardInchiKey)
+    return (await compoundsByKey(context.engine, [query.standardInchiKey])).get(query.standardInchiKey);
   return undefined;
 }

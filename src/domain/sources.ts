@@ -28,16 +28,28 @@ export class SourceCatalog {
   private readAt = 0;
   private refreshing?: Promise<unknown>;
 
-  constructor(private readonly engine: Engine, private readonly ttlMs = 2_000) {}
+  constructor(
+    private readonly engine: Engine,
+    private readonly ttlMs = 2_000,
+  ) {}
 
   async all(): Promise<Map<number, SourceDocument>> {
     if (!this.current) {
       this.current = this.read();
-      this.current.catch(() => { this.current = undefined; });
+      this.current.catch(() => {
+        this.current = undefined;
+      });
     } else if (Date.now() - this.readAt > this.ttlMs && !this.refreshing) {
       this.refreshing = this.read()
-        .then((sources) => { this.current = Promise.resolve(sources); }, () => undefined)
-        .finally(() => { this.refreshing = undefined; });
+        .then(
+          (sources) => {
+            this.current = Promise.resolve(sources);
+          },
+          () => undefined,
+        )
+        .finally(() => {
+          this.refreshing = undefined;
+        });
     }
     return this.current;
   }

@@ -5,7 +5,14 @@
  */
 import { inchiKeyOf, type ParsedInchi } from '../chemistry';
 import { InvalidQuery, UnprocessableStructure } from './errors';
-import { parseQueryInchi, structureTypes, type CompoundQuery, type IdentifierQuery, type LookupContext, type StructureType } from './lookup';
+import {
+  parseQueryInchi,
+  structureTypes,
+  type CompoundQuery,
+  type IdentifierQuery,
+  type LookupContext,
+  type StructureType,
+} from './lookup';
 
 /** What the service computed from a SMILES or molfile, added to the answer as `computed`. */
 export interface Computed {
@@ -33,19 +40,29 @@ export function structureText(type: StructureType, text: string): string {
  * than MAX_STRUCTURE_LENGTH or cannot be read; UnprocessableStructure (422) when it has no Standard
  * InChI the service can search, or the toolkit is too slow or fails on it.
  */
-export async function computeStandardInchi(context: LookupContext, type: StructureType, sent: string): Promise<Computed & { parsed: ParsedInchi }> {
+export async function computeStandardInchi(
+  context: LookupContext,
+  type: StructureType,
+  sent: string,
+): Promise<Computed & { parsed: ParsedInchi }> {
   const text = structureText(type, sent);
   const name = structureNames[type];
   if (text.trim() === '') throw new InvalidQuery('the compound is empty or only whitespace');
   const most = context.config.MAX_STRUCTURE_LENGTH;
-  if (text.length > most) throw new InvalidQuery(`the ${name} has ${text.length} characters, more than the ${most} this service accepts (MAX_STRUCTURE_LENGTH)`);
+  if (text.length > most)
+    throw new InvalidQuery(
+      `the ${name} has ${text.length} characters, more than the ${most} this service accepts (MAX_STRUCTURE_LENGTH)`,
+    );
   if (!context.structures) throw new Error('this lookup context has no structure toolkit');
   const standardInchi = await context.structures.standardInchi(type, text);
   let parsed: ParsedInchi;
   try {
     parsed = parseQueryInchi(standardInchi, context.config.MAX_INCHI_LENGTH);
   } catch (error) {
-    if (error instanceof InvalidQuery) throw new UnprocessableStructure(`the Standard InChI computed from the ${name} cannot be searched: ${error.message}`);
+    if (error instanceof InvalidQuery)
+      throw new UnprocessableStructure(
+        `the Standard InChI computed from the ${name} cannot be searched: ${error.message}`,
+      );
     throw error;
   }
   return { standardInchi, standardInchiKey: inchiKeyOf(parsed), parsed };
@@ -56,7 +73,10 @@ export async function computeStandardInchi(context: LookupContext, type: Structu
  * its computed Standard InChI, with what was computed. Every endpoint that answers a CompoundQuery
  * goes through here, so each accepts structures alike.
  */
-export async function asIdentifierQuery<Q extends CompoundQuery>(context: LookupContext, query: Q): Promise<{ query: Q & IdentifierQuery; computed?: Computed }> {
+export async function asIdentifierQuery<Q extends CompoundQuery>(
+  context: LookupContext,
+  query: Q,
+): Promise<{ query: Q & IdentifierQuery; computed?: Computed }> {
   if (!isStructureType(query.type)) return { query: query as Q & IdentifierQuery };
   const { standardInchi, standardInchiKey } = await computeStandardInchi(context, query.type, query.compound);
   return { query: { ...query, type: 'inchi', compound: standardInchi }, computed: { standardInchi, standardInchiKey } };

@@ -13,7 +13,9 @@ import type { Engine } from './client';
 export function assignmentId(sourceId: number, uci: number, compoundId: string): string {
   const id = `${sourceId}:${uci}:${compoundId}`;
   // _id is limited to 512 bytes; compound ids may be anything, of any length.
-  return Buffer.byteLength(id) <= 500 ? id : `${sourceId}:${uci}:sha256:${createHash('sha256').update(compoundId).digest('hex')}`;
+  return Buffer.byteLength(id) <= 500
+    ? id
+    : `${sourceId}:${uci}:sha256:${createHash('sha256').update(compoundId).digest('hex')}`;
 }
 
 /**
@@ -25,18 +27,30 @@ export function assignmentId(sourceId: number, uci: number, compoundId: string):
  */
 export function assignmentBulkLines(start: string, id: string, document: AssignmentDocument): string {
   const auxSrc = document.auxSrc === undefined ? '' : `,"auxSrc":${JSON.stringify(document.auxSrc)}`;
-  return bulkLinesAfter(start, id, `{"sourceId":${document.sourceId},"compoundId":${JSON.stringify(document.compoundId)},"uci":${document.uci},"assignment":${document.assignment},"standardInchiKey":"${document.standardInchiKey}","connectivityBlock":"${document.connectivityBlock}"${auxSrc}}`);
+  return bulkLinesAfter(
+    start,
+    id,
+    `{"sourceId":${document.sourceId},"compoundId":${JSON.stringify(document.compoundId)},"uci":${document.uci},"assignment":${document.assignment},"standardInchiKey":"${document.standardInchiKey}","connectivityBlock":"${document.connectivityBlock}"${auxSrc}}`,
+  );
 }
 
 /**
  * Walks every assignment of one source in a release index in (uci, compoundId) order, a page at a
  * time, with search_after (a dump's index holds other sources too).
  */
-export async function* scanSourceAssignments(engine: Engine, index: string, sourceId: number, pageSize = 5_000): AsyncGenerator<AssignmentDocument[]> {
+export async function* scanSourceAssignments(
+  engine: Engine,
+  index: string,
+  sourceId: number,
+  pageSize = 5_000,
+): AsyncGenerator<AssignmentDocument[]> {
   let after: (string | number)[] | undefined;
   for (;;) {
     const result = await engine.client.search<AssignmentDocument>({
-      index, size: pageSize, query: { term: { sourceId } }, sort: [{ uci: 'asc' }, { compoundId: 'asc' }],
+      index,
+      size: pageSize,
+      query: { term: { sourceId } },
+      sort: [{ uci: 'asc' }, { compoundId: 'asc' }],
       ...(after ? { search_after: after } : {}),
     });
     const hits = result.hits.hits;
@@ -58,7 +72,10 @@ export async function existingIds(engine: Engine, index: string, ids: string[]):
 export async function currentIds(engine: Engine, index: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const result = await engine.client.search({
-    index, size: ids.length, track_total_hits: false, _source: false,
+    index,
+    size: ids.length,
+    track_total_hits: false,
+    _source: false,
     query: { bool: { filter: [{ ids: { values: ids } }, { term: { assignment: 1 } }] } },
   });
   return new Set(result.hits.hits.map((hit) => hit._id!));
@@ -66,28 +83,42 @@ export async function currentIds(engine: Engine, index: string, ids: string[]): 
 
 /** Number of assignments in an index, current or all. */
 export async function countAssignments(engine: Engine, index: string, currentOnly: boolean): Promise<number> {
-  const result = await engine.client.count({ index, query: currentOnly ? { term: { assignment: 1 } } : { match_all: {} } });
+  const result = await engine.client.count({
+    index,
+    query: currentOnly ? { term: { assignment: 1 } } : { match_all: {} },
+  });
   return result.count;
 }
 
 /** Current assignments of one source in an index or alias (0 when it does not exist). */
 export async function countCurrentOfSource(engine: Engine, index: string, sourceId: number): Promise<number> {
   const result = await engine.client.count({
-    index, ignore_unavailable: true, allow_no_indices: true,
+    index,
+    ignore_unavailable: true,
+    allow_no_indices: true,
     query: { bool: { filter: [{ term: { sourceId } }, { term: { assignment: 1 } }] } },
   });
   return result.count;
 }
 
 /** Which of `compoundIds` are current ids of the source in `index`. */
-export async function currentCompoundIds(engine: Engine, index: string, sourceId: number, compoundIds: string[]): Promise<Set<string>> {
+export async function currentCompoundIds(
+  engine: Engine,
+  index: string,
+  sourceId: number,
+  compoundIds: string[],
+): Promise<Set<string>> {
   const found = new Set<string>();
   const unique = [...new Set(compoundIds)];
   for (let start = 0; start < unique.length; start += 5_000) {
     const chunk = unique.slice(start, start + 5_000);
     const result = await engine.client.search<{ compoundId: string }>({
-      index, size: 0, track_total_hits: false,
-      query: { bool: { filter: [{ term: { sourceId } }, { term: { assignment: 1 } }, { terms: { compoundId: chunk } }] } },
+      index,
+      size: 0,
+      track_total_hits: false,
+      query: {
+        bool: { filter: [{ term: { sourceId } }, { term: { assignment: 1 } }, { terms: { compoundId: chunk } }] },
+      },
       aggs: { ids: { terms: { field: 'compoundId', size: chunk.length } } },
     });
     for (const bucket of (result.aggregations?.ids as { buckets: { key: string }[] }).buckets) found.add(bucket.key);
@@ -100,14 +131,25 @@ export async function currentCompoundIds(engine: Engine, index: string, sourceId
  * none are left out). Asked 1,000 ids at a time; a group whose ids hold more assignments than one
  * answer carries is asked again in halves.
  */
-export async function currentUcisOf(engine: Engine, index: string, sourceId: number, compoundIds: Iterable<string>): Promise<Map<string, Set<number>>> {
+export async function currentUcisOf(
+  engine: Engine,
+  index: string,
+  sourceId: number,
+  compoundIds: Iterable<string>,
+): Promise<Map<string, Set<number>>> {
   const found = new Map<string, Set<number>>();
   const maxHits = 10_000;
   const ask = async (chunk: string[]): Promise<void> => {
     // From doc values: no stored document is read.
     const result = await engine.client.search({
-      index, size: maxHits, track_total_hits: false, _source: false, docvalue_fields: ['compoundId', 'uci'],
-      query: { bool: { filter: [{ term: { sourceId } }, { term: { assignment: 1 } }, { terms: { compoundId: chunk } }] } },
+      index,
+      size: maxHits,
+      track_total_hits: false,
+      _source: false,
+      docvalue_fields: ['compoundId', 'uci'],
+      query: {
+        bool: { filter: [{ term: { sourceId } }, { term: { assignment: 1 } }, { terms: { compoundId: chunk } }] },
+      },
     });
     const hits = result.hits.hits;
     if (hits.length >= maxHits && chunk.length > 1) {
@@ -128,15 +170,28 @@ export async function currentUcisOf(engine: Engine, index: string, sourceId: num
 }
 
 /** Current and obsolete assignments of each source in an index or alias (its filters applied). */
-export async function assignmentsPerSource(engine: Engine, index: string): Promise<Map<number, { current: number; obsolete: number }>> {
+export async function assignmentsPerSource(
+  engine: Engine,
+  index: string,
+): Promise<Map<number, { current: number; obsolete: number }>> {
   const result = await engine.client.search({
-    index, size: 0, track_total_hits: false, ignore_unavailable: true, allow_no_indices: true,
-    aggs: { sources: { terms: { field: 'sourceId', size: 10_000 }, aggs: { assignment: { terms: { field: 'assignment', size: 2 } } } } },
+    index,
+    size: 0,
+    track_total_hits: false,
+    ignore_unavailable: true,
+    allow_no_indices: true,
+    aggs: {
+      sources: {
+        terms: { field: 'sourceId', size: 10_000 },
+        aggs: { assignment: { terms: { field: 'assignment', size: 2 } } },
+      },
+    },
   });
   const figures = new Map<number, { current: number; obsolete: number }>();
   type Bucket = { key: number; assignment: { buckets: { key: number; doc_count: number }[] } };
   for (const bucket of (result.aggregations?.sources as { buckets: Bucket[] } | undefined)?.buckets ?? []) {
-    const count = (assignment: number): number => bucket.assignment.buckets.find((b) => b.key === assignment)?.doc_count ?? 0;
+    const count = (assignment: number): number =>
+      bucket.assignment.buckets.find((b) => b.key === assignment)?.doc_count ?? 0;
     figures.set(bucket.key, { current: count(1), obsolete: count(0) });
   }
   return figures;
@@ -146,16 +201,25 @@ export async function assignmentsPerSource(engine: Engine, index: string): Promi
  * Every assignment that `from` (an index or alias, its filters applied) shows, with its `_id`, a
  * page at a time, all read from one point in time (a release published meanwhile changes nothing).
  */
-export async function* scanAssignments(engine: Engine, from: string, pageSize = 5_000): AsyncGenerator<{ id: string; assignment: AssignmentDocument }[]> {
+export async function* scanAssignments(
+  engine: Engine,
+  from: string,
+  pageSize = 5_000,
+): AsyncGenerator<{ id: string; assignment: AssignmentDocument }[]> {
   let { id } = await engine.client.openPointInTime({ index: from, keep_alive: '5m' });
   try {
     let after: (string | number)[] | undefined;
     for (;;) {
       const result = await engine.client.search<AssignmentDocument>({
-        pit: { id, keep_alive: '5m' }, size: pageSize, sort: [{ _shard_doc: 'asc' }], track_total_hits: false, allow_partial_search_results: false,
+        pit: { id, keep_alive: '5m' },
+        size: pageSize,
+        sort: [{ _shard_doc: 'asc' }],
+        track_total_hits: false,
+        allow_partial_search_results: false,
         ...(after ? { search_after: after } : {}),
       });
-      if (result._shards.failed > 0) throw new Error(`the engine read only part of ${from} (${result._shards.failed} shards failed)`);
+      if (result._shards.failed > 0)
+        throw new Error(`the engine read only part of ${from} (${result._shards.failed} shards failed)`);
       id = result.pit_id ?? id;
       const hits = result.hits.hits;
       if (hits.length > 0) yield hits.map((hit) => ({ id: hit._id!, assignment: hit._source! }));

@@ -16,12 +16,16 @@ export class Breaker {
     private readonly probeEveryMs = 1_000,
   ) {}
 
-  get open(): boolean { return this.probe !== undefined; }
+  get open(): boolean {
+    return this.probe !== undefined;
+  }
 
   /** Throws EngineUnavailable while the breaker is open. */
   check(): void {
     if (this.open) {
-      throw Object.assign(new EngineUnavailable('the search engine is unreachable; try again shortly'), { retryAfter: Math.ceil(this.probeEveryMs / 1000) });
+      throw Object.assign(new EngineUnavailable('the search engine is unreachable; try again shortly'), {
+        retryAfter: Math.ceil(this.probeEveryMs / 1000),
+      });
     }
   }
 
@@ -38,7 +42,14 @@ export class Breaker {
     this.probe = setInterval(() => {
       if (probing) return;
       probing = true;
-      this.ping().then(() => this.close(), () => undefined).finally(() => { probing = false; });
+      this.ping()
+        .then(
+          () => this.close(),
+          () => undefined,
+        )
+        .finally(() => {
+          probing = false;
+        });
     }, this.probeEveryMs);
     this.probe.unref();
   }

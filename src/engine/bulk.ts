@@ -28,7 +28,12 @@ export interface BulkBatch<C> {
   contexts: C[];
 }
 
-export interface BulkFailure<C> { status: number; reason: string; id: string; context: C | undefined }
+export interface BulkFailure<C> {
+  status: number;
+  reason: string;
+  id: string;
+  context: C | undefined;
+}
 
 const concurrency = 3;
 // 4 MB requests, as raw bulk sends them: each request costs the engine some work of its own (its
@@ -79,20 +84,32 @@ export class BulkBatchBuilder<C> {
   private contexts: C[] = [];
 
   add(item: BulkItem<C>): void {
-    this.addLines(item.id, bulkLinesAfter(actionStart(item.op, item.index), item.id, typeof item.document === 'string' ? item.document : JSON.stringify(item.document)), item.context);
+    this.addLines(
+      item.id,
+      bulkLinesAfter(
+        actionStart(item.op, item.index),
+        item.id,
+        typeof item.document === 'string' ? item.document : JSON.stringify(item.document),
+      ),
+      item.context,
+    );
   }
 
   /** An item already written as its two lines. */
   addLines(id: string, lines: string, context: C): void {
     this.lines.push(lines);
-    this.ends.push(this.length += lines.length);
+    this.ends.push((this.length += lines.length));
     this.ids.push(id);
     this.contexts.push(context);
   }
 
-  get size(): number { return this.ids.length; }
+  get size(): number {
+    return this.ids.length;
+  }
 
-  get chars(): number { return this.length; }
+  get chars(): number {
+    return this.length;
+  }
 
   /** The batch of the items added so far; the builder starts empty again. */
   take(): BulkBatch<C> {
@@ -127,7 +144,15 @@ function joined<C>(parts: BulkBatch<C>[]): BulkBatch<C> {
     for (const end of part.ends) ends.push(offset + end);
     offset += part.body.length;
   }
-  return { body: Buffer.concat(parts.map((part) => part.body), offset), ends, ids: parts.flatMap((part) => part.ids), contexts: parts.flatMap((part) => part.contexts) };
+  return {
+    body: Buffer.concat(
+      parts.map((part) => part.body),
+      offset,
+    ),
+    ends,
+    ids: parts.flatMap((part) => part.ids),
+    contexts: parts.flatMap((part) => part.contexts),
+  };
 }
 
 /** The items at `positions` of `batch`. */
@@ -135,12 +160,20 @@ function picked<C>(batch: BulkBatch<C>, positions: number[]): BulkBatch<C> {
   return joined(positions.map((i) => sliceOf(batch, i, i + 1)));
 }
 
-interface Counts { written: number; failed: number }
+interface Counts {
+  written: number;
+  failed: number;
+}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Sends one request, and again the items refused with 429 (or the whole request, refused so). */
-async function writeRequest<C>(engine: Engine, request: BulkBatch<C>, counts: Counts, onFailure: (failure: BulkFailure<C>) => void): Promise<void> {
+async function writeRequest<C>(
+  engine: Engine,
+  request: BulkBatch<C>,
+  counts: Counts,
+  onFailure: (failure: BulkFailure<C>) => void,
+): Promise<void> {
   for (let attempt = 0; ; attempt += 1) {
     let response;
     try {
@@ -168,7 +201,10 @@ async function writeRequest<C>(engine: Engine, request: BulkBatch<C>, counts: Co
         busy.push(i);
       } else {
         counts.failed += 1;
-        const reason = result.status === 429 ? `the engine was still too busy after ${retries} retries` : result.error?.reason ?? result.error?.type ?? `HTTP ${result.status}`;
+        const reason =
+          result.status === 429
+            ? `the engine was still too busy after ${retries} retries`
+            : (result.error?.reason ?? result.error?.type ?? `HTTP ${result.status}`);
         onFailure({ status: result.status, reason, id: request.ids[i], context: request.contexts[i] });
       }
     });
@@ -197,7 +233,9 @@ export async function writeBulkBatches<C>(
     while (inFlight.size >= concurrency) await Promise.race(inFlight);
     if (error !== undefined || pending.length === 0) return;
     const request = writeRequest(engine, joined(pending), counts, onFailure)
-      .catch((failure: unknown) => { error ??= failure; })
+      .catch((failure: unknown) => {
+        error ??= failure;
+      })
       .finally(() => inFlight.delete(request));
     inFlight.add(request);
     pending = [];

@@ -12,7 +12,8 @@ import { SearchBatcher } from './msearch-batcher';
 import { Breaker } from './breaker';
 import { exactFieldsOf } from './merge';
 
-export type MappingName = 'compounds' | 'assignments' | 'sources' | 'meta' | 'rejects' | 'changes' | 'jobs' | 'job-parts';
+export type MappingName =
+  'compounds' | 'assignments' | 'sources' | 'meta' | 'rejects' | 'changes' | 'jobs' | 'job-parts';
 
 const mappingsDir = join(__dirname, '..', '..', 'mappings');
 
@@ -24,35 +25,65 @@ export function mappingOf(name: MappingName): { settings: Record<string, unknown
 /** Every index and alias name chemxref uses, all behind one prefix. */
 export class IndexNames {
   constructor(readonly prefix: string) {}
-  get compounds(): string { return `${this.prefix}-compounds`; }
+  get compounds(): string {
+    return `${this.prefix}-compounds`;
+  }
   /** Alias over every source's current release. */
-  get assignments(): string { return `${this.prefix}-assignments`; }
-  get sources(): string { return `${this.prefix}-sources`; }
-  get meta(): string { return `${this.prefix}-meta`; }
+  get assignments(): string {
+    return `${this.prefix}-assignments`;
+  }
+  get sources(): string {
+    return `${this.prefix}-sources`;
+  }
+  get meta(): string {
+    return `${this.prefix}-meta`;
+  }
   /** Alias over the rejected rows of every load kept (one index a load). */
-  get rejects(): string { return `${this.prefix}-rejects`; }
+  get rejects(): string {
+    return `${this.prefix}-rejects`;
+  }
   /** Alias of the rejected rows of the most recent load that rejected any. */
-  get rejectsOfLastLoad(): string { return `${this.prefix}-rejects-last`; }
+  get rejectsOfLastLoad(): string {
+    return `${this.prefix}-rejects-last`;
+  }
   /** The index of one load's rejected rows. */
-  rejectsOf(loadId: string): string { return `${this.prefix}-rejects-load-${loadId.toLowerCase()}`; }
+  rejectsOf(loadId: string): string {
+    return `${this.prefix}-rejects-load-${loadId.toLowerCase()}`;
+  }
   /** Every load's rejects index. */
-  get rejectsOfEveryLoad(): string { return `${this.prefix}-rejects-load-*`; }
+  get rejectsOfEveryLoad(): string {
+    return `${this.prefix}-rejects-load-*`;
+  }
   /** What each load changed in its sources' current assignments (one document per compound id and change). */
-  get changes(): string { return `${this.prefix}-changes`; }
+  get changes(): string {
+    return `${this.prefix}-changes`;
+  }
   /** Bulk mapping jobs: their state (one document a job), and their queries and results (parts of lines). */
-  get jobs(): string { return `${this.prefix}-jobs`; }
-  get jobParts(): string { return `${this.prefix}-job-parts`; }
+  get jobs(): string {
+    return `${this.prefix}-jobs`;
+  }
+  get jobParts(): string {
+    return `${this.prefix}-job-parts`;
+  }
   /** Alias of one source's current release. */
-  assignmentsOf(sourceId: number): string { return `${this.prefix}-assignments-${sourceId}`; }
+  assignmentsOf(sourceId: number): string {
+    return `${this.prefix}-assignments-${sourceId}`;
+  }
   /** Alias of the release a source served before its current one, kept for RELEASE_GRACE. */
-  previousAssignmentsOf(sourceId: number): string { return `${this.prefix}-previous-assignments-${sourceId}`; }
+  previousAssignmentsOf(sourceId: number): string {
+    return `${this.prefix}-previous-assignments-${sourceId}`;
+  }
   /** Every previous-release alias. */
-  get previousAssignments(): string { return `${this.prefix}-previous-assignments-*`; }
+  get previousAssignments(): string {
+    return `${this.prefix}-previous-assignments-*`;
+  }
   /**
    * A fresh physical index for one release: of one source (`source`, `remove-source`) or of every
    * source of a reference table (`dump`), which then serves them all from one shard.
    */
-  assignmentsRelease(tag: number | 'dump', stamp = Date.now()): string { return `${this.prefix}-assignments-${tag}-${stamp}`; }
+  assignmentsRelease(tag: number | 'dump', stamp = Date.now()): string {
+    return `${this.prefix}-assignments-${tag}-${stamp}`;
+  }
 }
 
 /** What the API measures of the engine (src/api/metrics.ts). */
@@ -72,7 +103,11 @@ export function engineOperation(path: string): string {
   const at = segments.findIndex((segment) => segment.startsWith('_'));
   if (at < 0) return 'index';
   const name = segments[at].slice(1);
-  return ['cluster', 'cat', 'nodes', 'tasks', 'security'].includes(name) && segments[at + 1] && !segments[at + 1].startsWith('_') ? `${name}_${segments[at + 1]}` : name;
+  return ['cluster', 'cat', 'nodes', 'tasks', 'security'].includes(name) &&
+    segments[at + 1] &&
+    !segments[at + 1].startsWith('_')
+    ? `${name}_${segments[at + 1]}`
+    : name;
 }
 
 /**
@@ -84,7 +119,8 @@ function guardedConnection(breaker: Breaker, observer?: EngineObserver): typeof 
   return class GuardedConnection extends HttpConnection {
     async request(...args: Parameters<HttpConnection['request']>): Promise<never> {
       breaker.check();
-      // Work done for an API request names it and counts its time, unless the caller did (a batched _msearch, for each request in it).
+      // Work done for an API request names it and counts its time, unless the caller did (a batched _msearch, for each
+      // request in it).
       const params = args[0];
       const request = params.headers?.['x-opaque-id'] ? undefined : currentRequest();
       if (request) params.headers = { ...params.headers, 'x-opaque-id': request.id };
@@ -137,10 +173,15 @@ export class Engine {
   private readonly batcher: SearchBatcher;
   private readonly probeClient?: Client;
 
-  constructor(readonly config: Config, options: EngineOptions = {}) {
+  constructor(
+    readonly config: Config,
+    options: EngineOptions = {},
+  ) {
     const auth = config.ES_API_KEY
       ? { apiKey: config.ES_API_KEY }
-      : config.ES_USERNAME ? { username: config.ES_USERNAME, password: config.ES_PASSWORD ?? '' } : undefined;
+      : config.ES_USERNAME
+        ? { username: config.ES_USERNAME, password: config.ES_PASSWORD ?? '' }
+        : undefined;
     // node:http rather than the client's default undici pool: at half the peak rate, six interleaved
     // pairs of sourceID lookups had p99 15.8-31.7 ms against 30.7-42.8 ms, at the same API CPU
     // (BENCHMARKS.md, API, design figures).
@@ -151,20 +192,37 @@ export class Engine {
     const cluster = { nodes, auth, resurrectStrategy: 'optimistic' as const };
     if (options.serving) {
       const deadline = config.ENGINE_TIMEOUT_MS;
-      this.probeClient = new Client({ ...cluster, requestTimeout: deadline, maxRetries: nodes.length - 1, Connection: HttpConnection });
+      this.probeClient = new Client({
+        ...cluster,
+        requestTimeout: deadline,
+        maxRetries: nodes.length - 1,
+        Connection: HttpConnection,
+      });
       const probe = this.probeClient;
       // Cluster health, not ping: the engine distribution the project runs has no `HEAD /`.
       this.breaker = new Breaker(() => probe.cluster.health({ timeout: '1s' }));
       // One retry on one node; on a cluster, one on each other node, so a dead node costs a request one quick retry.
       this.client = new Client({
-        ...cluster, requestTimeout: deadline, maxRetries: Math.max(1, nodes.length - 1), Transport: QuickRetryTransport,
+        ...cluster,
+        requestTimeout: deadline,
+        maxRetries: Math.max(1, nodes.length - 1),
+        Transport: QuickRetryTransport,
         Connection: guardedConnection(this.breaker, options.observer),
       });
     } else {
-      this.client = new Client({ ...cluster, requestTimeout: 60_000, maxRetries: Math.max(2, nodes.length), Connection: HttpConnection });
+      this.client = new Client({
+        ...cluster,
+        requestTimeout: 60_000,
+        maxRetries: Math.max(2, nodes.length),
+        Connection: HttpConnection,
+      });
     }
     this.names = new IndexNames(config.ES_INDEX_PREFIX);
-    this.batcher = new SearchBatcher(this.client, exactFieldsOf((['compounds', 'assignments', 'sources', 'meta'] as const).map(mappingOf)), (searches) => options.observer?.msearchSent(searches));
+    this.batcher = new SearchBatcher(
+      this.client,
+      exactFieldsOf((['compounds', 'assignments', 'sources', 'meta'] as const).map(mappingOf)),
+      (searches) => options.observer?.msearchSent(searches),
+    );
   }
 
   /** A search that leaves with the others of this turn of the event loop, in one `_msearch` (see batch.ts). */

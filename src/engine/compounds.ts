@@ -9,7 +9,8 @@ import { sortedSources } from './paging';
 function uniqueSlices<T>(values: T[]): T[][] {
   const unique = [...new Set(values)];
   const slices: T[][] = [];
-  for (let start = 0; start < unique.length; start += maxResultWindow) slices.push(unique.slice(start, start + maxResultWindow));
+  for (let start = 0; start < unique.length; start += maxResultWindow)
+    slices.push(unique.slice(start, start + maxResultWindow));
   return slices;
 }
 
@@ -22,7 +23,11 @@ export async function compoundsByKey(engine: Engine, keys: string[]): Promise<Ma
   const found = new Map<string, CompoundDocument>();
   for (const slice of uniqueSlices(keys)) {
     const result = await engine.search<CompoundDocument>({
-      index: engine.names.compounds, size: slice.length, query: { ids: { values: slice } }, _source: { excludes: ['loadId'] }, track_total_hits: false,
+      index: engine.names.compounds,
+      size: slice.length,
+      query: { ids: { values: slice } },
+      _source: { excludes: ['loadId'] },
+      track_total_hits: false,
     });
     for (const hit of result.hits.hits) found.set(hit._id!, hit._source!);
   }
@@ -34,7 +39,10 @@ export async function ucisByKey(engine: Engine, keys: string[]): Promise<Map<str
   const found = new Map<string, number>();
   if (keys.length === 0) return found;
   const result = await engine.client.mget<{ uci: number }>({
-    index: engine.names.compounds, ids: keys, _source_includes: ['uci'], filter_path: ['docs._id', 'docs.found', 'docs._source'],
+    index: engine.names.compounds,
+    ids: keys,
+    _source_includes: ['uci'],
+    filter_path: ['docs._id', 'docs.found', 'docs._source'],
   });
   for (const doc of result.docs) {
     if ('found' in doc && doc.found && doc._source) found.set(doc._id, doc._source.uci);
@@ -43,11 +51,18 @@ export async function ucisByKey(engine: Engine, keys: string[]): Promise<Map<str
 }
 
 /** The structures with the given UCIs, by UCI; `fields` limits what is read back. */
-export async function compoundsByUci(engine: Engine, ucis: number[], fields?: string[]): Promise<Map<number, CompoundDocument>> {
+export async function compoundsByUci(
+  engine: Engine,
+  ucis: number[],
+  fields?: string[],
+): Promise<Map<number, CompoundDocument>> {
   const found = new Map<number, CompoundDocument>();
   for (const slice of uniqueSlices(ucis)) {
     const result = await engine.search<CompoundDocument>({
-      index: engine.names.compounds, size: slice.length, query: { terms: { uci: slice } }, track_total_hits: false,
+      index: engine.names.compounds,
+      size: slice.length,
+      query: { terms: { uci: slice } },
+      track_total_hits: false,
       _source: fields ?? { excludes: ['loadId'] },
     });
     for (const hit of result.hits.hits) found.set(hit._source!.uci, hit._source!);
@@ -57,13 +72,24 @@ export async function compoundsByUci(engine: Engine, ucis: number[], fields?: st
 
 /** Structures matching `query` in UCI order, up to `limit`. */
 function compoundsWhere(engine: Engine, query: object, limit: number): Promise<CompoundDocument[]> {
-  return sortedSources<CompoundDocument>(engine, {
-    index: engine.names.compounds, query: query as never, sort: [{ uci: 'asc' }], _source: { excludes: ['loadId'] },
-  }, limit);
+  return sortedSources<CompoundDocument>(
+    engine,
+    {
+      index: engine.names.compounds,
+      query: query as never,
+      sort: [{ uci: 'asc' }],
+      _source: { excludes: ['loadId'] },
+    },
+    limit,
+  );
 }
 
 /** Every structure whose whole-structure connectivity block is `block`, up to `limit`. */
-export function compoundsByConnectivityBlock(engine: Engine, block: string, limit: number): Promise<CompoundDocument[]> {
+export function compoundsByConnectivityBlock(
+  engine: Engine,
+  block: string,
+  limit: number,
+): Promise<CompoundDocument[]> {
   return compoundsWhere(engine, { term: { connectivityBlock: block } }, limit);
 }
 
@@ -74,7 +100,12 @@ export function compoundsWithComponent(engine: Engine, block: string, limit: num
 
 /** How many multi-component structures contain a component with connectivity block `block`. */
 export async function countStructuresWithComponent(engine: Engine, block: string): Promise<number> {
-  const result = await engine.search({ index: engine.names.compounds, size: 0, query: { term: { 'components.connectivityBlock': block } }, track_total_hits: true });
+  const result = await engine.search({
+    index: engine.names.compounds,
+    size: 0,
+    query: { term: { 'components.connectivityBlock': block } },
+    track_total_hits: true,
+  });
   return (result.hits.total as { value: number }).value;
 }
 
@@ -86,7 +117,10 @@ export async function countStructuresWithComponent(engine: Engine, block: string
 export async function createCompounds(engine: Engine, documents: CompoundDocument[]): Promise<Map<string, number>> {
   const ucis = new Map<string, number>();
   if (documents.length === 0) return ucis;
-  const operations = documents.flatMap((doc) => [{ create: { _index: engine.names.compounds, _id: doc.standardInchiKey } }, doc]);
+  const operations = documents.flatMap((doc) => [
+    { create: { _index: engine.names.compounds, _id: doc.standardInchiKey } },
+    doc,
+  ]);
   const result = await engine.client.bulk({ operations });
   const lost: string[] = [];
   result.items.forEach((item, i) => {
@@ -113,9 +147,14 @@ export async function structureRefsByUci(engine: Engine, ucis: number[]): Promis
   const found = new Map<number, StructureRef>();
   for (const slice of uniqueSlices(ucis)) {
     const result = await engine.client.search({
-      index: engine.names.compounds, size: slice.length, query: { terms: { uci: slice } },
-      _source: false, stored_fields: ['_none_'], docvalue_fields: ['uci', 'standardInchiKey'],
-      track_total_hits: false, filter_path: ['hits.hits.fields'],
+      index: engine.names.compounds,
+      size: slice.length,
+      query: { terms: { uci: slice } },
+      _source: false,
+      stored_fields: ['_none_'],
+      docvalue_fields: ['uci', 'standardInchiKey'],
+      track_total_hits: false,
+      filter_path: ['hits.hits.fields'],
     });
     if (!result.hits) continue; // filter_path leaves no `hits` when nothing matched
     for (const hit of result.hits.hits) {
@@ -136,20 +175,41 @@ export async function removeOrphanStructuresOf(engine: Engine, loadId: string): 
   let removed = 0;
   let after: Record<string, unknown> | undefined;
   for (;;) {
-    const result = await engine.client.search({
-      index: engine.names.compounds, size: 0, query: { term: { loadId } },
-      aggs: { ucis: { composite: { size: 5_000, sources: [{ uci: { terms: { field: 'uci' } } }], ...(after ? { after } : {}) } } },
-    }, { ignore: [404] });
-    const agg = result.aggregations?.ucis as { buckets: { key: { uci: number } }[]; after_key?: Record<string, unknown> } | undefined;
+    const result = await engine.client.search(
+      {
+        index: engine.names.compounds,
+        size: 0,
+        query: { term: { loadId } },
+        aggs: {
+          ucis: {
+            composite: { size: 5_000, sources: [{ uci: { terms: { field: 'uci' } } }], ...(after ? { after } : {}) },
+          },
+        },
+      },
+      { ignore: [404] },
+    );
+    const agg = result.aggregations?.ucis as
+      { buckets: { key: { uci: number } }[]; after_key?: Record<string, unknown> } | undefined;
     const ucis = (agg?.buckets ?? []).map((bucket) => bucket.key.uci);
     if (ucis.length === 0) return removed;
     const used = await engine.client.search({
-      index: `${engine.names.assignments}-*`, size: 0, ignore_unavailable: true, allow_no_indices: true,
-      query: { terms: { uci: ucis } }, aggs: { ucis: { terms: { field: 'uci', size: ucis.length } } },
+      index: `${engine.names.assignments}-*`,
+      size: 0,
+      ignore_unavailable: true,
+      allow_no_indices: true,
+      query: { terms: { uci: ucis } },
+      aggs: { ucis: { terms: { field: 'uci', size: ucis.length } } },
     });
-    const referenced = new Set(((used.aggregations?.ucis as { buckets: { key: number }[] } | undefined)?.buckets ?? []).map((bucket) => bucket.key));
+    const referenced = new Set(
+      ((used.aggregations?.ucis as { buckets: { key: number }[] } | undefined)?.buckets ?? []).map(
+        (bucket) => bucket.key,
+      ),
+    );
     const orphans = ucis.filter((uci) => !referenced.has(uci));
-    if (orphans.length > 0) removed += await deleteWhere(engine, engine.names.compounds, { bool: { filter: [{ term: { loadId } }, { terms: { uci: orphans } }] } });
+    if (orphans.length > 0)
+      removed += await deleteWhere(engine, engine.names.compounds, {
+        bool: { filter: [{ term: { loadId } }, { terms: { uci: orphans } }] },
+      });
     after = agg?.after_key;
     if (!after) return removed;
   }

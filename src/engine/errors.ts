@@ -8,12 +8,15 @@ export class EngineUnavailable extends Error {}
 export function engineErrorTypes(error: unknown): string[] {
   if (!(error instanceof errors.ResponseError)) return [];
   const body = error.body as { error?: { type?: string; root_cause?: { type?: string }[] } } | undefined;
-  return [body?.error?.type, ...(body?.error?.root_cause ?? []).map((cause) => cause.type)].filter((type): type is string => type !== undefined);
+  return [body?.error?.type, ...(body?.error?.root_cause ?? []).map((cause) => cause.type)].filter(
+    (type): type is string => type !== undefined,
+  );
 }
 
 /** Translates a client error into EngineUnavailable when it means "no usable engine"; returns others as they are. */
 export function translateEngineError(error: unknown): unknown {
-  if (error instanceof errors.TimeoutError) return new EngineUnavailable('the search engine did not answer in time; try again shortly');
+  if (error instanceof errors.TimeoutError)
+    return new EngineUnavailable('the search engine did not answer in time; try again shortly');
   if (error instanceof errors.ConnectionError || error instanceof errors.NoLivingConnectionsError) {
     return new EngineUnavailable('the search engine is unreachable; try again shortly');
   }

@@ -33,7 +33,10 @@ function isIndexGone(error: unknown): boolean {
  * the index is deleted before the walk ends.
  */
 export async function* scanRelease(
-  engine: Engine, index: string, sourceId: number, options: { currentOnly: boolean; pageSize?: number },
+  engine: Engine,
+  index: string,
+  sourceId: number,
+  options: { currentOnly: boolean; pageSize?: number },
 ): AsyncGenerator<ExportedAssignment[]> {
   const pageSize = options.pageSize ?? 10_000;
   let after: (string | number)[] | undefined;
@@ -43,7 +46,9 @@ export async function* scanRelease(
       const result = await engine.client.search({
         index,
         size: pageSize,
-        query: { bool: { filter: [{ term: { sourceId } }, ...(options.currentOnly ? [{ term: { assignment: 1 } }] : [])] } },
+        query: {
+          bool: { filter: [{ term: { sourceId } }, ...(options.currentOnly ? [{ term: { assignment: 1 } }] : [])] },
+        },
         sort: [{ uci: 'asc' }, { compoundId: 'asc' }],
         // Neither _source nor _id: loading a stored field of hits that are not consecutive documents
         // decompresses a whole block per hit (10 s a page instead of 0.15 s on a 500,000-id release).
@@ -62,7 +67,7 @@ export async function* scanRelease(
     yield hits.map((hit) => ({
       uci: Number(hit.sort![0]),
       compoundId: String(hit.sort![1]),
-      assignment: options.currentOnly ? 1 : (hit.fields?.assignment?.[0] === 0 ? 0 : 1),
+      assignment: options.currentOnly ? 1 : hit.fields?.assignment?.[0] === 0 ? 0 : 1,
       ...(hit.fields?.auxSrc?.[0] !== undefined ? { auxSrc: hit.fields.auxSrc[0] } : {}),
     }));
     after = hits[hits.length - 1].sort;

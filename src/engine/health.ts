@@ -28,20 +28,26 @@ export async function clusterReport(engine: Engine, timeoutMs = 2_000): Promise<
   const prefix = engine.names.prefix;
   const [health, settings, aliases] = await Promise.all([
     engine.client.cluster.health({}, options),
-    engine.client.indices.getSettings({ index: `${prefix}-*`, name: ['index.number_of_shards', 'index.number_of_replicas'], flat_settings: true }, { ...options, ignore: [404] }),
+    engine.client.indices.getSettings(
+      { index: `${prefix}-*`, name: ['index.number_of_shards', 'index.number_of_replicas'], flat_settings: true },
+      { ...options, ignore: [404] },
+    ),
     engine.client.indices.getAlias({ index: `${prefix}-*` }, { ...options, ignore: [404] }),
   ]);
   const layout = new Map<string, { shards: number; replicas: number }>();
   for (const [index, state] of Object.entries(settings ?? {})) {
-    const flat = ((state as { settings?: Record<string, string> }).settings ?? {});
+    const flat = (state as { settings?: Record<string, string> }).settings ?? {};
     if (flat['index.number_of_shards'] === undefined) continue;
-    layout.set(index, { shards: Number(flat['index.number_of_shards']), replicas: Number(flat['index.number_of_replicas'] ?? 0) });
+    layout.set(index, {
+      shards: Number(flat['index.number_of_shards']),
+      replicas: Number(flat['index.number_of_replicas'] ?? 0),
+    });
   }
   const indices: Record<string, AliasLayout> = {};
   const add = (name: string, index: string): void => {
     const own = layout.get(index);
     if (!own) return;
-    const entry = indices[name] ??= { indices: [], shards: 0, replicas: own.replicas };
+    const entry = (indices[name] ??= { indices: [], shards: 0, replicas: own.replicas });
     entry.indices.push(index);
     entry.shards += own.shards;
     entry.replicas = Math.min(entry.replicas, own.replicas);
@@ -61,6 +67,9 @@ export async function clusterReport(engine: Engine, timeoutMs = 2_000): Promise<
 
 /** The indices of the cluster that are neither chemxref's (under its prefix) nor the engine's own (`.`). */
 export async function indicesOfOthers(engine: Engine): Promise<string[]> {
-  const rows = await engine.client.cat.indices({ format: 'json', h: 'index' }) as unknown as { index: string }[];
-  return rows.map((row) => row.index).filter((index) => !index.startsWith('.') && !index.startsWith(`${engine.names.prefix}-`)).sort();
+  const rows = (await engine.client.cat.indices({ format: 'json', h: 'index' })) as unknown as { index: string }[];
+  return rows
+    .map((row) => row.index)
+    .filter((index) => !index.startsWith('.') && !index.startsWith(`${engine.names.prefix}-`))
+    .sort();
 }

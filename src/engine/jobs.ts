@@ -47,7 +47,11 @@ export interface JobPart {
 }
 
 /** A job with what an optimistic update of it needs. */
-export interface StoredJob { job: JobDocument; seqNo: number; primaryTerm: number }
+export interface StoredJob {
+  job: JobDocument;
+  seqNo: number;
+  primaryTerm: number;
+}
 
 export const queryPartLines = 1000;
 
@@ -56,12 +60,17 @@ const partId = (jobId: string, kind: JobPart['kind'], part: number): string => `
 /** Creates the two jobs indices when missing (safe to race). */
 export async function ensureJobIndices(engine: Engine): Promise<void> {
   const replicas = await targetReplicas(engine);
-  for (const [index, name] of [[engine.names.jobs, 'jobs'], [engine.names.jobParts, 'job-parts']] as const) {
+  for (const [index, name] of [
+    [engine.names.jobs, 'jobs'],
+    [engine.names.jobParts, 'job-parts'],
+  ] as const) {
     if (await engine.client.indices.exists({ index })) continue;
     const { settings, mappings } = mappingOf(name);
-    await engine.client.indices.create({ index, mappings, settings: { index: { ...(settings.index as object), number_of_replicas: replicas } } }).catch((error) => {
-      if (!/resource_already_exists_exception/.test(String(error))) throw error;
-    });
+    await engine.client.indices
+      .create({ index, mappings, settings: { index: { ...(settings.index as object), number_of_replicas: replicas } } })
+      .catch((error) => {
+        if (!/resource_already_exists_exception/.test(String(error))) throw error;
+      });
   }
 }
 
@@ -71,14 +80,26 @@ const missingIndex = (error: unknown): boolean => engineErrorTypes(error).includ
 export async function jobsInUse(engine: Engine, now = new Date()): Promise<{ active: number; bytes: number }> {
   try {
     const result = await engine.client.search({
-      index: engine.names.jobs, size: 0, track_total_hits: false,
+      index: engine.names.jobs,
+      size: 0,
+      track_total_hits: false,
       aggs: {
-        active: { filter: { bool: { filter: [{ terms: { status: ['queued', 'running'] } }, { range: { expires: { gt: now.toISOString() } } }] } } },
+        active: {
+          filter: {
+            bool: {
+              filter: [{ terms: { status: ['queued', 'running'] } }, { range: { expires: { gt: now.toISOString() } } }],
+            },
+          },
+        },
         queryBytes: { sum: { field: 'queryBytes' } },
         resultBytes: { sum: { field: 'resultBytes' } },
       },
     });
-    const aggs = result.aggregations as { active: { doc_count: number }; queryBytes: { value: number }; resultBytes: { value: number } };
+    const aggs = result.aggregations as {
+      active: { doc_count: number };
+      queryBytes: { value: number };
+      resultBytes: { value: number };
+    };
     return { active: aggs.active.doc_count, bytes: aggs.queryBytes.value + aggs.resultBytes.value };
   } catch (error) {
     if (missingIndex(error)) return { active: 0, bytes: 0 };
@@ -93,7 +114,13 @@ export async function jobsInUse(engine: Engine, now = new Date()): Promise<{ act
 export async function writeParts(engine: Engine, parts: JobPart[]): Promise<void> {
   if (parts.length === 0) return;
   const refresh = parts.some((part) => part.kind === 'results');
-  const result = await engine.client.bulk({ refresh, operations: parts.flatMap((part) => [{ index: { _index: engine.names.jobParts, _id: partId(part.jobId, part.kind, part.part) } }, part]) });
+  const result = await engine.client.bulk({
+    refresh,
+    operations: parts.flatMap((part) => [
+      { index: { _index: engine.names.jobParts, _id: partId(part.jobId, part.kind, part.part) } },
+      part,
+    ]),
+  });
   if (!result.errors) return;
   const refused = result.items.find((item) => item.index?.error)?.index?.error;
   throw new Error(`the engine refused a part of a job: ${refused?.reason ?? refused?.type ?? 'unknown reason'}`);
@@ -121,11 +148,22 @@ export async function getJob(engine: Engine, jobId: string): Promise<StoredJob |
  * count of active jobs, the next job to run) when this returns; progress is read by id, and is not
  * waited for.
  */
-export async function updateJob(engine: Engine, stored: StoredJob, changes: Partial<JobDocument>): Promise<StoredJob | undefined> {
+export async function updateJob(
+  engine: Engine,
+  stored: StoredJob,
+  changes: Partial<JobDocument>,
+): Promise<StoredJob | undefined> {
   const job = { ...stored.job, ...changes };
   const refresh = job.status !== stored.job.status ? 'wait_for' : false;
   try {
-    const result = await engine.client.index({ index: engine.names.jobs, id: job.jobId, document: job, if_seq_no: stored.seqNo, if_primary_term: stored.primaryTerm, refresh });
+    const result = await engine.client.index({
+      index: engine.names.jobs,
+      id: job.jobId,
+      document: job,
+      if_seq_no: stored.seqNo,
+      if_primary_term: stored.primaryTerm,
+      refresh,
+    });
     return { job, seqNo: result._seq_no!, primaryTerm: result._primary_term! };
   } catch (error) {
     if ((error as { statusCode?: number }).statusCode === 409) return undefined;
@@ -134,16 +172,27 @@ export async function updateJob(engine: Engine, stored: StoredJob, changes: Part
 }
 
 /** The oldest job waiting to run: queued, or running under a lease not renewed since `staleBefore`. */
-export async function nextJobToRun(engine: Engine, staleBefore: Date, now = new Date()): Promise<StoredJob | undefined> {
+export async function nextJobToRun(
+  engine: Engine,
+  staleBefore: Date,
+  now = new Date(),
+): Promise<StoredJob | undefined> {
   try {
     const result = await engine.client.search<JobDocument>({
-      index: engine.names.jobs, size: 1, seq_no_primary_term: true, sort: [{ created: 'asc' }],
+      index: engine.names.jobs,
+      size: 1,
+      seq_no_primary_term: true,
+      sort: [{ created: 'asc' }],
       query: {
         bool: {
           filter: [{ range: { expires: { gt: now.toISOString() } } }],
           should: [
             { term: { status: 'queued' } },
-            { bool: { filter: [{ term: { status: 'running' } }, { range: { heartbeat: { lt: staleBefore.toISOString() } } }] } },
+            {
+              bool: {
+                filter: [{ term: { status: 'running' } }, { range: { heartbeat: { lt: staleBefore.toISOString() } } }],
+              },
+            },
           ],
           minimum_should_match: 1,
         },
@@ -159,7 +208,10 @@ export async function nextJobToRun(engine: Engine, staleBefore: Date, now = new 
 
 /** A query part of a job, by number. */
 export async function queryPart(engine: Engine, jobId: string, part: number): Promise<JobPart | undefined> {
-  const found = await engine.client.get<JobPart>({ index: engine.names.jobParts, id: partId(jobId, 'queries', part) }, { ignore: [404] });
+  const found = await engine.client.get<JobPart>(
+    { index: engine.names.jobParts, id: partId(jobId, 'queries', part) },
+    { ignore: [404] },
+  );
   return found.found ? found._source : undefined;
 }
 
@@ -167,15 +219,29 @@ export async function queryPart(engine: Engine, jobId: string, part: number): Pr
 export async function* resultParts(engine: Engine, jobId: string, fromLine: number): AsyncGenerator<JobPart> {
   // The part holding line `fromLine`, then the ones after it.
   const first = await engine.client.search<JobPart>({
-    index: engine.names.jobParts, size: 1, sort: [{ from: 'desc' }],
-    query: { bool: { filter: [{ term: { jobId } }, { term: { kind: 'results' } }, { range: { from: { lte: fromLine } } }] } },
+    index: engine.names.jobParts,
+    size: 1,
+    sort: [{ from: 'desc' }],
+    query: {
+      bool: { filter: [{ term: { jobId } }, { term: { kind: 'results' } }, { range: { from: { lte: fromLine } } }] },
+    },
   });
   let part = first.hits.hits[0]?._source;
   while (part) {
     yield part;
     const next = await engine.client.search<JobPart>({
-      index: engine.names.jobParts, size: 1, sort: [{ from: 'asc' }],
-      query: { bool: { filter: [{ term: { jobId } }, { term: { kind: 'results' } }, { range: { from: { gte: part.from + part.count } } }] } },
+      index: engine.names.jobParts,
+      size: 1,
+      sort: [{ from: 'asc' }],
+      query: {
+        bool: {
+          filter: [
+            { term: { jobId } },
+            { term: { kind: 'results' } },
+            { range: { from: { gte: part.from + part.count } } },
+          ],
+        },
+      },
     });
     part = next.hits.hits[0]?._source;
   }
@@ -183,7 +249,9 @@ export async function* resultParts(engine: Engine, jobId: string, fromLine: numb
 
 /** Deletes a job's results (a run starting again from `fromLine` replaces those after it). */
 export async function deleteResultsFrom(engine: Engine, jobId: string, fromLine: number): Promise<void> {
-  await deleteWhere(engine, engine.names.jobParts, { bool: { filter: [{ term: { jobId } }, { term: { kind: 'results' } }, { range: { from: { gte: fromLine } } }] } });
+  await deleteWhere(engine, engine.names.jobParts, {
+    bool: { filter: [{ term: { jobId } }, { term: { kind: 'results' } }, { range: { from: { gte: fromLine } } }] },
+  });
 }
 
 /** Deletes jobs (their documents and parts); the ids of jobs expired by `now` when `jobIds` is not given. */
@@ -191,12 +259,20 @@ export async function deleteJobs(engine: Engine, jobIds?: string[], now = new Da
   let ids = jobIds;
   try {
     if (!ids) {
-      const expired = await engine.client.search<JobDocument>({ index: engine.names.jobs, size: 1000, _source: ['jobId'], query: { range: { expires: { lte: now.toISOString() } } } });
+      const expired = await engine.client.search<JobDocument>({
+        index: engine.names.jobs,
+        size: 1000,
+        _source: ['jobId'],
+        query: { range: { expires: { lte: now.toISOString() } } },
+      });
       ids = expired.hits.hits.map((hit) => hit._id!);
     }
     if (ids.length === 0) return [];
     await deleteWhere(engine, engine.names.jobParts, { terms: { jobId: ids } });
-    await engine.client.bulk({ refresh: true, operations: ids.map((id) => ({ delete: { _index: engine.names.jobs, _id: id } })) });
+    await engine.client.bulk({
+      refresh: true,
+      operations: ids.map((id) => ({ delete: { _index: engine.names.jobs, _id: id } })),
+    });
     return ids;
   } catch (error) {
     if (missingIndex(error)) return [];

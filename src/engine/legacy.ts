@@ -57,7 +57,13 @@ export class SourceRelease {
       { index: engine.names.assignmentsOf(sourceId), keep_alive: keepAlive, ignore_unavailable: true },
       { ignore: [404], signal: options.signal },
     );
-    return new SourceRelease(engine, sourceId, opened.id || undefined, options.pageSize ?? wholeSourcePaging.pageSize, options.signal);
+    return new SourceRelease(
+      engine,
+      sourceId,
+      opened.id || undefined,
+      options.pageSize ?? wholeSourcePaging.pageSize,
+      options.signal,
+    );
   }
 
   /**
@@ -69,7 +75,12 @@ export class SourceRelease {
     let after: SortValues | undefined;
     do {
       const page = await this.page(currentOf(withAuxSrc), [{ compoundId: 'asc' }, { uci: 'asc' }], after, withAuxSrc);
-      if (page.hits.length > 0) yield page.hits.map((hit) => ({ compoundId: String(hit.sort[0]), uci: Number(hit.sort[1]), ...(withAuxSrc ? { auxSrc: hit.auxSrc ?? null } : {}) }));
+      if (page.hits.length > 0)
+        yield page.hits.map((hit) => ({
+          compoundId: String(hit.sort[0]),
+          uci: Number(hit.sort[1]),
+          ...(withAuxSrc ? { auxSrc: hit.auxSrc ?? null } : {}),
+        }));
       after = page.after;
     } while (after);
   }
@@ -108,37 +119,61 @@ export class SourceRelease {
    * (none after the last page). No stored field is read, not even `_id`: fetching one for hits
    * that are not consecutive documents decompresses a block per hit (see exports.ts).
    */
-  private async page(query: object, sort: object[], after: SortValues | undefined, withAuxSrc = false): Promise<{ hits: { sort: SortValues; auxSrc?: string }[]; after?: SortValues }> {
+  private async page(
+    query: object,
+    sort: object[],
+    after: SortValues | undefined,
+    withAuxSrc = false,
+  ): Promise<{ hits: { sort: SortValues; auxSrc?: string }[]; after?: SortValues }> {
     if (!this.pit) return { hits: [] };
     this.signal?.throwIfAborted();
     const size = this.pageSize;
-    const result = await this.engine.client.search({
-      pit: { id: this.pit, keep_alive: keepAlive }, size, allow_partial_search_results: false,
-      // The source's own filter too: a dump's index holds other sources behind the alias's filter.
-      query: { bool: { filter: [{ term: { sourceId: this.sourceId } }, query] } } as never,
-      sort: sort as never,
-      stored_fields: ['_none_'],
-      ...(withAuxSrc ? { docvalue_fields: ['auxSrc'] } : {}),
-      track_total_hits: false,
-      filter_path: ['timed_out', '_shards.failed', 'hits.hits.sort', 'hits.hits.fields'],
-      ...(after ? { search_after: after } : {}),
-    }, { signal: this.signal });
-    if (result.timed_out || result._shards.failed > 0) throw new EngineUnavailable('the search engine answered only part of a mapping; try again shortly');
+    const result = await this.engine.client.search(
+      {
+        pit: { id: this.pit, keep_alive: keepAlive },
+        size,
+        allow_partial_search_results: false,
+        // The source's own filter too: a dump's index holds other sources behind the alias's filter.
+        query: { bool: { filter: [{ term: { sourceId: this.sourceId } }, query] } } as never,
+        sort: sort as never,
+        stored_fields: ['_none_'],
+        ...(withAuxSrc ? { docvalue_fields: ['auxSrc'] } : {}),
+        track_total_hits: false,
+        filter_path: ['timed_out', '_shards.failed', 'hits.hits.sort', 'hits.hits.fields'],
+        ...(after ? { search_after: after } : {}),
+      },
+      { signal: this.signal },
+    );
+    if (result.timed_out || result._shards.failed > 0)
+      throw new EngineUnavailable('the search engine answered only part of a mapping; try again shortly');
     // filter_path leaves no `hits` when nothing matched.
-    const hits = (result.hits?.hits ?? []).map((hit) => ({ sort: hit.sort as SortValues, auxSrc: (hit.fields as { auxSrc?: string[] } | undefined)?.auxSrc?.[0] }));
+    const hits = (result.hits?.hits ?? []).map((hit) => ({
+      sort: hit.sort as SortValues,
+      auxSrc: (hit.fields as { auxSrc?: string[] } | undefined)?.auxSrc?.[0],
+    }));
     return { hits, after: hits.length < size ? undefined : hits[hits.length - 1].sort };
   }
 }
 
 /** The release of the whole index: how many loads have completed, and when the last one ended. */
 export async function releaseOfIndex(engine: Engine): Promise<{ release: number; date: string | null }> {
-  const result = await engine.client.search<{ ended: string | null }>({
-    index: engine.names.meta, size: 1, _source: ['ended'],
-    query: { bool: { filter: [{ term: { kind: 'load' } }, { term: { status: 'done' } }], must_not: [{ term: { dryRun: true } }] } },
-    sort: [{ ended: { order: 'desc', unmapped_type: 'date' } }],
-    track_total_hits: true,
-  }, { ignore: [404] });
+  const result = await engine.client.search<{ ended: string | null }>(
+    {
+      index: engine.names.meta,
+      size: 1,
+      _source: ['ended'],
+      query: {
+        bool: {
+          filter: [{ term: { kind: 'load' } }, { term: { status: 'done' } }],
+          must_not: [{ term: { dryRun: true } }],
+        },
+      },
+      sort: [{ ended: { order: 'desc', unmapped_type: 'date' } }],
+      track_total_hits: true,
+    },
+    { ignore: [404] },
+  );
   const total = result.hits?.total;
-  const release = typeof total === 'number' ? total : total?.value ?? 0;
+  const release = typeof total === 'number' ? total : (total?.value ?? 0);
   return { release, date: result.hits?.hits?.[0]?._source?.ended ?? null };
 }

@@ -21,32 +21,48 @@ export async function saveLoadRecord(engine: Engine, record: LoadRecord): Promis
  * reference tables and dumps that replaced it).
  */
 export async function loadHistory(engine: Engine, limit = 100, sourceId?: number): Promise<LoadRecord[]> {
-  const ofSource = sourceId === undefined ? {} : { should: [{ term: { sourceId } }, { term: { sourceIds: sourceId } }], minimum_should_match: 1 };
-  const result = await engine.client.search<LoadRecord>({
-    index: engine.names.meta, size: limit, query: { bool: { filter: [{ term: { kind: 'load' } }], ...ofSource } }, sort: [{ started: 'desc' }],
-  }, { ignore: [404] });
+  const ofSource =
+    sourceId === undefined
+      ? {}
+      : { should: [{ term: { sourceId } }, { term: { sourceIds: sourceId } }], minimum_should_match: 1 };
+  const result = await engine.client.search<LoadRecord>(
+    {
+      index: engine.names.meta,
+      size: limit,
+      query: { bool: { filter: [{ term: { kind: 'load' } }], ...ofSource } },
+      sort: [{ started: 'desc' }],
+    },
+    { ignore: [404] },
+  );
   return (result.hits?.hits ?? []).map((hit) => hit._source!);
 }
 
 /** Whether a completed load (not a dry run) of `sourceId` started before `before`: a load a `since` can name. */
 export async function hasCompletedLoadBefore(engine: Engine, sourceId: number, before: string): Promise<boolean> {
-  const result = await engine.client.count({
-    index: engine.names.meta,
-    query: {
-      bool: {
-        filter: [{ term: { kind: 'load' } }, { term: { status: 'done' } }, { range: { started: { lt: before } } }],
-        // A record without the flag (an older version's) is a load too, as changeSpan reads it.
-        must_not: [{ term: { dryRun: true } }],
-        should: [{ term: { sourceId } }, { term: { sourceIds: sourceId } }], minimum_should_match: 1,
+  const result = await engine.client.count(
+    {
+      index: engine.names.meta,
+      query: {
+        bool: {
+          filter: [{ term: { kind: 'load' } }, { term: { status: 'done' } }, { range: { started: { lt: before } } }],
+          // A record without the flag (an older version's) is a load too, as changeSpan reads it.
+          must_not: [{ term: { dryRun: true } }],
+          should: [{ term: { sourceId } }, { term: { sourceIds: sourceId } }],
+          minimum_should_match: 1,
+        },
       },
     },
-  }, { ignore: [404] });
+    { ignore: [404] },
+  );
   return (result.count ?? 0) > 0;
 }
 
 /** The record of one load, or undefined. */
 export async function loadRecord(engine: Engine, loadId: string): Promise<LoadRecord | undefined> {
-  const result = await engine.client.get<LoadRecord>({ index: engine.names.meta, id: `load-${loadId}` }, { ignore: [404] });
+  const result = await engine.client.get<LoadRecord>(
+    { index: engine.names.meta, id: `load-${loadId}` },
+    { ignore: [404] },
+  );
   return result.found ? result._source : undefined;
 }
 
@@ -68,18 +84,27 @@ export function interruption(record: LoadRecord, now = Date.now()): string | und
   const last = Date.parse(record.heartbeat ?? record.started);
   const silent = now - last;
   if (record.host === hostname() && record.pid) {
-    if (record.pid !== process.pid && !processAlive(record.pid)) return `its process ${record.pid} on ${record.host} is gone`;
-    // Its process lives: a heartbeat held up by a busy engine does not make it killed (unless the pid was reused long after).
+    if (record.pid !== process.pid && !processAlive(record.pid))
+      return `its process ${record.pid} on ${record.host} is gone`;
+    // Its process lives: a heartbeat held up by a busy engine does not make it killed (unless the pid was reused long
+    // after).
     return silent > sameHostStaleAfterMs ? `no heartbeat since ${new Date(last).toISOString()}` : undefined;
   }
   return silent > staleAfterMs ? `no heartbeat since ${new Date(last).toISOString()}` : undefined;
 }
 
 /** Loads marked running, split into those still alive and those that were interrupted (with why). */
-export async function runningLoads(engine: Engine): Promise<{ alive: LoadRecord[]; interrupted: { record: LoadRecord; why: string }[] }> {
-  const result = await engine.client.search<LoadRecord>({
-    index: engine.names.meta, size: 1000, query: { bool: { filter: [{ term: { kind: 'load' } }, { term: { status: 'running' } }] } },
-  }, { ignore: [404] });
+export async function runningLoads(
+  engine: Engine,
+): Promise<{ alive: LoadRecord[]; interrupted: { record: LoadRecord; why: string }[] }> {
+  const result = await engine.client.search<LoadRecord>(
+    {
+      index: engine.names.meta,
+      size: 1000,
+      query: { bool: { filter: [{ term: { kind: 'load' } }, { term: { status: 'running' } }] } },
+    },
+    { ignore: [404] },
+  );
   const alive: LoadRecord[] = [];
   const interrupted: { record: LoadRecord; why: string }[] = [];
   for (const hit of result.hits?.hits ?? []) {
@@ -100,7 +125,13 @@ export class LoadBusy extends Error {}
 
 const lockIdOf = (key: string): string => `lock-load-${key}`;
 
-interface LockDocument { kind: 'load-lock'; key: string; loadId: string; command: string; started: string }
+interface LockDocument {
+  kind: 'load-lock';
+  key: string;
+  loadId: string;
+  command: string;
+  started: string;
+}
 
 /** What a lock key means to a curator: `source 1`, or every source (a reference table or a dump). */
 function describeKey(key: string): string {
@@ -113,11 +144,23 @@ function describeKey(key: string): string {
  * holds it, or holds a lock that overlaps (`all` against any `source-*`), throws LoadBusy naming
  * that load, or with `wait` waits until it is free.
  */
-export async function takeLoadLock(engine: Engine, key: string, owner: { loadId: string; command: string }, wait = false, onWait?: (message: string) => void): Promise<void> {
+export async function takeLoadLock(
+  engine: Engine,
+  key: string,
+  owner: { loadId: string; command: string },
+  wait = false,
+  onWait?: (message: string) => void,
+): Promise<void> {
   const index = engine.names.meta;
   let told = false;
   for (;;) {
-    const document: LockDocument = { kind: 'load-lock', key, loadId: owner.loadId, command: owner.command, started: new Date().toISOString() };
+    const document: LockDocument = {
+      kind: 'load-lock',
+      key,
+      loadId: owner.loadId,
+      command: owner.command,
+      started: new Date().toISOString(),
+    };
     const taken = await engine.client.create({ index, id: lockIdOf(key), document, refresh: true }, { ignore: [409] });
     if ((taken as { result?: string }).result === 'created') {
       const other = await overlappingLock(engine, key, owner.loadId);
@@ -131,7 +174,10 @@ export async function takeLoadLock(engine: Engine, key: string, owner: { loadId:
       if (held.found) {
         const record = await loadRecord(engine, held._source!.loadId);
         if (!record || interruption(record)) {
-          await engine.client.delete({ index, id: lockIdOf(key), if_seq_no: held._seq_no, if_primary_term: held._primary_term, refresh: true }, { ignore: [404, 409] });
+          await engine.client.delete(
+            { index, id: lockIdOf(key), if_seq_no: held._seq_no, if_primary_term: held._primary_term, refresh: true },
+            { ignore: [404, 409] },
+          );
           continue;
         }
         if (!wait) throw new LoadBusy(busyMessage(held._source!));
@@ -149,7 +195,11 @@ function busyMessage(lock: LockDocument): string {
 
 /** A live load's lock that overlaps `key`: `all` overlaps every `source-*`, and each of them overlaps `all`. */
 async function overlappingLock(engine: Engine, key: string, loadId: string): Promise<LockDocument | undefined> {
-  const result = await engine.client.search<LockDocument>({ index: engine.names.meta, size: 1000, query: { term: { kind: 'load-lock' } } });
+  const result = await engine.client.search<LockDocument>({
+    index: engine.names.meta,
+    size: 1000,
+    query: { term: { kind: 'load-lock' } },
+  });
   for (const hit of result.hits.hits) {
     const lock = hit._source!;
     if (lock.loadId === loadId || lock.key === key) continue;
@@ -162,14 +212,28 @@ async function overlappingLock(engine: Engine, key: string, loadId: string): Pro
 
 /** Releases the lock `key` if `loadId` holds it. */
 export async function releaseLoadLock(engine: Engine, key: string, loadId: string): Promise<void> {
-  const held = await engine.client.get<LockDocument>({ index: engine.names.meta, id: lockIdOf(key) }, { ignore: [404] });
+  const held = await engine.client.get<LockDocument>(
+    { index: engine.names.meta, id: lockIdOf(key) },
+    { ignore: [404] },
+  );
   if (!held.found || held._source!.loadId !== loadId) return;
-  await engine.client.delete({ index: engine.names.meta, id: lockIdOf(key), if_seq_no: held._seq_no, if_primary_term: held._primary_term, refresh: true }, { ignore: [404, 409] });
+  await engine.client.delete(
+    {
+      index: engine.names.meta,
+      id: lockIdOf(key),
+      if_seq_no: held._seq_no,
+      if_primary_term: held._primary_term,
+      refresh: true,
+    },
+    { ignore: [404, 409] },
+  );
 }
 
 /** Deletes every lock of `loadId` (an interrupted load's). */
 export async function releaseLocksOf(engine: Engine, loadId: string): Promise<void> {
-  await deleteWhere(engine, engine.names.meta, { bool: { filter: [{ term: { kind: 'load-lock' } }, { term: { loadId } }] } });
+  await deleteWhere(engine, engine.names.meta, {
+    bool: { filter: [{ term: { kind: 'load-lock' } }, { term: { loadId } }] },
+  });
 }
 
 /**
@@ -181,7 +245,10 @@ export async function deleteWhere(engine: Engine, index: string, query: object):
   let deleted = 0;
   for (;;) {
     await engine.client.indices.refresh({ index }, { ignore: [404] });
-    const result = await engine.client.search({ index, size: 5_000, query: query as never, _source: false }, { ignore: [404] });
+    const result = await engine.client.search(
+      { index, size: 5_000, query: query as never, _source: false },
+      { ignore: [404] },
+    );
     const ids = (result.hits?.hits ?? []).map((hit) => hit._id!);
     if (ids.length === 0) return deleted;
     await engine.client.bulk({ refresh: true, operations: ids.map((id) => ({ delete: { _index: index, _id: id } })) });
@@ -195,11 +262,23 @@ export async function deleteWhere(engine: Engine, index: string, query: object):
  * sources it replaced.
  */
 export async function lastLoadOfEachSource(engine: Engine, within = 1_000): Promise<Map<number, LoadRecord>> {
-  const result = await engine.client.search<LoadRecord>({
-    index: engine.names.meta, size: within,
-    query: { bool: { filter: [{ term: { kind: 'load' } }, { terms: { status: ['done', 'failed', 'refused'] } }, { term: { dryRun: false } }] } },
-    sort: [{ started: 'desc' }],
-  }, { ignore: [404] });
+  const result = await engine.client.search<LoadRecord>(
+    {
+      index: engine.names.meta,
+      size: within,
+      query: {
+        bool: {
+          filter: [
+            { term: { kind: 'load' } },
+            { terms: { status: ['done', 'failed', 'refused'] } },
+            { term: { dryRun: false } },
+          ],
+        },
+      },
+      sort: [{ started: 'desc' }],
+    },
+    { ignore: [404] },
+  );
   const last = new Map<number, LoadRecord>();
   for (const hit of result.hits?.hits ?? []) {
     const record = hit._source!;

@@ -27,34 +27,68 @@ function filters(filter: AssignmentFilter): object[] {
  * `limit` documents. Searches the all-sources alias, or with `filter.sourceId` that source's alias,
  * which holds only its assignments (filtered on its id when its index is shared).
  */
-function assignmentsWhere(engine: Engine, clause: object, filter: AssignmentFilter, limit: number): Promise<AssignmentDocument[]> {
-  return sortedSources<AssignmentDocument>(engine, {
-    index: filter.sourceId === undefined ? engine.names.assignments : engine.names.assignmentsOf(filter.sourceId),
-    ignore_unavailable: true, allow_no_indices: true,
-    query: { bool: { filter: [clause, ...filters(filter)] } } as never,
-    sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
-  }, limit);
+function assignmentsWhere(
+  engine: Engine,
+  clause: object,
+  filter: AssignmentFilter,
+  limit: number,
+): Promise<AssignmentDocument[]> {
+  return sortedSources<AssignmentDocument>(
+    engine,
+    {
+      index: filter.sourceId === undefined ? engine.names.assignments : engine.names.assignmentsOf(filter.sourceId),
+      ignore_unavailable: true,
+      allow_no_indices: true,
+      query: { bool: { filter: [clause, ...filters(filter)] } } as never,
+      sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
+    },
+    limit,
+  );
 }
 
 const unlimited = 1_000_000;
 
 /** Assignments of structures with these full InChIKeys. */
-export function assignmentsByKeys(engine: Engine, keys: string[], filter: AssignmentFilter = {}, limit = unlimited): Promise<AssignmentDocument[]> {
-  return keys.length === 0 ? Promise.resolve([]) : assignmentsWhere(engine, { terms: { standardInchiKey: keys } }, filter, limit);
+export function assignmentsByKeys(
+  engine: Engine,
+  keys: string[],
+  filter: AssignmentFilter = {},
+  limit = unlimited,
+): Promise<AssignmentDocument[]> {
+  return keys.length === 0
+    ? Promise.resolve([])
+    : assignmentsWhere(engine, { terms: { standardInchiKey: keys } }, filter, limit);
 }
 
 /** Assignments of structures with these UCIs. */
-export function assignmentsByUcis(engine: Engine, ucis: number[], filter: AssignmentFilter = {}, limit = unlimited): Promise<AssignmentDocument[]> {
-  return ucis.length === 0 ? Promise.resolve([]) : assignmentsWhere(engine, { terms: { uci: [...new Set(ucis)] } }, filter, limit);
+export function assignmentsByUcis(
+  engine: Engine,
+  ucis: number[],
+  filter: AssignmentFilter = {},
+  limit = unlimited,
+): Promise<AssignmentDocument[]> {
+  return ucis.length === 0
+    ? Promise.resolve([])
+    : assignmentsWhere(engine, { terms: { uci: [...new Set(ucis)] } }, filter, limit);
 }
 
 /** Assignments of one compound id, in every source or in `filter.sourceId`. */
-export function assignmentsByCompoundId(engine: Engine, compoundId: string, filter: AssignmentFilter = {}, limit = unlimited): Promise<AssignmentDocument[]> {
+export function assignmentsByCompoundId(
+  engine: Engine,
+  compoundId: string,
+  filter: AssignmentFilter = {},
+  limit = unlimited,
+): Promise<AssignmentDocument[]> {
   return assignmentsWhere(engine, { term: { compoundId } }, filter, limit);
 }
 
 /** Assignments of structures whose first InChIKey block is `block`. */
-export function assignmentsByConnectivityBlock(engine: Engine, block: string, filter: AssignmentFilter = {}, limit = unlimited): Promise<AssignmentDocument[]> {
+export function assignmentsByConnectivityBlock(
+  engine: Engine,
+  block: string,
+  filter: AssignmentFilter = {},
+  limit = unlimited,
+): Promise<AssignmentDocument[]> {
   return assignmentsWhere(engine, { term: { connectivityBlock: block } }, filter, limit);
 }
 
@@ -65,12 +99,19 @@ export async function engineReady(engine: Engine): Promise<{ ready: boolean; rea
   } catch {
     return { ready: false, reason: 'the search engine is unreachable' };
   }
-  const exists = await engine.client.indices.exists({ index: [engine.names.compounds, engine.names.sources].join(',') }, { requestTimeout: 3_000 });
-  return exists ? { ready: true } : { ready: false, reason: 'the indices are missing: load data with `npm run load` first' };
+  const exists = await engine.client.indices.exists(
+    { index: [engine.names.compounds, engine.names.sources].join(',') },
+    { requestTimeout: 3_000 },
+  );
+  return exists
+    ? { ready: true }
+    : { ready: false, reason: 'the indices are missing: load data with `npm run load` first' };
 }
 
 /** Figures of the whole index for the legacy `release` endpoint. */
-export async function indexFigures(engine: Engine): Promise<{ structures: number; assignments: number; current: number; obsolete: number }> {
+export async function indexFigures(
+  engine: Engine,
+): Promise<{ structures: number; assignments: number; current: number; obsolete: number }> {
   const count = async (index: string, query: object): Promise<number> =>
     (await engine.client.count({ index, query, ignore_unavailable: true, allow_no_indices: true })).count;
   const [structures, assignments, current] = await Promise.all([
@@ -83,6 +124,10 @@ export async function indexFigures(engine: Engine): Promise<{ structures: number
 
 /** Whether any source has a published release with at least one assignment. */
 export async function hasAssignments(engine: Engine): Promise<boolean> {
-  const { count } = await engine.client.count({ index: engine.names.assignments, ignore_unavailable: true, allow_no_indices: true });
+  const { count } = await engine.client.count({
+    index: engine.names.assignments,
+    ignore_unavailable: true,
+    allow_no_indices: true,
+  });
   return count > 0;
 }

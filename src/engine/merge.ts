@@ -34,8 +34,15 @@ const integerTypes = new Set(['long', 'integer', 'short', 'byte']);
 export function exactFieldsOf(mappings: { mappings: Record<string, unknown> }[]): ExactFields {
   const kinds = new Map<string, string | undefined>();
   for (const { mappings: mapping } of mappings) {
-    for (const [field, spec] of Object.entries((mapping.properties ?? {}) as Record<string, { type?: string; normalizer?: string }>)) {
-      const kind = spec.type === 'keyword' && !spec.normalizer ? 'keyword' : integerTypes.has(spec.type ?? '') ? 'integer' : undefined;
+    for (const [field, spec] of Object.entries(
+      (mapping.properties ?? {}) as Record<string, { type?: string; normalizer?: string }>,
+    )) {
+      const kind =
+        spec.type === 'keyword' && !spec.normalizer
+          ? 'keyword'
+          : integerTypes.has(spec.type ?? '')
+            ? 'integer'
+            : undefined;
       kinds.set(field, kinds.has(field) && kinds.get(field) !== kind ? undefined : kind);
     }
   }
@@ -64,7 +71,8 @@ export const mergedLimits = { hits: maxResultWindow, values: 10_000 };
 /** The body keys a mergeable search may have; anything else (aggregations, search_after, from, ...) is sent as it is. */
 const mergeableKeys = new Set(['query', 'size', 'sort', '_source', 'track_total_hits']);
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const only = (object: Record<string, unknown>): [string, unknown] | undefined => {
   const entries = Object.entries(object);
   return entries.length === 1 ? entries[0] : undefined;
@@ -75,7 +83,13 @@ function ofKind(kind: Kind, value: unknown): value is Value {
   return kind === 'keyword' ? typeof value === 'string' : Number.isSafeInteger(value);
 }
 
-interface Lead { field: string; kind: Kind; values: Value[]; constantScore: boolean; place: (clause: object) => object }
+interface Lead {
+  field: string;
+  kind: Kind;
+  values: Value[];
+  constantScore: boolean;
+  place: (clause: object) => object;
+}
 
 /** `{ids}`, `{term}` or `{terms}` on one exact field, alone or first in a `bool` of filters only. */
 function leadClause(query: unknown, exact: ExactFields): Lead | undefined {
@@ -85,20 +99,25 @@ function leadClause(query: unknown, exact: ExactFields): Lead | undefined {
     const [key, filters] = only(spec) ?? [];
     if (key !== 'filter' || !Array.isArray(filters) || filters.length === 0) return undefined;
     const lead = leadClause(filters[0], exact);
-    return lead && { ...lead, constantScore: true, place: (clause) => ({ bool: { filter: [clause, ...filters.slice(1)] } }) };
+    return (
+      lead && { ...lead, constantScore: true, place: (clause) => ({ bool: { filter: [clause, ...filters.slice(1)] } }) }
+    );
   }
   if (!isObject(spec)) return undefined;
   const place = (clause: object): object => ({ bool: { filter: [clause] } });
   if (kind === 'ids') {
     const [key, values] = only(spec) ?? [];
-    if (key !== 'values' || !Array.isArray(values) || !values.every((value) => ofKind('keyword', value))) return undefined;
+    if (key !== 'values' || !Array.isArray(values) || !values.every((value) => ofKind('keyword', value)))
+      return undefined;
     return { field: '_id', kind: 'keyword', values, constantScore: true, place };
   }
   const [field, value] = only(spec) ?? [];
   const fieldKind = field === undefined ? undefined : exact.get(field);
   if (!fieldKind) return undefined;
-  if (kind === 'term' && ofKind(fieldKind, value)) return { field: field!, kind: fieldKind, values: [value], constantScore: false, place };
-  if (kind === 'terms' && Array.isArray(value) && value.every((v) => ofKind(fieldKind, v))) return { field: field!, kind: fieldKind, values: value, constantScore: true, place };
+  if (kind === 'term' && ofKind(fieldKind, value))
+    return { field: field!, kind: fieldKind, values: [value], constantScore: false, place };
+  if (kind === 'terms' && Array.isArray(value) && value.every((v) => ofKind(fieldKind, v)))
+    return { field: field!, kind: fieldKind, values: value, constantScore: true, place };
   return undefined;
 }
 
@@ -110,24 +129,49 @@ function sortedWithoutScore(sort: unknown): boolean {
 /** Whether `_source` brings `field` back, so that hits can be dealt by it (read conservatively). */
 function keepsField(source: unknown, field: string): boolean {
   if (field === '_id' || source === undefined || source === true) return true;
-  const plain = (list: unknown): list is string[] => Array.isArray(list) && list.every((name) => typeof name === 'string' && !name.includes('*'));
+  const plain = (list: unknown): list is string[] =>
+    Array.isArray(list) && list.every((name) => typeof name === 'string' && !name.includes('*'));
   if (plain(source)) return source.includes(field);
   if (!isObject(source) || Object.keys(source).some((key) => key !== 'includes' && key !== 'excludes')) return false;
   const { includes, excludes } = source;
-  return (includes === undefined || (plain(includes) && includes.includes(field))) && (excludes === undefined || (plain(excludes) && !excludes.includes(field)));
+  return (
+    (includes === undefined || (plain(includes) && includes.includes(field))) &&
+    (excludes === undefined || (plain(excludes) && !excludes.includes(field)))
+  );
 }
 
 /** The search as a mergeable one, or undefined when it must go as it is. */
 export function mergeable(header: Body, body: Body, exact: ExactFields): Mergeable | undefined {
   if (Object.keys(body).some((key) => !mergeableKeys.has(key))) return undefined;
   // A hit total would count the other searches' hits too.
-  if (body.track_total_hits !== false || typeof body.size !== 'number' || body.size < 1 || body.size > mergedLimits.hits) return undefined;
+  if (
+    body.track_total_hits !== false ||
+    typeof body.size !== 'number' ||
+    body.size < 1 ||
+    body.size > mergedLimits.hits
+  )
+    return undefined;
   const lead = leadClause(body.query, exact);
-  if (!lead || lead.values.length > mergedLimits.values || !(lead.constantScore || sortedWithoutScore(body.sort)) || !keepsField(body._source, lead.field)) return undefined;
+  if (
+    !lead ||
+    lead.values.length > mergedLimits.values ||
+    !(lead.constantScore || sortedWithoutScore(body.sort)) ||
+    !keepsField(body._source, lead.field)
+  )
+    return undefined;
   const build = (values: Value[], size: number): Body => ({
-    ...body, size, query: lead.place(lead.field === '_id' ? { ids: { values } } : { terms: { [lead.field]: values } }),
+    ...body,
+    size,
+    query: lead.place(lead.field === '_id' ? { ids: { values } } : { terms: { [lead.field]: values } }),
   });
-  return { signature: JSON.stringify([header, build([], 0), lead.field]), field: lead.field, kind: lead.kind, values: lead.values, size: body.size, build };
+  return {
+    signature: JSON.stringify([header, build([], 0), lead.field]),
+    field: lead.field,
+    kind: lead.kind,
+    values: lead.values,
+    size: body.size,
+    build,
+  };
 }
 
 /** One search for `searches` (of one signature): their values together, their pages end to end. */
@@ -143,11 +187,15 @@ export function mergedBody(searches: Mergeable[]): { body: Body; size: number } 
  * its hit objects (no caller changes a hit), and unsorted hits score 0 in filter context where a
  * lone `ids` or `terms` search scores 1 (no caller reads scores).
  */
-export function dealHits<S extends Mergeable>(searches: S[], mergedSize: number, response: estypes.SearchResponse<unknown>): Map<S, estypes.SearchResponse<unknown> | undefined> {
+export function dealHits<S extends Mergeable>(
+  searches: S[],
+  mergedSize: number,
+  response: estypes.SearchResponse<unknown>,
+): Map<S, estypes.SearchResponse<unknown> | undefined> {
   const { field, kind } = searches[0];
   const askedBy = new Map<Value, number[]>();
   searches.forEach((search, i) => {
-    for (const value of new Set(search.values)) askedBy.set(value, [...askedBy.get(value) ?? [], i]);
+    for (const value of new Set(search.values)) askedBy.set(value, [...(askedBy.get(value) ?? []), i]);
   });
   const slices: estypes.SearchHit<unknown>[][] = searches.map(() => []);
   const hits = response.hits.hits;
@@ -158,9 +206,11 @@ export function dealHits<S extends Mergeable>(searches: S[], mergedSize: number,
     for (const i of askers) slices[i].push(hit);
   }
   const full = hits.length >= mergedSize;
-  return new Map(searches.map((search, i) => {
-    const slice = slices[i];
-    if (slice.length < search.size && full) return [search, undefined];
-    return [search, { ...response, hits: { ...response.hits, hits: slice.slice(0, search.size) } }];
-  }));
+  return new Map(
+    searches.map((search, i) => {
+      const slice = slices[i];
+      if (slice.length < search.size && full) return [search, undefined];
+      return [search, { ...response, hits: { ...response.hits, hits: slice.slice(0, search.size) } }];
+    }),
+  );
 }

@@ -15,7 +15,16 @@ import { EngineUnavailable } from './errors';
 import { dealHits, mergeable, mergedBody, mergedLimits, type ExactFields, type Mergeable } from './merge';
 
 /** Parameters that go in a search's `_msearch` header line; everything else is its body. */
-const headerParameters = new Set(['index', 'ignore_unavailable', 'allow_no_indices', 'expand_wildcards', 'preference', 'routing', 'request_cache', 'search_type']);
+const headerParameters = new Set([
+  'index',
+  'ignore_unavailable',
+  'allow_no_indices',
+  'expand_wildcards',
+  'preference',
+  'routing',
+  'request_cache',
+  'search_type',
+]);
 /** URL-only parameters of `_search` that have no place in `_msearch`: a caller using one is a bug. */
 const urlOnly = new Set(['filter_path', '_source_includes', '_source_excludes', 'q', 'scroll']);
 
@@ -64,7 +73,13 @@ export class SearchBatcher {
    * keeps most of the saving under load. `maxWaitNs`: how long a queue may hold its first search
    * in a long turn of the event loop before the next search asked makes it leave (see queue).
    */
-  constructor(private readonly client: Client, private readonly exact: ExactFields, private readonly onSend: (searches: number) => void = () => undefined, private readonly maxSearches = 8, private readonly maxWaitNs = 1_000_000n) {}
+  constructor(
+    private readonly client: Client,
+    private readonly exact: ExactFields,
+    private readonly onSend: (searches: number) => void = () => undefined,
+    private readonly maxSearches = 8,
+    private readonly maxWaitNs = 1_000_000n,
+  ) {}
 
   /** One search, sent with the others queued in this turn of the event loop. */
   search<T>(request: estypes.SearchRequest): Promise<estypes.SearchResponse<T>> {
@@ -78,7 +93,14 @@ export class SearchBatcher {
         if (urlOnly.has(name)) throw new Error(`search parameter ${name} cannot be batched into _msearch`);
         (headerParameters.has(name) ? header : body)[name] = value;
       }
-      this.queue({ header, body, resolve: resolve as Pending['resolve'], reject, request: currentRequest(), askedAt: process.hrtime.bigint() });
+      this.queue({
+        header,
+        body,
+        resolve: resolve as Pending['resolve'],
+        reject,
+        request: currentRequest(),
+        askedAt: process.hrtime.bigint(),
+      });
     });
   }
 
@@ -106,7 +128,8 @@ export class SearchBatcher {
     if (this.pending.length === 0) return;
     const outgoing = this.merge(this.pending);
     this.pending = [];
-    for (let start = 0; start < outgoing.length; start += this.maxSearches) void this.send(outgoing.slice(start, start + this.maxSearches));
+    for (let start = 0; start < outgoing.length; start += this.maxSearches)
+      void this.send(outgoing.slice(start, start + this.maxSearches));
   }
 
   /** The searches to send: those of one shape merged, within mergedLimits per merged search. */
@@ -122,7 +145,11 @@ export class SearchBatcher {
       const chunks = groups.get(shape.signature) ?? [];
       groups.set(shape.signature, chunks);
       let chunk = chunks[chunks.length - 1];
-      if (!chunk || chunk.hits + shape.size > mergedLimits.hits || chunk.values + shape.values.length > mergedLimits.values) {
+      if (
+        !chunk ||
+        chunk.hits + shape.size > mergedLimits.hits ||
+        chunk.values + shape.values.length > mergedLimits.values
+      ) {
         chunk = { members: [], hits: 0, values: 0 };
         chunks.push(chunk);
       }
@@ -130,19 +157,26 @@ export class SearchBatcher {
       chunk.hits += shape.size;
       chunk.values += shape.values.length;
     }
-    for (const { members } of [...groups.values()].flat()) outgoing.push(members.length === 1 ? this.alone(members[0].search) : this.merged(members));
+    for (const { members } of [...groups.values()].flat())
+      outgoing.push(members.length === 1 ? this.alone(members[0].search) : this.merged(members));
     return outgoing;
   }
 
   /** A search sent as it is: a partial answer or a failure of its shards goes again once, then fails with EngineUnavailable. */
   private alone(search: Pending): Outgoing {
     return {
-      header: search.header, body: search.body, requests: [search.request], askedAt: search.askedAt,
+      header: search.header,
+      body: search.body,
+      requests: [search.request],
+      askedAt: search.askedAt,
       settle: (outcome) => {
-        const failure = 'error' in outcome ? (outcome.whole ? undefined : shardFailure(outcome.error)) : partial(outcome.response);
+        const failure =
+          'error' in outcome ? (outcome.whole ? undefined : shardFailure(outcome.error)) : partial(outcome.response);
         if (failure) {
           if (!search.retried) return this.queue({ ...search, alone: true, retried: true });
-          return search.reject(new EngineUnavailable(`the search engine answered only part of a search (${failure}); try again shortly`));
+          return search.reject(
+            new EngineUnavailable(`the search engine answered only part of a search (${failure}); try again shortly`),
+          );
         }
         if ('error' in outcome) search.reject(outcome.error);
         else search.resolve(outcome.response);
@@ -157,14 +191,18 @@ export class SearchBatcher {
       header: members[0].search.header,
       body,
       requests: members.map((member) => member.search.request),
-      askedAt: members.reduce((first, member) => (member.search.askedAt < first ? member.search.askedAt : first), members[0].search.askedAt),
+      askedAt: members.reduce(
+        (first, member) => (member.search.askedAt < first ? member.search.askedAt : first),
+        members[0].search.askedAt,
+      ),
       settle: (outcome) => {
         if ('error' in outcome) {
           // A refusal of the merged search (4xx) may be one search's own (a value its field cannot hold,
           // a limit only the merged search reaches): each goes again alone. An overloaded or failing
           // engine (429, 5xx, no answer) fails them all, as it would have failed each.
           const status = (outcome.error as { statusCode?: number }).statusCode ?? 0;
-          if (!outcome.whole && ((status >= 400 && status < 500 && status !== 429) || shardFailure(outcome.error))) members.forEach(sendAlone);
+          if (!outcome.whole && ((status >= 400 && status < 500 && status !== 429) || shardFailure(outcome.error)))
+            members.forEach(sendAlone);
           else for (const member of members) member.search.reject(outcome.error);
           return;
         }
@@ -189,18 +227,26 @@ export class SearchBatcher {
     try {
       // Every request it answers, as X-Opaque-Id (the engine keeps it with the search's task and slow log).
       const requests = new Set(batch.flatMap((search) => search.requests).filter((request) => request !== undefined));
-      const opaqueId = [...requests].map((request) => request.id).join(',').slice(0, 512);
+      const opaqueId = [...requests]
+        .map((request) => request.id)
+        .join(',')
+        .slice(0, 512);
       const started = process.hrtime.bigint();
       // How long each request's searches waited for this _msearch to leave: the longest of them.
       const asked = new Map<RequestContext, bigint>();
       for (const search of batch) {
-        for (const request of search.requests) if (request && (asked.get(request) ?? started) > search.askedAt) asked.set(request, search.askedAt);
+        for (const request of search.requests)
+          if (request && (asked.get(request) ?? started) > search.askedAt) asked.set(request, search.askedAt);
       }
-      for (const [request, askedAt] of asked) request.queuedMs = (request.queuedMs ?? 0) + Number(started - askedAt) / 1e6;
+      for (const [request, askedAt] of asked)
+        request.queuedMs = (request.queuedMs ?? 0) + Number(started - askedAt) / 1e6;
       let took = 0;
       this.inFlight += 1;
       try {
-        const answer = await this.client.msearch({ searches: batch.flatMap((search) => [search.header, search.body]) }, opaqueId ? { opaqueId } : undefined);
+        const answer = await this.client.msearch(
+          { searches: batch.flatMap((search) => [search.header, search.body]) },
+          opaqueId ? { opaqueId } : undefined,
+        );
         responses = answer.responses;
         took = answer.took;
       } finally {
@@ -218,12 +264,24 @@ export class SearchBatcher {
     responses.forEach((item, i) => {
       if ('error' in item) {
         // The error a lone search would have thrown, so callers translate it as before (index missing, 429, ...).
-        batch[i].settle({ error: new errors.ResponseError({ body: item, statusCode: item.status, headers: {}, warnings: null, meta: {} as never }) });
+        batch[i].settle({
+          error: new errors.ResponseError({
+            body: item,
+            statusCode: item.status,
+            headers: {},
+            warnings: null,
+            meta: {} as never,
+          }),
+        });
       } else {
         batch[i].settle({ response: item as estypes.SearchResponse<unknown> });
       }
     });
-    for (const search of batch.slice(responses.length)) search.settle({ error: new Error(`the engine answered ${responses.length} of ${batch.length} searches`), whole: true });
+    for (const search of batch.slice(responses.length))
+      search.settle({
+        error: new Error(`the engine answered ${responses.length} of ${batch.length} searches`),
+        whole: true,
+      });
   }
 }
 
@@ -250,7 +308,8 @@ function partial(response: estypes.SearchResponse<unknown>): string | undefined 
  */
 function shardFailure(error: unknown): string | undefined {
   const status = (error as { statusCode?: number }).statusCode ?? 0;
-  const type = ((error as { body?: { error?: { type?: string } } }).body?.error?.type) ?? '';
-  if (status >= 500 || type === 'search_phase_execution_exception' || type === 'no_shard_available_action_exception') return type || `HTTP ${status}`;
+  const type = (error as { body?: { error?: { type?: string } } }).body?.error?.type ?? '';
+  if (status >= 500 || type === 'search_phase_execution_exception' || type === 'no_shard_available_action_exception')
+    return type || `HTTP ${status}`;
   return undefined;
 }

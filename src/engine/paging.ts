@@ -13,7 +13,11 @@ const laterPages = 5_000;
  * of 5,000 with search_after, so that a release published between two pages cannot give one answer
  * pages of two releases (an id twice, or missing).
  */
-export async function sortedSources<T>(engine: Engine, request: estypes.SearchRequest & { sort: object[] }, limit: number): Promise<T[]> {
+export async function sortedSources<T>(
+  engine: Engine,
+  request: estypes.SearchRequest & { sort: object[] },
+  limit: number,
+): Promise<T[]> {
   // A full first page even under a smaller limit (cut here): merged with other requests' searches
   // of its shape (merge.ts), a page of 1 ("is there any?") comes back full and most of the searches
   // in it go again alone, a second round trip for most connectivity searches.
@@ -23,7 +27,11 @@ export async function sortedSources<T>(engine: Engine, request: estypes.SearchRe
 }
 
 /** Every page of a sorted search from one point in time of its indices. */
-async function sortedSourcesAtOnePoint<T>(engine: Engine, request: estypes.SearchRequest & { sort: object[] }, limit: number): Promise<T[]> {
+async function sortedSourcesAtOnePoint<T>(
+  engine: Engine,
+  request: estypes.SearchRequest & { sort: object[] },
+  limit: number,
+): Promise<T[]> {
   // The body without the parameters of a search by index, which a search in a point in time refuses.
   const { index, ignore_unavailable, allow_no_indices: _unused, ...body } = request;
   const { id } = await engine.client.openPointInTime({ index: index!, keep_alive: '1m', ignore_unavailable });
@@ -33,10 +41,15 @@ async function sortedSourcesAtOnePoint<T>(engine: Engine, request: estypes.Searc
     while (found.length < limit) {
       const size = Math.min(laterPages, limit - found.length);
       const result = await engine.client.search<T>({
-        ...body, pit: { id, keep_alive: '1m' }, size, track_total_hits: false, allow_partial_search_results: false,
+        ...body,
+        pit: { id, keep_alive: '1m' },
+        size,
+        track_total_hits: false,
+        allow_partial_search_results: false,
         ...(after ? { search_after: after } : {}),
       });
-      if (result.timed_out || result._shards.failed > 0) throw new EngineUnavailable('the search engine answered only part of a search; try again shortly');
+      if (result.timed_out || result._shards.failed > 0)
+        throw new EngineUnavailable('the search engine answered only part of a search; try again shortly');
       const hits = result.hits.hits;
       for (const hit of hits) found.push(hit._source!);
       if (hits.length < size) break;

@@ -25,7 +25,9 @@ export async function createRejectsIndex(engine: Engine, loadId: string): Promis
   const index = engine.names.rejectsOf(loadId);
   const { settings, mappings } = mappingOf('rejects');
   await engine.client.indices.create({
-    index, mappings, aliases: { [engine.names.rejects]: {} },
+    index,
+    mappings,
+    aliases: { [engine.names.rejects]: {} },
     settings: { index: { ...(settings.index as object), number_of_replicas: await targetReplicas(engine) } },
   });
   return index;
@@ -33,7 +35,9 @@ export async function createRejectsIndex(engine: Engine, loadId: string): Promis
 
 /** Writes rejected rows into a load's rejects index; throws with the engine's reason if it refuses one. */
 export async function writeRejects(engine: Engine, index: string, documents: RejectDocument[]): Promise<void> {
-  const result = await engine.client.bulk({ operations: documents.flatMap((document) => [{ index: { _index: index } }, document]) });
+  const result = await engine.client.bulk({
+    operations: documents.flatMap((document) => [{ index: { _index: index } }, document]),
+  });
   if (!result.errors) return;
   const refused = result.items.find((item) => item.index?.error)?.index?.error;
   throw new Error(`the engine refused a rejected row: ${refused?.reason ?? refused?.type ?? 'unknown reason'}`);
@@ -53,7 +57,11 @@ export async function publishRejects(engine: Engine, loadId: string, kept: numbe
       { add: { index, alias: engine.names.rejectsOfLastLoad } },
     ],
   });
-  const indices = await engine.client.indices.get({ index: all, expand_wildcards: 'open', filter_path: '*.settings.index.creation_date' });
+  const indices = await engine.client.indices.get({
+    index: all,
+    expand_wildcards: 'open',
+    filter_path: '*.settings.index.creation_date',
+  });
   const created = (name: string): number => Number(indices[name]?.settings?.index?.creation_date ?? 0);
   const newestFirst = Object.keys(indices).sort((a, b) => created(b) - created(a) || b.localeCompare(a));
   const old = newestFirst.slice(kept).filter((name) => name !== index);

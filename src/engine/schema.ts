@@ -19,8 +19,12 @@ export async function targetReplicas(engine: Engine): Promise<number> {
 
 /** The settings of a new index of `name`: its mapping file's, with ES_SHARDS primaries for a large index and `replicas`. */
 function settingsOf(engine: Engine, name: MappingName, replicas: number): Record<string, unknown> {
-  const index = ((mappingOf(name).settings.index ?? {}) as Record<string, unknown>);
-  return { ...index, number_of_shards: largeIndices.has(name) ? engine.config.ES_SHARDS : 1, number_of_replicas: replicas };
+  const index = (mappingOf(name).settings.index ?? {}) as Record<string, unknown>;
+  return {
+    ...index,
+    number_of_shards: largeIndices.has(name) ? engine.config.ES_SHARDS : 1,
+    number_of_replicas: replicas,
+  };
 }
 
 /**
@@ -34,18 +38,28 @@ export async function ensureBaseIndices(engine: Engine): Promise<void> {
     if (await engine.client.indices.exists({ index })) {
       // The meta index's strict mapping gains fields as chemxref grows (load host and pid, load locks).
       if (name === 'meta') await engine.client.indices.putMapping({ index, ...mappingOf(name).mappings });
-      const current = await engine.client.indices.getSettings({ index, name: 'index.number_of_replicas', flat_settings: true });
+      const current = await engine.client.indices.getSettings({
+        index,
+        name: 'index.number_of_replicas',
+        flat_settings: true,
+      });
       if (Number(Object.values(current)[0]?.settings?.['index.number_of_replicas'] ?? 0) !== replicas) {
         await engine.client.indices.putSettings({ index, settings: { index: { number_of_replicas: replicas } } });
       }
       continue;
     }
     const { mappings } = mappingOf(name);
-    await engine.client.indices.create({ index, mappings, settings: { index: settingsOf(engine, name, replicas) } }, { ignore: [400] }).catch((error) => {
-      if (!/resource_already_exists_exception/.test(String(error))) throw error;
-    });
+    await engine.client.indices
+      .create({ index, mappings, settings: { index: settingsOf(engine, name, replicas) } }, { ignore: [400] })
+      .catch((error) => {
+        if (!/resource_already_exists_exception/.test(String(error))) throw error;
+      });
   }
-  await engine.client.cluster.health({ index: baseIndices.map((n) => engine.names[n]), wait_for_status: 'yellow', timeout: '30s' });
+  await engine.client.cluster.health({
+    index: baseIndices.map((n) => engine.names[n]),
+    wait_for_status: 'yellow',
+    timeout: '30s',
+  });
 }
 
 /**
@@ -55,7 +69,10 @@ export async function ensureBaseIndices(engine: Engine): Promise<void> {
  * reloaded one by one make 40 shards a lookup, not 40 × ES_SHARDS.
  */
 export function releaseShards(engine: Engine, assignments: number): number {
-  return Math.min(engine.config.ES_SHARDS, Math.max(1, Math.ceil(assignments / engine.config.RELEASE_SHARD_ASSIGNMENTS)));
+  return Math.min(
+    engine.config.ES_SHARDS,
+    Math.max(1, Math.ceil(assignments / engine.config.RELEASE_SHARD_ASSIGNMENTS)),
+  );
 }
 
 /**
@@ -69,7 +86,16 @@ export async function createReleaseIndex(engine: Engine, index: string, expected
   const { mappings } = mappingOf('assignments');
   // No replicas while it is written: each document is indexed once; the copies are made at seal time.
   await engine.client.indices.create({
-    index, mappings, settings: { index: { ...settingsOf(engine, 'assignments', 0), number_of_shards: releaseShards(engine, expectedAssignments), refresh_interval: '-1', 'translog.durability': 'async' } },
+    index,
+    mappings,
+    settings: {
+      index: {
+        ...settingsOf(engine, 'assignments', 0),
+        number_of_shards: releaseShards(engine, expectedAssignments),
+        refresh_interval: '-1',
+        'translog.durability': 'async',
+      },
+    },
   });
 }
 
@@ -84,9 +110,13 @@ export async function mergeIntoOneSegment(engine: Engine, index: string): Promis
   const taskId = String(task);
   try {
     for (;;) {
-      const state = await engine.client.tasks.get({ task_id: taskId }) as { completed?: boolean; error?: { reason?: string; type?: string } };
+      const state = (await engine.client.tasks.get({ task_id: taskId })) as {
+        completed?: boolean;
+        error?: { reason?: string; type?: string };
+      };
       if (state.completed) {
-        if (state.error) throw new Error(`merging ${index} into one segment failed: ${state.error.reason ?? state.error.type}`);
+        if (state.error)
+          throw new Error(`merging ${index} into one segment failed: ${state.error.reason ?? state.error.type}`);
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -117,21 +147,34 @@ export async function sealReleaseIndex(engine: Engine, index: string): Promise<s
   const deadline = Date.now() + engine.config.ES_GREEN_TIMEOUT;
   for (;;) {
     // A wait that times out answers 408 with the health as it is.
-    const health = await engine.client.cluster.health({ index, wait_for_status: 'green', timeout: '20s' }, { ignore: [408] });
+    const health = await engine.client.cluster.health(
+      { index, wait_for_status: 'green', timeout: '20s' },
+      { ignore: [408] },
+    );
     if (health.status === 'green') return undefined;
     const copies = health.number_of_data_nodes;
-    if (copies < replicas + 1 && health.initializing_shards === 0 && health.relocating_shards === 0 && health.status === 'yellow') {
+    if (
+      copies < replicas + 1 &&
+      health.initializing_shards === 0 &&
+      health.relocating_shards === 0 &&
+      health.status === 'yellow'
+    ) {
       return `${index} has ${copies} of ${replicas + 1} copies of each shard: the cluster has ${copies} data node${copies === 1 ? '' : 's'}; the missing replicas are made when nodes join`;
     }
     if (Date.now() > deadline) {
-      throw new ReplicationTimeout(`${index} was not fully replicated (${health.status}, ${health.unassigned_shards} shard copies unassigned) within ES_GREEN_TIMEOUT (${Math.round(engine.config.ES_GREEN_TIMEOUT / 1000)} s): nothing published`);
+      throw new ReplicationTimeout(
+        `${index} was not fully replicated (${health.status}, ${health.unassigned_shards} shard copies unassigned) within ES_GREEN_TIMEOUT (${Math.round(engine.config.ES_GREEN_TIMEOUT / 1000)} s): nothing published`,
+      );
     }
   }
 }
 
 /** The physical index behind a source's alias, if the source has a published release. */
 export async function currentReleaseIndex(engine: Engine, sourceId: number): Promise<string | undefined> {
-  const aliases = await engine.client.indices.getAlias({ name: engine.names.assignmentsOf(sourceId) }, { ignore: [404] });
+  const aliases = await engine.client.indices.getAlias(
+    { name: engine.names.assignmentsOf(sourceId) },
+    { ignore: [404] },
+  );
   const indices = Object.keys(aliases ?? {}).filter((key) => key !== 'error' && key !== 'status');
   return indices[0];
 }
@@ -191,13 +234,22 @@ function sourceFilter(sourceId: number): object {
 export async function publishReleases(engine: Engine, index: string, sourceIds: number[]): Promise<void> {
   await withPublishLock(engine, async () => {
     const served = await servedSources(engine);
-    const previousAliases = await aliasHolders(engine, sourceIds.map((sourceId) => engine.names.previousAssignmentsOf(sourceId)));
+    const previousAliases = await aliasHolders(
+      engine,
+      sourceIds.map((sourceId) => engine.names.previousAssignmentsOf(sourceId)),
+    );
     const published = new Set(sourceIds);
     const shared = sourceIds.length > 1;
     const actions: object[] = [];
     const retired: string[] = [];
     for (const sourceId of sourceIds) {
-      actions.push({ add: { index, alias: engine.names.assignmentsOf(sourceId), ...(shared ? { filter: sourceFilter(sourceId) } : {}) } });
+      actions.push({
+        add: {
+          index,
+          alias: engine.names.assignmentsOf(sourceId),
+          ...(shared ? { filter: sourceFilter(sourceId) } : {}),
+        },
+      });
     }
     actions.push({ add: { index, alias: engine.names.assignments } });
     for (const [alias, holders] of previousAliases) {
@@ -210,18 +262,23 @@ export async function publishReleases(engine: Engine, index: string, sourceIds: 
       const remaining = [...sources].filter((sourceId) => !published.has(sourceId)).sort((a, b) => a - b);
       for (const sourceId of replaced) {
         actions.push({ remove: { index: previous, alias: engine.names.assignmentsOf(sourceId) } });
-        actions.push({ add: { index: previous, alias: engine.names.previousAssignmentsOf(sourceId), filter: sourceFilter(sourceId) } });
+        actions.push({
+          add: { index: previous, alias: engine.names.previousAssignmentsOf(sourceId), filter: sourceFilter(sourceId) },
+        });
       }
       if (remaining.length === 0) {
         actions.push({ remove: { index: previous, alias: engine.names.assignments } });
         retired.push(previous);
       } else {
-        actions.push({ add: { index: previous, alias: engine.names.assignments, filter: { terms: { sourceId: remaining } } } });
+        actions.push({
+          add: { index: previous, alias: engine.names.assignments, filter: { terms: { sourceId: remaining } } },
+        });
       }
     }
     await engine.client.indices.updateAliases({ actions } as never);
     // When each release stopped serving, for RELEASE_GRACE.
-    for (const previous of retired) await engine.client.indices.putMapping({ index: previous, _meta: { retiredAt: new Date().toISOString() } });
+    for (const previous of retired)
+      await engine.client.indices.putMapping({ index: previous, _meta: { retiredAt: new Date().toISOString() } });
     await deleteUnaliasedReplaced(engine, [...previousAliases.values()].flat());
   });
 }
@@ -233,7 +290,7 @@ async function aliasHolders(engine: Engine, aliases: string[]): Promise<Map<stri
   for (const [index, state] of Object.entries(found ?? {})) {
     for (const alias of Object.keys((state as { aliases?: object }).aliases ?? {})) {
       if (!aliases.includes(alias)) continue;
-      holders.set(alias, [...holders.get(alias) ?? [], index]);
+      holders.set(alias, [...(holders.get(alias) ?? []), index]);
     }
   }
   return holders;
@@ -242,9 +299,15 @@ async function aliasHolders(engine: Engine, aliases: string[]): Promise<Map<stri
 /** Deletes those of `indices` that no alias points at any more (they served no source since the publish before). */
 async function deleteUnaliasedReplaced(engine: Engine, indices: string[]): Promise<void> {
   if (indices.length === 0) return;
-  const state = await engine.client.indices.get({ index: [...new Set(indices)].join(','), features: ['aliases'] }, { ignore: [404] });
+  const state = await engine.client.indices.get(
+    { index: [...new Set(indices)].join(','), features: ['aliases'] },
+    { ignore: [404] },
+  );
   const unaliased = Object.entries(state ?? {})
-    .filter(([name, value]) => indices.includes(name) && Object.keys((value as { aliases?: object }).aliases ?? {}).length === 0)
+    .filter(
+      ([name, value]) =>
+        indices.includes(name) && Object.keys((value as { aliases?: object }).aliases ?? {}).length === 0,
+    )
     .map(([name]) => name);
   if (unaliased.length > 0) await engine.client.indices.delete({ index: unaliased.join(',') }, { ignore: [404] });
 }
@@ -254,7 +317,10 @@ async function deleteUnaliasedReplaced(engine: Engine, indices: string[]): Promi
  * previous-release aliases of sources not reloaded since). Returns what it deleted.
  */
 export async function removeExpiredPreviousReleases(engine: Engine, graceMs: number): Promise<string[]> {
-  const all = await engine.client.indices.get({ index: `${engine.names.assignments}-*`, features: ['aliases', 'mappings'] }, { ignore: [404] });
+  const all = await engine.client.indices.get(
+    { index: `${engine.names.assignments}-*`, features: ['aliases', 'mappings'] },
+    { ignore: [404] },
+  );
   const prefix = `${engine.names.prefix}-previous-assignments-`;
   const expired: string[] = [];
   for (const [index, state] of Object.entries(all ?? {})) {
@@ -275,11 +341,17 @@ const staleLockMs = 60_000;
 async function withPublishLock(engine: Engine, work: () => Promise<void>): Promise<void> {
   const index = engine.names.meta;
   for (;;) {
-    const taken = await engine.client.create({ index, id: lockId, document: { kind: 'lock', started: new Date().toISOString() } }, { ignore: [409] });
+    const taken = await engine.client.create(
+      { index, id: lockId, document: { kind: 'lock', started: new Date().toISOString() } },
+      { ignore: [409] },
+    );
     if ((taken as { result?: string }).result === 'created') break;
     const held = await engine.client.get<{ started: string }>({ index, id: lockId }, { ignore: [404] });
     if (held.found && Date.now() - Date.parse(held._source!.started) > staleLockMs) {
-      await engine.client.delete({ index, id: lockId, if_seq_no: held._seq_no, if_primary_term: held._primary_term }, { ignore: [404, 409] });
+      await engine.client.delete(
+        { index, id: lockId, if_seq_no: held._seq_no, if_primary_term: held._primary_term },
+        { ignore: [404, 409] },
+      );
     } else {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -296,10 +368,18 @@ async function withPublishLock(engine: Engine, work: () => Promise<void>): Promi
  * leftovers of killed loads. Returns what it deleted.
  */
 export async function removeAllLeftoverReleases(engine: Engine, running: Set<string>): Promise<string[]> {
-  const all = await engine.client.indices.get({ index: `${engine.names.assignments}-*`, expand_wildcards: 'all', features: ['aliases'] }, { ignore: [404] });
+  const all = await engine.client.indices.get(
+    { index: `${engine.names.assignments}-*`, expand_wildcards: 'all', features: ['aliases'] },
+    { ignore: [404] },
+  );
   const pattern = new RegExp(`^${escape(engine.names.assignments)}-([0-9]+|dump)-[0-9]+$`);
   const leftovers = Object.entries(all ?? {})
-    .filter(([index, state]) => pattern.test(index) && Object.keys((state as { aliases?: object }).aliases ?? {}).length === 0 && !running.has(index))
+    .filter(
+      ([index, state]) =>
+        pattern.test(index) &&
+        Object.keys((state as { aliases?: object }).aliases ?? {}).length === 0 &&
+        !running.has(index),
+    )
     .map(([index]) => index);
   if (leftovers.length > 0) await engine.client.indices.delete({ index: leftovers.join(',') });
   return leftovers;
@@ -316,7 +396,8 @@ export async function pauseRefresh(engine: Engine, index: string): Promise<void>
 
 /** Restores the refresh interval the mapping file gives `index`, and refreshes it now. */
 export async function resumeRefresh(engine: Engine, index: string, name: MappingName): Promise<void> {
-  const refresh = (((mappingOf(name).settings.index ?? {}) as Record<string, unknown>).refresh_interval ?? '1s') as string;
+  const refresh = (((mappingOf(name).settings.index ?? {}) as Record<string, unknown>).refresh_interval ??
+    '1s') as string;
   await engine.client.indices.putSettings({ index, settings: { index: { refresh_interval: refresh } } });
   await engine.client.indices.refresh({ index });
 }
@@ -328,7 +409,12 @@ export async function refreshIndex(engine: Engine, index: string): Promise<void>
 
 /** Whether periodic refresh of `index` is off (a bulk load paused it). */
 export async function refreshPaused(engine: Engine, index: string): Promise<boolean> {
-  const settings = await engine.client.indices.getSettings({ index, name: 'index.refresh_interval' }, { ignore: [404] });
-  const value = (Object.values(settings ?? {})[0] as { settings?: { index?: { refresh_interval?: string } } } | undefined)?.settings?.index?.refresh_interval;
+  const settings = await engine.client.indices.getSettings(
+    { index, name: 'index.refresh_interval' },
+    { ignore: [404] },
+  );
+  const value = (
+    Object.values(settings ?? {})[0] as { settings?: { index?: { refresh_interval?: string } } } | undefined
+  )?.settings?.index?.refresh_interval;
   return value === '-1';
 }

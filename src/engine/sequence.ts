@@ -8,7 +8,9 @@ const sequenceId = 'uci-sequence';
 
 async function highestUci(engine: Engine): Promise<number> {
   const result = await engine.client.search({
-    index: engine.names.compounds, size: 0, aggs: { highest: { max: { field: 'uci' } } },
+    index: engine.names.compounds,
+    size: 0,
+    aggs: { highest: { max: { field: 'uci' } } },
   });
   const value = (result.aggregations?.highest as { value: number | null } | undefined)?.value;
   return value ?? 0;
@@ -25,18 +27,32 @@ function isConflict(error: unknown): boolean {
  * meta index, once a batch. If another load moved the sequence meanwhile, the write is refused (409)
  * and the sequence is read as usual.
  */
-export interface SequenceVersion { nextUci: number; seqNo: number; primaryTerm: number }
+export interface SequenceVersion {
+  nextUci: number;
+  seqNo: number;
+  primaryTerm: number;
+}
 
 /** Where a caller that advances the sequence again and again keeps the version it wrote last. */
-export interface SequenceMemory { version?: SequenceVersion }
+export interface SequenceMemory {
+  version?: SequenceVersion;
+}
 
 /** The sequence as it stands; undefined when it did not exist yet and has just been created. */
 async function readSequence(engine: Engine): Promise<SequenceVersion | undefined> {
-  const read = await engine.client.get<{ nextUci: number }>({ index: engine.names.meta, id: sequenceId }, { ignore: [404] });
+  const read = await engine.client.get<{ nextUci: number }>(
+    { index: engine.names.meta, id: sequenceId },
+    { ignore: [404] },
+  );
   if (read.found) return { nextUci: read._source!.nextUci, seqNo: read._seq_no!, primaryTerm: read._primary_term! };
   const start = (await highestUci(engine)) + 1;
   try {
-    await engine.client.create({ index: engine.names.meta, id: sequenceId, document: { kind: 'sequence', nextUci: start }, refresh: false });
+    await engine.client.create({
+      index: engine.names.meta,
+      id: sequenceId,
+      document: { kind: 'sequence', nextUci: start },
+      refresh: false,
+    });
   } catch (error) {
     if (!isConflict(error)) throw error;
   }
@@ -48,11 +64,16 @@ async function readSequence(engine: Engine): Promise<SequenceVersion | undefined
  * Returns the value of `next` before the successful update. `memory`, when given, is tried first
  * for a write and updated after each one.
  */
-async function advanceSequence(engine: Engine, advance: (next: number) => number, memory?: SequenceMemory): Promise<number> {
+async function advanceSequence(
+  engine: Engine,
+  advance: (next: number) => number,
+  memory?: SequenceMemory,
+): Promise<number> {
   let remembered = memory?.version;
   for (let attempt = 0; attempt < 100; attempt += 1) {
     // Only a write can prove a remembered version current; a caller that needs no write reads.
-    const current = remembered && advance(remembered.nextUci) !== remembered.nextUci ? remembered : await readSequence(engine);
+    const current =
+      remembered && advance(remembered.nextUci) !== remembered.nextUci ? remembered : await readSequence(engine);
     remembered = undefined;
     if (!current) continue;
     const next = current.nextUci;
@@ -60,8 +81,11 @@ async function advanceSequence(engine: Engine, advance: (next: number) => number
     if (updated === next) return next;
     try {
       const written = await engine.client.index({
-        index: engine.names.meta, id: sequenceId, document: { kind: 'sequence', nextUci: updated },
-        if_seq_no: current.seqNo, if_primary_term: current.primaryTerm,
+        index: engine.names.meta,
+        id: sequenceId,
+        document: { kind: 'sequence', nextUci: updated },
+        if_seq_no: current.seqNo,
+        if_primary_term: current.primaryTerm,
       });
       if (memory) memory.version = { nextUci: updated, seqNo: written._seq_no!, primaryTerm: written._primary_term! };
       return next;

@@ -4,19 +4,31 @@ import type { Engine } from './client';
 
 /** Every source, by sourceID. */
 export async function allSources(engine: Engine): Promise<SourceDocument[]> {
-  const result = await engine.client.search<SourceDocument>({ index: engine.names.sources, size: 10_000, sort: [{ sourceID: 'asc' }] });
+  const result = await engine.client.search<SourceDocument>({
+    index: engine.names.sources,
+    size: 10_000,
+    sort: [{ sourceID: 'asc' }],
+  });
   return result.hits.hits.map((hit) => hit._source!);
 }
 
 /** One source, or undefined. */
 export async function sourceById(engine: Engine, sourceId: number): Promise<SourceDocument | undefined> {
-  const result = await engine.client.get<SourceDocument>({ index: engine.names.sources, id: String(sourceId) }, { ignore: [404] });
+  const result = await engine.client.get<SourceDocument>(
+    { index: engine.names.sources, id: String(sourceId) },
+    { ignore: [404] },
+  );
   return result.found ? result._source : undefined;
 }
 
 /** Writes one source's metadata whole (there is no scripting to patch it in place). */
 export async function putSource(engine: Engine, source: SourceDocument): Promise<void> {
-  await engine.client.index({ index: engine.names.sources, id: String(source.sourceID), document: source, refresh: true });
+  await engine.client.index({
+    index: engine.names.sources,
+    id: String(source.sourceID),
+    document: source,
+    refresh: true,
+  });
 }
 
 /**
@@ -32,18 +44,27 @@ export async function countCurrentUcis(engine: Engine, index: string): Promise<M
   let after: Record<string, unknown> | undefined;
   for (;;) {
     const result = await engine.client.search({
-      index, size: 0, track_total_hits: false,
+      index,
+      size: 0,
+      track_total_hits: false,
       aggs: {
         ucis: {
           composite: {
             size,
-            sources: [{ uci: { terms: { field: 'uci' } } }, { sourceId: { terms: { field: 'sourceId' } } }, { assignment: { terms: { field: 'assignment' } } }],
+            sources: [
+              { uci: { terms: { field: 'uci' } } },
+              { sourceId: { terms: { field: 'sourceId' } } },
+              { assignment: { terms: { field: 'assignment' } } },
+            ],
             ...(after ? { after } : {}),
           },
         },
       },
     });
-    const agg = result.aggregations?.ucis as { buckets: { key: { sourceId: number; assignment: number } }[]; after_key?: Record<string, unknown> };
+    const agg = result.aggregations?.ucis as {
+      buckets: { key: { sourceId: number; assignment: number } }[];
+      after_key?: Record<string, unknown>;
+    };
     for (const { key } of agg.buckets) {
       if (key.assignment === 1) counts.set(key.sourceId, (counts.get(key.sourceId) ?? 0) + 1);
     }

@@ -14,7 +14,11 @@ import type { Engine } from '../engine/client';
 import { sourceById } from '../engine/sources';
 import { ExportRequestError } from './run';
 
-export interface ChangesExportOptions { sourceId: number; since: string; folder: string }
+export interface ChangesExportOptions {
+  sourceId: number;
+  since: string;
+  folder: string;
+}
 
 /** The file a changes export writes. */
 export function changesFileName(sourceId: number, since: string): string {
@@ -24,9 +28,11 @@ export function changesFileName(sourceId: number, since: string): string {
 /** Writes the changes file; resolves with the summary (file, span, count of each kind). */
 export async function exportChanges(engine: Engine, options: ChangesExportOptions): Promise<Record<string, unknown>> {
   const started = Date.now();
-  if (!await sourceById(engine, options.sourceId)) throw new ExportRequestError(`source ${options.sourceId} is not known`);
+  if (!(await sourceById(engine, options.sourceId)))
+    throw new ExportRequestError(`source ${options.sourceId} is not known`);
   const span = await changeSpan(engine, options.sourceId, options.since).catch((error) => {
-    if (error instanceof UnknownResource || error instanceof NoLongerAvailable) throw new ExportRequestError(error.message);
+    if (error instanceof UnknownResource || error instanceof NoLongerAvailable)
+      throw new ExportRequestError(error.message);
     throw error;
   });
   const folder = resolve(options.folder);
@@ -49,7 +55,14 @@ export async function exportChanges(engine: Engine, options: ChangesExportOption
     throw error;
   }
   return {
-    command: 'changes', sourceID: options.sourceId, status: 'done', file, format: 'ndjson',
-    since: span.since, until: span.until, ...counts, seconds: Math.round((Date.now() - started) / 10) / 100,
+    command: 'changes',
+    sourceID: options.sourceId,
+    status: 'done',
+    file,
+    format: 'ndjson',
+    since: span.since,
+    until: span.until,
+    ...counts,
+    seconds: Math.round((Date.now() - started) / 10) / 100,
   };
 }

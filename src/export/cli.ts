@@ -14,13 +14,22 @@ export const exportCli = {
   name: 'export',
   usage: 'npm run export -- <command> <folder> [options]',
   commands: [
-    ['mappings <folder>', 'wholeSourceMapping/src_id{N}/src{N}src{M}.txt.gz for every ordered pair of sources '
-      + '(or those from N and/or to M), current assignments'],
-    ['dump <folder>', 'source.tsv.gz, structure.tsv.gz, reference.tsv.gz (UniChem\'s dump formats, obsolete '
-      + 'assignments included), loadable by `npm run load -- dump`'],
-    ['changes <sourceId> [folder]', 'changes-src{N}-since-{loadId}.ndjson (in the folder, default the current '
-      + 'one): the net change of the source\'s current assignments since the load --since names, one JSON line a '
-      + 'change, as GET /api/v1/sources/{N}/changes with NDJSON'],
+    [
+      'mappings <folder>',
+      'wholeSourceMapping/src_id{N}/src{N}src{M}.txt.gz for every ordered pair of sources ' +
+        '(or those from N and/or to M), current assignments',
+    ],
+    [
+      'dump <folder>',
+      "source.tsv.gz, structure.tsv.gz, reference.tsv.gz (UniChem's dump formats, obsolete " +
+        'assignments included), loadable by `npm run load -- dump`',
+    ],
+    [
+      'changes <sourceId> [folder]',
+      'changes-src{N}-since-{loadId}.ndjson (in the folder, default the current ' +
+        "one): the net change of the source's current assignments since the load --since names, one JSON line a " +
+        'change, as GET /api/v1/sources/{N}/changes with NDJSON',
+    ],
   ],
   positionals: true,
   options: {
@@ -39,8 +48,7 @@ export const usage = formatUsage(exportCli);
 export { UsageError };
 
 export type ParsedExport =
-  | { command: ExportCommand; options: ExportOptions }
-  | { command: 'changes'; options: ChangesExportOptions };
+  { command: ExportCommand; options: ExportOptions } | { command: 'changes'; options: ChangesExportOptions };
 
 function sourceId(value: string | undefined, option: string): number {
   if (!value || !/^[0-9]+$/.test(value) || Number(value) < 1) {
@@ -59,8 +67,9 @@ export function parseExportArguments(argv: string[]): ParsedExport {
   if (progress) options.progress = progress === 'progress';
   const since = values.since;
   if (since !== undefined && !since.trim()) {
-    throw new UsageError('--since needs a load id '
-      + '(see GET /api/v1/sources/{sourceID}/loads or `npm run load -- history`)');
+    throw new UsageError(
+      '--since needs a load id ' + '(see GET /api/v1/sources/{sourceID}/loads or `npm run load -- history`)',
+    );
   }
   if (args[0] === 'changes') {
     const [, source, folder = '.', ...extra] = args;
@@ -88,8 +97,10 @@ async function main(argv: string[]): Promise<void> {
   let engine: Engine | undefined;
   try {
     engine = new Engine(readConfig());
-    const summary = parsed.command === 'changes'
-      ? await exportChanges(engine, parsed.options) : await runExport(engine, parsed.command, parsed.options);
+    const summary =
+      parsed.command === 'changes'
+        ? await exportChanges(engine, parsed.options)
+        : await runExport(engine, parsed.command, parsed.options);
     process.stdout.write(`${JSON.stringify(summary)}\n`);
   } catch (error) {
     const translated = translateEngineError(error) as Error;
@@ -99,7 +110,7 @@ async function main(argv: string[]): Promise<void> {
     // A source or load the request names that is not known is the user's to fix, as a wrong usage is.
     if (translated instanceof ExportRequestError) throw new CliExit(2, `export failed: ${message}`);
     const known = translated instanceof ConfigError || translated instanceof EngineUnavailable;
-    throw new CliExit(1, `export failed: ${known ? message : translated.stack ?? message}`);
+    throw new CliExit(1, `export failed: ${known ? message : (translated.stack ?? message)}`);
   } finally {
     await engine?.close();
   }

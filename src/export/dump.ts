@@ -15,10 +15,33 @@ import { structureGroups, type Snapshot, type StructureGroup } from './snapshot'
  * part of a chemxref source; the loader reads it back). Columns chemxref does not keep are empty.
  */
 export const sourceColumns = [
-  'SRC_ID', 'NAME', 'DESCRIPTION', 'CURRENT_RELEASE_U', 'CREATED', 'LAST_UPDATED', 'USERSTAMP', 'NUMBER_OR_DATE',
-  'NAME_LONG', 'SRC_DETAILS', 'SRC_URL', 'BASE_ID_URL', 'BASE_ID_URL_AVAILABLE', 'AUX_REQUIRED', 'AUX_FOR_URL',
-  'AUX_DESCRIPTION', 'PRIVATE', 'NAME_LABEL', 'SRC_CLASS', 'KEYS_ONLY', 'UPDATE_MIN', 'UPDATE_OPT', 'UPDATE_MAX',
-  'UPDATE_J', 'UPDATE_COMMENTS', 'SYNONYMS', 'SRC_RELEASE_DATE',
+  'SRC_ID',
+  'NAME',
+  'DESCRIPTION',
+  'CURRENT_RELEASE_U',
+  'CREATED',
+  'LAST_UPDATED',
+  'USERSTAMP',
+  'NUMBER_OR_DATE',
+  'NAME_LONG',
+  'SRC_DETAILS',
+  'SRC_URL',
+  'BASE_ID_URL',
+  'BASE_ID_URL_AVAILABLE',
+  'AUX_REQUIRED',
+  'AUX_FOR_URL',
+  'AUX_DESCRIPTION',
+  'PRIVATE',
+  'NAME_LABEL',
+  'SRC_CLASS',
+  'KEYS_ONLY',
+  'UPDATE_MIN',
+  'UPDATE_OPT',
+  'UPDATE_MAX',
+  'UPDATE_J',
+  'UPDATE_COMMENTS',
+  'SYNONYMS',
+  'SRC_RELEASE_DATE',
 ] as const;
 
 /** A tab-separated field: tabs and line breaks inside free text become spaces. */
@@ -45,13 +68,33 @@ export function sourceTableDate(value: string | null): string | null {
 /** One source as a row of the source table. */
 export function sourceRow(source: SourceDocument): string {
   const values: Record<(typeof sourceColumns)[number], string | number | boolean | null> = {
-    SRC_ID: source.sourceID, NAME: source.name, DESCRIPTION: source.description, CURRENT_RELEASE_U: source.srcReleaseNumber,
-    CREATED: sourceTableDate(source.created), LAST_UPDATED: sourceTableDate(source.lastUpdated), USERSTAMP: null, NUMBER_OR_DATE: null,
-    NAME_LONG: source.nameLong, SRC_DETAILS: source.srcDetails, SRC_URL: source.srcUrl, BASE_ID_URL: source.baseIdUrl,
-    BASE_ID_URL_AVAILABLE: source.baseIdUrlAvailable, AUX_REQUIRED: null, AUX_FOR_URL: source.auxForUrl,
-    AUX_DESCRIPTION: null, PRIVATE: source.private, NAME_LABEL: source.nameLabel, SRC_CLASS: null, KEYS_ONLY: null,
-    UPDATE_MIN: null, UPDATE_OPT: null, UPDATE_MAX: null, UPDATE_J: null, UPDATE_COMMENTS: source.updateComments,
-    SYNONYMS: null, SRC_RELEASE_DATE: sourceTableDate(source.srcReleaseDate),
+    SRC_ID: source.sourceID,
+    NAME: source.name,
+    DESCRIPTION: source.description,
+    CURRENT_RELEASE_U: source.srcReleaseNumber,
+    CREATED: sourceTableDate(source.created),
+    LAST_UPDATED: sourceTableDate(source.lastUpdated),
+    USERSTAMP: null,
+    NUMBER_OR_DATE: null,
+    NAME_LONG: source.nameLong,
+    SRC_DETAILS: source.srcDetails,
+    SRC_URL: source.srcUrl,
+    BASE_ID_URL: source.baseIdUrl,
+    BASE_ID_URL_AVAILABLE: source.baseIdUrlAvailable,
+    AUX_REQUIRED: null,
+    AUX_FOR_URL: source.auxForUrl,
+    AUX_DESCRIPTION: null,
+    PRIVATE: source.private,
+    NAME_LABEL: source.nameLabel,
+    SRC_CLASS: null,
+    KEYS_ONLY: null,
+    UPDATE_MIN: null,
+    UPDATE_OPT: null,
+    UPDATE_MAX: null,
+    UPDATE_J: null,
+    UPDATE_COMMENTS: source.updateComments,
+    SYNONYMS: null,
+    SRC_RELEASE_DATE: sourceTableDate(source.srcReleaseDate),
   };
   return `${sourceColumns.map((column) => field(values[column])).join('\t')}\n`;
 }
@@ -82,9 +125,19 @@ const structureBatch = 5_000;
  * snapshot; the InChIs are read from the engine a batch of UCIs at a time.
  */
 export async function writeAssignmentTables(
-  engine: Engine, snapshot: Snapshot, sourceIds: number[], folder: string, progress: Progress,
+  engine: Engine,
+  snapshot: Snapshot,
+  sourceIds: number[],
+  folder: string,
+  progress: Progress,
 ): Promise<AssignmentTablesCounts> {
-  const counts: AssignmentTablesCounts = { structures: 0, references: 0, currentReferences: 0, obsoleteReferences: 0, missingStructures: 0 };
+  const counts: AssignmentTablesCounts = {
+    structures: 0,
+    references: 0,
+    currentReferences: 0,
+    obsoleteReferences: 0,
+    missingStructures: 0,
+  };
   const structures = new TextWriter(join(folder, 'structure.tsv.gz'), { gzip: true });
   const references = new TextWriter(join(folder, 'reference.tsv.gz'), { gzip: true });
   await structures.write('UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
@@ -95,7 +148,11 @@ export async function writeAssignmentTables(
   progress.begin('write structure and reference tables', total);
 
   const flush = async (groups: StructureGroup[]): Promise<void> => {
-    const found = await compoundsByUci(engine, groups.map((group) => group.uci), ['uci', 'standardInchi', 'standardInchiKey']);
+    const found = await compoundsByUci(
+      engine,
+      groups.map((group) => group.uci),
+      ['uci', 'standardInchi', 'standardInchiKey'],
+    );
     let structureText = '';
     let referenceText = '';
     let rows = 0;
@@ -118,7 +175,9 @@ export async function writeAssignmentTables(
     }
     counts.references += rows;
     // write() answers a promise only when its stream asks to wait for a drain.
-    await Promise.all([structures.write(structureText), references.write(referenceText)].filter((wait) => wait !== undefined));
+    await Promise.all(
+      [structures.write(structureText), references.write(referenceText)].filter((wait) => wait !== undefined),
+    );
     progress.tick(rows);
   };
 

@@ -17,7 +17,10 @@ export class LineReader {
   private eof = false;
   private line: string | undefined;
 
-  private constructor(private readonly handle: FileHandle, bufferSize: number) {
+  private constructor(
+    private readonly handle: FileHandle,
+    bufferSize: number,
+  ) {
     this.buffer = Buffer.allocUnsafe(bufferSize);
   }
 
@@ -95,9 +98,14 @@ export class TextWriter {
   /** Bytes handed to the writer (before compression). */
   bytes = 0;
 
-  constructor(readonly path: string, options: { gzip: boolean }) {
+  constructor(
+    readonly path: string,
+    options: { gzip: boolean },
+  ) {
     this.file = createWriteStream(path);
-    const fail = (error: Error): void => { this.failure ??= error; };
+    const fail = (error: Error): void => {
+      this.failure ??= error;
+    };
     this.file.on('error', fail);
     if (options.gzip) {
       this.gzip = createGzip({ level: 6 });
@@ -125,7 +133,9 @@ export class TextWriter {
     const target = this.gzip ?? this.file;
     // Callers that do not wait share one wait for 'drain' rather than stacking listeners.
     if (!target.write(chunk)) {
-      this.draining ??= once(target, 'drain').then(() => { this.draining = undefined; });
+      this.draining ??= once(target, 'drain').then(() => {
+        this.draining = undefined;
+      });
     }
     if (this.draining) await this.draining;
   }

@@ -16,7 +16,10 @@ import { structureGroups, type Snapshot } from './snapshot';
 import { ExternalSorter } from './sort';
 
 /** One mapping file: from source N to source M. */
-export interface SourcePair { from: number; to: number }
+export interface SourcePair {
+  from: number;
+  to: number;
+}
 
 /** The path of a pair's file, relative to the export folder. */
 export function mappingFilePath(pair: SourcePair): string {
@@ -60,14 +63,22 @@ class FlatKeys {
   }
 }
 
-export interface MappingFile { pair: SourcePair; path: string; rows: number }
+export interface MappingFile {
+  pair: SourcePair;
+  path: string;
+  rows: number;
+}
 
 /**
  * Writes the mapping file of every pair of `pairs` under `folder`, from the current assignments of
  * `snapshot`. `workFolder` holds the sort's run files. Returns each file with its row count.
  */
 export async function writeMappingFiles(
-  snapshot: Snapshot, pairs: SourcePair[], folder: string, workFolder: string, progress: Progress,
+  snapshot: Snapshot,
+  pairs: SourcePair[],
+  folder: string,
+  workFolder: string,
+  progress: Progress,
 ): Promise<MappingFile[]> {
   const width = String(pairs.length).length;
   const codes = new Map<number, Map<number, string>>();

@@ -57,11 +57,17 @@ function knownSource(sources: SourceDocument[], sourceId: number | undefined, wh
 
 async function filesUnder(folder: string): Promise<string[]> {
   const entries = await readdir(folder, { withFileTypes: true, recursive: true });
-  return entries.filter((entry) => entry.isFile()).map((entry) => relative(folder, join(entry.parentPath ?? (entry as { path?: string }).path!, entry.name)));
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(folder, join(entry.parentPath ?? (entry as { path?: string }).path!, entry.name)));
 }
 
 /** Runs one export; resolves with its summary. */
-export async function runExport(engine: Engine, command: ExportCommand, options: ExportOptions): Promise<ExportSummary> {
+export async function runExport(
+  engine: Engine,
+  command: ExportCommand,
+  options: ExportOptions,
+): Promise<ExportSummary> {
   const started = Date.now();
   const folder = resolve(options.folder);
   const progress = new Progress(options.progress ?? Boolean(process.stderr.isTTY));
@@ -78,9 +84,16 @@ export async function runExport(engine: Engine, command: ExportCommand, options:
   try {
     const allIds = sources.map((source) => source.sourceID);
     const pairs = command === 'mappings' ? sourcePairs(allIds, { from: options.from, to: options.to }) : [];
-    const read = command === 'mappings' ? [...new Set(pairs.flatMap((pair) => [pair.from, pair.to]))].sort((a, b) => a - b) : allIds;
+    const read =
+      command === 'mappings'
+        ? [...new Set(pairs.flatMap((pair) => [pair.from, pair.to]))].sort((a, b) => a - b)
+        : allIds;
     const snapshot = await takeSnapshot(engine, read, {
-      currentOnly: command === 'mappings', folder: work, progress, pageSize: options.pageSize, afterPage: options.afterPage,
+      currentOnly: command === 'mappings',
+      folder: work,
+      progress,
+      pageSize: options.pageSize,
+      afterPage: options.afterPage,
     });
     const readSeconds = (Date.now() - started) / 1000;
     const releases = [...snapshot.releases.values()];
@@ -96,19 +109,45 @@ export async function runExport(engine: Engine, command: ExportCommand, options:
       files.push({ path: 'source.tsv.gz', rows: await writeSourceTable(sources, out) });
       const counts = await writeAssignmentTables(engine, snapshot, read, out, progress);
       files.push({ path: 'structure.tsv.gz', rows: counts.structures });
-      files.push({ path: 'reference.tsv.gz', rows: counts.references, note: `(${counts.currentReferences} current, ${counts.obsoleteReferences} obsolete)` });
+      files.push({
+        path: 'reference.tsv.gz',
+        rows: counts.references,
+        note: `(${counts.currentReferences} current, ${counts.obsoleteReferences} obsolete)`,
+      });
       Object.assign(extra, counts);
       if (counts.missingStructures > 0) {
-        notes.push(`${counts.missingStructures} UCI(s) are assigned in a release but missing from the structures index; their references are in reference.tsv.gz, their structures are not.`);
+        notes.push(
+          `${counts.missingStructures} UCI(s) are assigned in a release but missing from the structures index; their references are in reference.tsv.gz, their structures are not.`,
+        );
       }
-      notes.push('reference.tsv.gz has a fifth column, AUX_SRC, after UniChem\'s four: the sources\' auxiliary data of each assignment (empty when none). Not carried by UniChem\'s formats, so not in this dump: the retired flag of retired sources.');
+      notes.push(
+        "reference.tsv.gz has a fifth column, AUX_SRC, after UniChem's four: the sources' auxiliary data of each assignment (empty when none). Not carried by UniChem's formats, so not in this dump: the retired flag of retired sources.",
+      );
     }
-    if (skippedIds > 0) notes.push(`${skippedIds} assignment(s) left out: their compound ids hold a tab, a line break or NUL, which a tab-separated file cannot carry.`);
+    if (skippedIds > 0)
+      notes.push(
+        `${skippedIds} assignment(s) left out: their compound ids hold a tab, a line break or NUL, which a tab-separated file cannot carry.`,
+      );
     const restarts = releases.reduce((sum, release) => sum + release.restarts, 0);
-    if (restarts > 0) notes.push(`A source was reloaded during the export: ${releases.filter((r) => r.restarts > 0).map((r) => `source ${r.sourceId}`).join(', ')} was read again from its new release.`);
+    if (restarts > 0)
+      notes.push(
+        `A source was reloaded during the export: ${releases
+          .filter((r) => r.restarts > 0)
+          .map((r) => `source ${r.sourceId}`)
+          .join(', ')} was read again from its new release.`,
+      );
 
     const loads = await loadHistory(engine, 10_000);
-    const readme = readmeText({ command, written: new Date(), indexPrefix: engine.names.prefix, sources, releases, loads, files, notes });
+    const readme = readmeText({
+      command,
+      written: new Date(),
+      indexPrefix: engine.names.prefix,
+      sources,
+      releases,
+      loads,
+      files,
+      notes,
+    });
     await writeFile(join(out, 'README.txt'), readme);
 
     // Move into place: the data files first, README.txt last.
@@ -122,12 +161,20 @@ export async function runExport(engine: Engine, command: ExportCommand, options:
     const seconds = (Date.now() - started) / 1000;
     const round = (value: number): number => Math.round(value * 100) / 100;
     return {
-      command, folder, status: 'done', files: files.length, rows,
-      seconds: round(seconds), rowsPerSecond: Math.round(rows / Math.max(seconds, 0.001)),
-      readSeconds: round(readSeconds), assignmentsRead: releases.reduce((sum, release) => sum + release.rows, 0),
+      command,
+      folder,
+      status: 'done',
+      files: files.length,
+      rows,
+      seconds: round(seconds),
+      rowsPerSecond: Math.round(rows / Math.max(seconds, 0.001)),
+      readSeconds: round(readSeconds),
+      assignmentsRead: releases.reduce((sum, release) => sum + release.rows, 0),
       peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
       releases: Object.fromEntries(releases.map((release) => [String(release.sourceId), release.index])),
-      restarts, skippedIds, ...extra,
+      restarts,
+      skippedIds,
+      ...extra,
     };
   } catch (error) {
     progress.done();

@@ -39,7 +39,10 @@ export interface SnapshotOptions {
 
 /** Copies of the releases of several sources, sorted by (uci, compound id bytes). */
 export class Snapshot {
-  constructor(readonly folder: string, readonly releases: Map<number, SourceRelease>) {}
+  constructor(
+    readonly folder: string,
+    readonly releases: Map<number, SourceRelease>,
+  ) {}
 
   fileOf(sourceId: number): string {
     return join(this.folder, `source-${sourceId}.tsv`);
@@ -61,7 +64,8 @@ export async function takeSnapshot(engine: Engine, sourceIds: number[], options:
   const copySource = async (sourceId: number): Promise<void> => {
     let index = resolved.get(sourceId) ?? null;
     for (let restarts = 0; ; restarts += 1) {
-      if (restarts > maxRestarts) throw new Error(`source ${sourceId} was reloaded ${maxRestarts} times while it was exported; try again later`);
+      if (restarts > maxRestarts)
+        throw new Error(`source ${sourceId} was reloaded ${maxRestarts} times while it was exported; try again later`);
       try {
         const result = await copyRelease(engine, sourceId, index, snapshot.fileOf(sourceId), options);
         // A dump's index outlives the reload of one of its sources: ask whether it still serves this one.
@@ -91,7 +95,11 @@ export async function takeSnapshot(engine: Engine, sourceIds: number[], options:
 const unrepresentable = /[\t\n\r\0]/;
 
 async function copyRelease(
-  engine: Engine, sourceId: number, index: string | null, path: string, options: SnapshotOptions,
+  engine: Engine,
+  sourceId: number,
+  index: string | null,
+  path: string,
+  options: SnapshotOptions,
 ): Promise<{ rows: number; skippedIds: number }> {
   const writer = new TextWriter(path, { gzip: false });
   let rows = 0;
@@ -99,7 +107,10 @@ async function copyRelease(
   try {
     if (index) {
       let page = 0;
-      for await (const assignments of scanRelease(engine, index, sourceId, { currentOnly: options.currentOnly, pageSize: options.pageSize })) {
+      for await (const assignments of scanRelease(engine, index, sourceId, {
+        currentOnly: options.currentOnly,
+        pageSize: options.pageSize,
+      })) {
         let text = '';
         for (const { uci, compoundId, assignment, auxSrc } of assignments) {
           if (unrepresentable.test(compoundId)) {
@@ -141,7 +152,11 @@ export interface StructureGroup {
   members: Member[];
 }
 
-interface Cursor { sourceId: number; reader: LineReader; uci: number }
+interface Cursor {
+  sourceId: number;
+  reader: LineReader;
+  uci: number;
+}
 
 function uciOf(line: string | undefined): number {
   return line === undefined ? Infinity : Number(line.slice(0, line.indexOf('\t')));

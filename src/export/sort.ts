@@ -52,18 +52,22 @@ export function sortLines(lines: string[], lo = 0, hi = lines.length, depth = 0,
     const x = codeAt(lines[lo], depth);
     const y = codeAt(lines[lo + (n >> 1)], depth);
     const z = codeAt(lines[hi - 1], depth);
-    const pivot = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
+    const pivot = x < y ? (y < z ? y : x < z ? z : x) : x < z ? x : y < z ? z : y;
     let lt = lo;
     let gt = hi - 1;
     let i = lo;
     while (i <= gt) {
       const code = codeAt(lines[i], depth);
       if (code < pivot) {
-        const swap = lines[lt]; lines[lt] = lines[i]; lines[i] = swap;
+        const swap = lines[lt];
+        lines[lt] = lines[i];
+        lines[i] = swap;
         lt += 1;
         i += 1;
       } else if (code > pivot) {
-        const swap = lines[gt]; lines[gt] = lines[i]; lines[i] = swap;
+        const swap = lines[gt];
+        lines[gt] = lines[i];
+        lines[i] = swap;
         gt -= 1;
       } else {
         i += 1;

@@ -21,8 +21,11 @@ export const mapCli = {
   usage: 'npm run map -- <file> [options]',
   commandsTitle: 'arguments',
   commands: [
-    ['<file>', 'one compound a line (or - for stdin); a .ndjson or .jsonl file holds queries as POST /api/v1/batch '
-      + 'takes them, and needs no --type'],
+    [
+      '<file>',
+      'one compound a line (or - for stdin); a .ndjson or .jsonl file holds queries as POST /api/v1/batch ' +
+        'takes them, and needs no --type',
+    ],
   ],
   positionals: true,
   options: {
@@ -33,8 +36,9 @@ export const mapCli = {
     'search-components': { type: 'boolean', help: 'with --connectivity: salts and mixtures through their components' },
     out: { type: 'string', value: 'F', help: 'write to F (default: stdout); F ending .ndjson or .jsonl writes NDJSON' },
     format: {
-      type: 'string', value: 'tsv|ndjson',
-      help: 'TSV (a row per record found, default) or NDJSON (a line per query, as the API\'s)',
+      type: 'string',
+      value: 'tsv|ndjson',
+      help: "TSV (a row per record found, default) or NDJSON (a line per query, as the API's)",
     },
     concurrency: { type: 'string', value: 'N', help: 'queries answered at a time (default BATCH_CONCURRENCY)' },
     progress: { type: 'boolean', help: 'a progress bar on stderr (the default on a terminal)' },
@@ -47,7 +51,10 @@ export const usage = formatUsage(mapCli);
 
 export { UsageError };
 
-export interface ParsedMap { options: MapOptions; out?: string }
+export interface ParsedMap {
+  options: MapOptions;
+  out?: string;
+}
 
 /** What a line of a list can be: every query type but a molfile, which spans lines. */
 const lineTypes: string[] = queryTypes.filter((type) => type !== 'molfile');
@@ -59,8 +66,8 @@ export function parseMapArguments(argv: string[], defaultConcurrency: number): P
   const { type, out } = values;
   const sourceId = values.source === undefined ? undefined : wholeNumber(values.source, '--source');
   const to = values.to === undefined ? undefined : wholeNumber(values.to, '--to');
-  const concurrency = values.concurrency === undefined
-    ? defaultConcurrency : wholeNumber(values.concurrency, '--concurrency');
+  const concurrency =
+    values.concurrency === undefined ? defaultConcurrency : wholeNumber(values.concurrency, '--concurrency');
   const connectivity = values.connectivity ?? false;
   const searchComponents = values['search-components'] ?? false;
   const progress = (lastOf('progress', 'no-progress') ?? (process.stderr.isTTY ? 'progress' : '')) === 'progress';
@@ -87,8 +94,15 @@ export function parseMapArguments(argv: string[], defaultConcurrency: number): P
   return {
     out,
     options: {
-      file, type, sourceId, to, op: connectivity ? 'connectivity' : 'compounds', searchComponents, format,
-      concurrency, progress,
+      file,
+      type,
+      sourceId,
+      to,
+      op: connectivity ? 'connectivity' : 'compounds',
+      searchComponents,
+      format,
+      concurrency,
+      progress,
     },
   };
 }
@@ -118,7 +132,7 @@ async function main(argv: string[]): Promise<void> {
   } catch (error) {
     const translated = translateEngineError(error) as Error;
     const known = translated instanceof ConfigError || translated instanceof EngineUnavailable;
-    throw new CliExit(1, `map failed: ${known ? translated.message : translated.stack ?? translated.message}`);
+    throw new CliExit(1, `map failed: ${known ? translated.message : (translated.stack ?? translated.message)}`);
   } finally {
     await structures.close();
     await engine.close();

@@ -40,7 +40,8 @@ export interface MapSummary {
 async function countLines(file: string): Promise<number | undefined> {
   if (file === '-') return undefined;
   let count = 0;
-  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) if (line.trim() !== '') count += 1;
+  for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity }))
+    if (line.trim() !== '') count += 1;
   return count;
 }
 
@@ -55,14 +56,24 @@ async function* readQueries(options: MapOptions): AsyncGenerator<unknown> {
     }
     const compound = line.trim();
     yield {
-      id: compound, op: options.op, type: options.type, compound,
+      id: compound,
+      op: options.op,
+      type: options.type,
+      compound,
       ...(options.type === 'sourceID' ? { sourceID: options.sourceId } : {}),
       ...(options.searchComponents ? { searchComponents: true } : {}),
     };
   }
 }
 
-interface SourceRecord { id: number; shortName: string; compoundId: string; uci?: number; standardInchiKey?: string; typeOfSearch?: string }
+interface SourceRecord {
+  id: number;
+  shortName: string;
+  compoundId: string;
+  uci?: number;
+  standardInchiKey?: string;
+  typeOfSearch?: string;
+}
 
 /** What `npm run map` reads of an answer: the v1 compounds or connectivity body, or an error. */
 interface AnswerBody {
@@ -74,14 +85,19 @@ interface AnswerBody {
 
 /** The records of an answer: each source entry with its structure (compounds) or as listed (connectivity). */
 function recordsOf(body: AnswerBody): SourceRecord[] {
-  if (body.compounds) return body.compounds.flatMap((compound) => compound.sources.map((source) => ({ ...source, uci: compound.uci, standardInchiKey: compound.standardInchiKey })));
+  if (body.compounds)
+    return body.compounds.flatMap((compound) =>
+      compound.sources.map((source) => ({ ...source, uci: compound.uci, standardInchiKey: compound.standardInchiKey })),
+    );
   return body.sources ?? [];
 }
 
 /** The answer with only the records of source `to`. */
 function onlySource(body: AnswerBody, to: number): AnswerBody {
   if (body.compounds) {
-    const compounds = body.compounds.map((compound) => ({ ...compound, sources: compound.sources.filter((source) => source.id === to) })).filter((compound) => compound.sources.length > 0);
+    const compounds = body.compounds
+      .map((compound) => ({ ...compound, sources: compound.sources.filter((source) => source.id === to) }))
+      .filter((compound) => compound.sources.length > 0);
     return { ...body, totalCompounds: compounds.length, compounds } as AnswerBody;
   }
   if (body.sources) return { ...body, sources: body.sources.filter((source) => source.id === to) };
@@ -90,16 +106,34 @@ function onlySource(body: AnswerBody, to: number): AnswerBody {
 
 export const tsvHeader = ['query', 'result', 'uci', 'standardInchiKey', 'sourceId', 'source', 'compoundId', 'relation'];
 
-const clean = (value: unknown): string => (value === undefined || value === null ? '' : String(value).replace(/[\t\r\n]+/g, ' '));
+const clean = (value: unknown): string =>
+  value === undefined || value === null ? '' : String(value).replace(/[\t\r\n]+/g, ' ');
 
 /** The TSV rows of one answered query: a row per record (of `to` only, when given), or one saying why there is none. */
 function tsvRows(line: AnswerLine, to: number | undefined): string[] {
   const query = clean(line.id ?? line.index);
   const body = (line.body ?? {}) as AnswerBody;
-  if (line.status !== 200) return [[query, `error ${line.status}: ${clean(body.error)}`, '', '', '', '', '', ''].join('\t')];
+  if (line.status !== 200)
+    return [[query, `error ${line.status}: ${clean(body.error)}`, '', '', '', '', '', ''].join('\t')];
   const records = recordsOf(body).filter((record) => to === undefined || record.id === to);
-  if (records.length === 0) return [[query, body.response === 'Success' ? `none in source ${to}` : 'not found', '', '', '', '', '', ''].join('\t')];
-  return records.map((record) => [query, 'found', record.uci, record.standardInchiKey, record.id, record.shortName, record.compoundId, record.typeOfSearch].map(clean).join('\t'));
+  if (records.length === 0)
+    return [
+      [query, body.response === 'Success' ? `none in source ${to}` : 'not found', '', '', '', '', '', ''].join('\t'),
+    ];
+  return records.map((record) =>
+    [
+      query,
+      'found',
+      record.uci,
+      record.standardInchiKey,
+      record.id,
+      record.shortName,
+      record.compoundId,
+      record.typeOfSearch,
+    ]
+      .map(clean)
+      .join('\t'),
+  );
 }
 
 /** Maps the input to `output`; resolves with the counts. */
@@ -107,8 +141,16 @@ export async function runMap(context: LookupContext, options: MapOptions, output
   const started = Date.now();
   const progress = new Progress(options.progress);
   // The file is read once more for the bar's total only when there is a bar.
-  progress.begin(`map ${options.file}`, options.progress ? (await countLines(options.file)) ?? 0 : 0);
-  const summary: MapSummary = { queries: 0, found: 0, notFound: 0, errors: 0, rowsWritten: 0, seconds: 0, queriesPerSecond: 0 };
+  progress.begin(`map ${options.file}`, options.progress ? ((await countLines(options.file)) ?? 0) : 0);
+  const summary: MapSummary = {
+    queries: 0,
+    found: 0,
+    notFound: 0,
+    errors: 0,
+    rowsWritten: 0,
+    seconds: 0,
+    queriesPerSecond: 0,
+  };
   const write = async (text: string): Promise<void> => {
     if (!output.write(text)) await once(output, 'drain');
   };
@@ -120,9 +162,16 @@ export async function runMap(context: LookupContext, options: MapOptions, output
     if (line.status !== 200) summary.errors += 1;
     else if (response === 'Success') summary.found += 1;
     else summary.notFound += 1;
-    const rows = options.format === 'tsv'
-      ? tsvRows(line, options.to)
-      : [JSON.stringify(options.to !== undefined && line.status === 200 ? { ...line, body: onlySource(line.body as AnswerBody, options.to) } : line)];
+    const rows =
+      options.format === 'tsv'
+        ? tsvRows(line, options.to)
+        : [
+            JSON.stringify(
+              options.to !== undefined && line.status === 200
+                ? { ...line, body: onlySource(line.body as AnswerBody, options.to) }
+                : line,
+            ),
+          ];
     summary.rowsWritten += rows.length;
     await write(`${rows.join('\n')}\n`);
     progress.tick(1);

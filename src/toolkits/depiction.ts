@@ -5,7 +5,10 @@ import { IsolatedWorker } from './worker';
 export class DepictionFailed extends Error {}
 
 export class Depictor {
-  private readonly worker = new IsolatedWorker<{ inchi: string }, { svg: string } | { error: string }>(join(__dirname, 'depict-worker.cjs'), 20_000);
+  private readonly worker = new IsolatedWorker<{ inchi: string }, { svg: string } | { error: string }>(
+    join(__dirname, 'depict-worker.cjs'),
+    20_000,
+  );
 
   /** The SVG of a Standard InChI; DepictionFailed when the toolkit cannot draw it (or crashes on it). */
   async svg(inchi: string): Promise<string> {

@@ -16,8 +16,12 @@ function reasonOf(buffer) {
   const kept = [];
   for (let i = 0; i < lines.length; i += 1) {
     const line = lines[i].replace(/^SMILES Parse Error: /, '').replace(/:$/, '');
-    if (/^[~^ ]*\^$/.test(lines[i + 1] ?? '')) { i += 1; continue; }
-    if (line === '' || /^\*+$/.test(line) || /^(Violation occurred|Failed Expression|Failed parsing SMILES)/.test(line)) continue;
+    if (/^[~^ ]*\^$/.test(lines[i + 1] ?? '')) {
+      i += 1;
+      continue;
+    }
+    if (line === '' || /^\*+$/.test(line) || /^(Violation occurred|Failed Expression|Failed parsing SMILES)/.test(line))
+      continue;
     if (!kept.includes(line)) kept.push(line);
   }
   const reason = kept.join('; ');
@@ -34,22 +38,32 @@ function queryAtomCount(mol) {
 function standardInchi(rdkit, log, { type, text }) {
   // get_mol reads a molfile when the text has an M  END line, else a SMILES: the type decides here.
   if (type === 'smiles' && /[\r\n]/.test(text)) return { unreadable: 'a SMILES is a single line of text' };
-  if (type === 'smiles' && text.includes('M  END')) return { unreadable: 'this is a molfile: send it with "type": "molfile"' };
-  if (type === 'molfile' && !/^M {2}END\s*$/m.test(text)) return { unreadable: 'a molfile ends with the line "M  END", and this text has none' };
+  if (type === 'smiles' && text.includes('M  END'))
+    return { unreadable: 'this is a molfile: send it with "type": "molfile"' };
+  if (type === 'molfile' && !/^M {2}END\s*$/m.test(text))
+    return { unreadable: 'a molfile ends with the line "M  END", and this text has none' };
   log.clear_buffer();
   const mol = rdkit.get_mol(text);
   if (!mol || !mol.is_valid()) {
     if (mol) mol.delete();
     const reason = reasonOf(log.get_buffer());
-    return { unreadable: reason || (type === 'molfile' ? 'check its counts line and its atom and bond blocks' : 'the toolkit gives no reason') };
+    return {
+      unreadable:
+        reason ||
+        (type === 'molfile' ? 'check its counts line and its atom and bond blocks' : 'the toolkit gives no reason'),
+    };
   }
   try {
     if (mol.get_num_atoms() === 0) return { noInchi: 'it has no atoms' };
     const queryAtoms = queryAtomCount(mol);
-    if (queryAtoms > 0) return { noInchi: `it has ${queryAtoms === 1 ? 'a query atom' : `${queryAtoms} query atoms`} (*, R#, A, Q or an attachment point), which an InChI cannot hold` };
+    if (queryAtoms > 0)
+      return {
+        noInchi: `it has ${queryAtoms === 1 ? 'a query atom' : `${queryAtoms} query atoms`} (*, R#, A, Q or an attachment point), which an InChI cannot hold`,
+      };
     log.clear_buffer();
     const inchi = mol.get_inchi();
-    if (!inchi || !inchi.startsWith('InChI=1S/')) return { noInchi: reasonOf(log.get_buffer()) || 'the InChI library gave none' };
+    if (!inchi || !inchi.startsWith('InChI=1S/'))
+      return { noInchi: reasonOf(log.get_buffer()) || 'the InChI library gave none' };
     return { inchi };
   } finally {
     mol.delete();
@@ -62,7 +76,9 @@ parentPort.on('message', ({ id, request }) => {
     try {
       result = standardInchi(rdkit, log, request);
     } catch (error) {
-      setImmediate(() => { throw error; });
+      setImmediate(() => {
+        throw error;
+      });
       return;
     }
     parentPort.postMessage({ id, result });

@@ -29,12 +29,19 @@ export class StructureConverter implements StructureReader {
     try {
       answer = await this.worker.run({ type, text });
     } catch (error) {
-      if (error instanceof WorkerTimedOut) throw new UnprocessableStructure(`the Standard InChI of this ${name} took longer than the ${this.timeoutMs} ms this service gives a structure (STRUCTURE_TIMEOUT_MS)`);
-      if (error instanceof WorkerCrashed) throw new UnprocessableStructure(`the structure toolkit failed on this ${name} (${error.message}); very large structures can make it fail`);
+      if (error instanceof WorkerTimedOut)
+        throw new UnprocessableStructure(
+          `the Standard InChI of this ${name} took longer than the ${this.timeoutMs} ms this service gives a structure (STRUCTURE_TIMEOUT_MS)`,
+        );
+      if (error instanceof WorkerCrashed)
+        throw new UnprocessableStructure(
+          `the structure toolkit failed on this ${name} (${error.message}); very large structures can make it fail`,
+        );
       throw error;
     }
     if ('unreadable' in answer) throw new InvalidQuery(`the ${name} could not be read: ${answer.unreadable}`);
-    if ('noInchi' in answer) throw new UnprocessableStructure(`the ${name} was read, but it has no Standard InChI: ${answer.noInchi}`);
+    if ('noInchi' in answer)
+      throw new UnprocessableStructure(`the ${name} was read, but it has no Standard InChI: ${answer.noInchi}`);
     return answer.inchi;
   }
 

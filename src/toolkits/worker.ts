@@ -21,7 +21,11 @@ export class IsolatedWorker<Request, Result> {
    * worker says `{ready: true}` once its toolkit is loaded, within that time, and a request's
    * `timeoutMs` counts from then: loading the toolkit is not counted against a short timeout.
    */
-  constructor(private readonly script: string, private readonly timeoutMs = 30_000, private readonly startupMs = 0) {}
+  constructor(
+    private readonly script: string,
+    private readonly timeoutMs = 30_000,
+    private readonly startupMs = 0,
+  ) {}
 
   private start(): Worker {
     if (!this.worker) {
@@ -35,7 +39,13 @@ export class IsolatedWorker<Request, Result> {
 
   /** Resolves when `worker` says it is ready; rejects, and drops it, when it dies first or takes longer than startupMs. */
   private async readiness(worker: Worker): Promise<void> {
-    await this.answer(worker, (message) => ((message as { ready?: boolean } | null)?.ready ? true : undefined), this.startupMs, `the toolkit did not start within ${this.startupMs} ms`, ' while starting');
+    await this.answer(
+      worker,
+      (message) => ((message as { ready?: boolean } | null)?.ready ? true : undefined),
+      this.startupMs,
+      `the toolkit did not start within ${this.startupMs} ms`,
+      ' while starting',
+    );
   }
 
   /**
@@ -43,17 +53,35 @@ export class IsolatedWorker<Request, Result> {
    * and drops the worker, when it dies first (WorkerCrashed) or takes longer (WorkerTimedOut).
    * `during` says, in the errors, what the worker was doing.
    */
-  private answer<T>(worker: Worker, pick: (message: unknown) => T | undefined, ms: number, tooSlow: string, during = ''): Promise<T> {
+  private answer<T>(
+    worker: Worker,
+    pick: (message: unknown) => T | undefined,
+    ms: number,
+    tooSlow: string,
+    during = '',
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => { cleanup(); this.kill(worker); reject(new WorkerTimedOut(tooSlow)); }, ms);
+      const timer = setTimeout(() => {
+        cleanup();
+        this.kill(worker);
+        reject(new WorkerTimedOut(tooSlow));
+      }, ms);
       const onMessage = (message: unknown): void => {
         const picked = pick(message);
         if (picked === undefined) return;
         cleanup();
         resolve(picked);
       };
-      const onExit = (code: number): void => { cleanup(); if (this.worker === worker) this.worker = undefined; reject(new WorkerCrashed(`the toolkit stopped${during} (exit ${code})`)); };
-      const onError = (error: Error): void => { cleanup(); this.kill(worker); reject(new WorkerCrashed(`the toolkit crashed${during}: ${error.message}`)); };
+      const onExit = (code: number): void => {
+        cleanup();
+        if (this.worker === worker) this.worker = undefined;
+        reject(new WorkerCrashed(`the toolkit stopped${during} (exit ${code})`));
+      };
+      const onError = (error: Error): void => {
+        cleanup();
+        this.kill(worker);
+        reject(new WorkerCrashed(`the toolkit crashed${during}: ${error.message}`));
+      };
       const cleanup = (): void => {
         clearTimeout(timer);
         worker.off('message', onMessage);
@@ -75,10 +103,15 @@ export class IsolatedWorker<Request, Result> {
     const worker = this.start();
     await this.ready;
     const id = (this.nextId += 1);
-    const answered = this.answer(worker, (message) => {
-      const reply = message as { id?: number; result: Result } | null;
-      return reply?.id === id ? { result: reply.result } : undefined;
-    }, this.timeoutMs, `the toolkit took longer than ${this.timeoutMs} ms`);
+    const answered = this.answer(
+      worker,
+      (message) => {
+        const reply = message as { id?: number; result: Result } | null;
+        return reply?.id === id ? { result: reply.result } : undefined;
+      },
+      this.timeoutMs,
+      `the toolkit took longer than ${this.timeoutMs} ms`,
+    );
     worker.postMessage({ id, request });
     return (await answered).result;
   }

@@ -22,40 +22,82 @@ function sourceLabel(source: SourceDocument): string {
 /** A source named by its id, name or label, case aside. */
 function findSource(sources: SourceDocument[], name: string): SourceDocument | undefined {
   const wanted = name.trim().toLowerCase();
-  return sources.find((s) => String(s.sourceID) === wanted || s.name.toLowerCase() === wanted || (s.nameLabel ?? '').toLowerCase() === wanted);
+  return sources.find(
+    (s) =>
+      String(s.sourceID) === wanted || s.name.toLowerCase() === wanted || (s.nameLabel ?? '').toLowerCase() === wanted,
+  );
 }
 
 /** Text that reads as a SMILES rather than an id: bonds, branches, rings or charges in brackets. */
 function looksLikeSmiles(text: string): boolean {
-  return /^[A-Za-z0-9@+\-[\]()=#$%\\/.:*]+$/.test(text) && /[=#()[\]@]|[cnos][0-9]|^[cnos]+[0-9]?$/.test(text) && !/^[A-Z]+[0-9]+$/.test(text);
+  return (
+    /^[A-Za-z0-9@+\-[\]()=#$%\\/.:*]+$/.test(text) &&
+    /[=#()[\]@]|[cnos][0-9]|^[cnos]+[0-9]?$/.test(text) &&
+    !/^[A-Z]+[0-9]+$/.test(text)
+  );
 }
 
 /** Reads the search box (`q`) and the source picker (`source`, a source id or empty). */
 export function understand(q: string, source: number | undefined, sources: SourceDocument[]): Understood {
   const text = q.trim();
-  if (text === '') return { kind: 'refused', message: 'Type a Standard InChIKey, a Standard InChI, a SMILES, a UCI, source:id (chembl:CHEMBL112) or a compound id.' };
+  if (text === '')
+    return {
+      kind: 'refused',
+      message:
+        'Type a Standard InChIKey, a Standard InChI, a SMILES, a UCI, source:id (chembl:CHEMBL112) or a compound id.',
+    };
   const picked = source === undefined ? undefined : sources.find((s) => s.sourceID === source);
   if (source !== undefined && !picked) return { kind: 'refused', message: `There is no source ${source}.` };
 
   if (/^inchi=/i.test(text)) {
-    if (!text.startsWith('InChI=1S/')) return { kind: 'refused', message: 'This is not a Standard InChI: chemxref holds Standard InChIs, which begin InChI=1S/.' };
+    if (!text.startsWith('InChI=1S/'))
+      return {
+        kind: 'refused',
+        message: 'This is not a Standard InChI: chemxref holds Standard InChIs, which begin InChI=1S/.',
+      };
     return { kind: 'inchi', inchi: text, said: 'a Standard InChI' };
   }
   const key = text.toUpperCase();
   if (/^[A-Z]{14}-[A-Z]{10}-[A-Z]$/.test(key)) {
-    if (!/^[A-Z]{14}-[A-Z]{8}SA-[A-Z]$/.test(key)) return { kind: 'refused', message: `${key} is a non-standard InChIKey (its second block does not end in SA): chemxref holds Standard InChIKeys.` };
+    if (!/^[A-Z]{14}-[A-Z]{8}SA-[A-Z]$/.test(key))
+      return {
+        kind: 'refused',
+        message: `${key} is a non-standard InChIKey (its second block does not end in SA): chemxref holds Standard InChIKeys.`,
+      };
     return { kind: 'inchikey', standardInchiKey: key, said: 'a Standard InChIKey' };
   }
   if (!picked && /^[A-Z]{14}$/.test(text)) {
-    return { kind: 'connectivityBlock', connectivityBlock: text, said: 'the first block of an InChIKey: every structure of that skeleton' };
+    return {
+      kind: 'connectivityBlock',
+      connectivityBlock: text,
+      said: 'the first block of an InChIKey: every structure of that skeleton',
+    };
   }
   const prefixed = /^([^:\s]+):(.+)$/.exec(text);
   if (prefixed && !picked) {
     const named = findSource(sources, prefixed[1]);
-    if (named) return { kind: 'sourceId', source: named, compoundId: prefixed[2].trim(), said: `compound id ${prefixed[2].trim()} in ${sourceLabel(named)}` };
+    if (named)
+      return {
+        kind: 'sourceId',
+        source: named,
+        compoundId: prefixed[2].trim(),
+        said: `compound id ${prefixed[2].trim()} in ${sourceLabel(named)}`,
+      };
   }
-  if (picked) return { kind: 'sourceId', source: picked, compoundId: text, said: `compound id ${text} in ${sourceLabel(picked)}` };
-  if (/^[0-9]{1,15}$/.test(text) && Number(text) > 0) return { kind: 'uci', uci: Number(text), said: `UCI ${Number(text)} (pick a source to search ${text} as a compound id)` };
-  if (looksLikeSmiles(text)) return { kind: 'smiles', smiles: text, said: 'a SMILES, by the Standard InChIKey computed from it' };
+  if (picked)
+    return {
+      kind: 'sourceId',
+      source: picked,
+      compoundId: text,
+      said: `compound id ${text} in ${sourceLabel(picked)}`,
+    };
+  if (/^[0-9]{1,15}$/.test(text) && Number(text) > 0)
+    return {
+      kind: 'uci',
+      uci: Number(text),
+      said: `UCI ${Number(text)} (pick a source to search ${text} as a compound id)`,
+    };
+  if (looksLikeSmiles(text))
+    return { kind: 'smiles', smiles: text, said: 'a SMILES, by the Standard InChIKey computed from it' };
   return { kind: 'anySource', compoundId: text, said: `compound id ${text}, in every source` };
 }

@@ -35,9 +35,16 @@ const relativesPerPage = 50;
 
 /** The words of a layer that differs, for the relatives' table. */
 const layerWords: [keyof Comparison, string][] = [
-  ['formula', 'formula'], ['HAtoms', 'hydrogens'], ['charge', 'charge'], ['protonation', 'protonation'],
-  ['stereoDbond', 'double-bond stereo'], ['stereoSp3', 'tetrahedral stereo'], ['stereoSp3Inverted', 'inverted stereo'],
-  ['stereoType', 'stereo type'], ['isotope', 'isotopes'], ['isotopicExchangeableH', 'exchangeable isotopic H'],
+  ['formula', 'formula'],
+  ['HAtoms', 'hydrogens'],
+  ['charge', 'charge'],
+  ['protonation', 'protonation'],
+  ['stereoDbond', 'double-bond stereo'],
+  ['stereoSp3', 'tetrahedral stereo'],
+  ['stereoSp3Inverted', 'inverted stereo'],
+  ['stereoType', 'stereo type'],
+  ['isotope', 'isotopes'],
+  ['isotopicExchangeableH', 'exchangeable isotopic H'],
 ];
 
 const groups = [
@@ -47,7 +54,7 @@ const groups = [
   { id: 'other', title: 'Same skeleton, other layers' },
   { id: 'components', title: 'Salts and mixtures sharing a component' },
 ] as const;
-type GroupId = typeof groups[number]['id'];
+type GroupId = (typeof groups)[number]['id'];
 
 const relationWords: Record<string, string> = {
   queryIsComponent: 'contains this structure as a component',
@@ -69,19 +76,22 @@ function groupOf(entry: ConnectivityEntry): GroupId {
 }
 
 function choices(sources: Map<number, SourceDocument>): SourceChoice[] {
-  return [...sources.values()].sort((a, b) => a.sourceID - b.sourceID).map((s) => ({ sourceID: s.sourceID, label: s.nameLabel ?? s.name }));
+  return [...sources.values()]
+    .sort((a, b) => a.sourceID - b.sourceID)
+    .map((s) => ({ sourceID: s.sourceID, label: s.nameLabel ?? s.name }));
 }
 
 function label(source: SourceDocument | undefined, sourceId: number): string {
-  return source ? source.nameLabel ?? source.name : `source ${sourceId}`;
+  return source ? (source.nameLabel ?? source.name) : `source ${sourceId}`;
 }
 
 function depiction(uci: number, size: 'large' | 'thumb', alt: string): Html {
-  return html`<img class="${size}" src="/api/v1/images/${uci}" alt="${alt}" loading="lazy">`;
+  return html`<img class="${size}" src="/api/v1/images/${uci}" alt="${alt}" loading="lazy" />`;
 }
 
 function copyable(value: string, name: string): Html {
-  return html`<code>${value}</code> <button type="button" class="copy" data-copy="${value}" hidden>Copy ${name}</button>`;
+  return html`<code>${value}</code>
+    <button type="button" class="copy" data-copy="${value}" hidden>Copy ${name}</button>`;
 }
 
 function dateOf(iso: string | null | undefined): string {
@@ -96,84 +106,163 @@ function plural(count: number, word: string): string {
 function sourcesTable(assignments: AssignmentDocument[], sources: Map<number, SourceDocument>): Html {
   const withAux = assignments.some((assignment) => assignment.auxSrc);
   const current = assignments.filter((x) => x.assignment === 1);
-  const rows = [...assignments].sort((a, b) => b.assignment - a.assignment || a.sourceId - b.sourceId || a.compoundId.localeCompare(b.compoundId)).map((assignment) => {
-    const source = sources.get(assignment.sourceId);
-    const url = source ? compoundUrl(source, assignment.compoundId, assignment.auxSrc) : null;
-    return html`<tr class="${assignment.assignment === 1 ? 'current' : 'obsolete'}">
-<td><a href="/sources/${assignment.sourceId}">${label(source, assignment.sourceId)}</a></td>
-<td>${url ? html`<a href="${url}" rel="noopener">${assignment.compoundId}</a>` : assignment.compoundId}</td>
-<td>${assignment.assignment === 1 ? 'current' : 'obsolete'}</td>
-${withAux ? html`<td>${assignment.auxSrc ?? ''}</td>` : ''}
-</tr>`;
-  });
-  return html`<table class="assignments"><caption>${plural(current.length, 'current id')} in ${plural(new Set(current.map((x) => x.sourceId)).size, 'source')}</caption>
-<thead><tr><th scope="col">Source</th><th scope="col">Compound id</th><th scope="col">Assignment</th>${withAux ? html`<th scope="col">Aux</th>` : ''}</tr></thead>
-<tbody>${rows}</tbody></table>`;
+  const rows = [...assignments]
+    .sort((a, b) => b.assignment - a.assignment || a.sourceId - b.sourceId || a.compoundId.localeCompare(b.compoundId))
+    .map((assignment) => {
+      const source = sources.get(assignment.sourceId);
+      const url = source ? compoundUrl(source, assignment.compoundId, assignment.auxSrc) : null;
+      return html`<tr class="${assignment.assignment === 1 ? 'current' : 'obsolete'}">
+        <td><a href="/sources/${assignment.sourceId}">${label(source, assignment.sourceId)}</a></td>
+        <td>${url ? html`<a href="${url}" rel="noopener">${assignment.compoundId}</a>` : assignment.compoundId}</td>
+        <td>${assignment.assignment === 1 ? 'current' : 'obsolete'}</td>
+        ${withAux ? html`<td>${assignment.auxSrc ?? ''}</td>` : ''}
+      </tr>`;
+    });
+  return html`<table class="assignments">
+    <caption>
+      ${plural(current.length, 'current id')} in ${plural(new Set(current.map((x) => x.sourceId)).size, 'source')}
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">Source</th>
+        <th scope="col">Compound id</th>
+        <th scope="col">Assignment</th>
+        ${withAux ? html`<th scope="col">Aux</th>` : ''}
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}
+    </tbody>
+  </table>`;
 }
 
 /** Structures as a list of thumbnails with their UCI and key, each linking to its page. */
-function structureList(structures: CompoundDocument[], note: (structure: CompoundDocument) => Html | string = () => ''): Html {
-  return html`<ul class="structures">${structures.map((s) => html`<li><a href="/compound/${s.uci}">${depiction(s.uci, 'thumb', `structure of UCI ${s.uci}`)}<span>UCI ${s.uci}</span><code>${s.standardInchiKey}</code></a>${note(s)}</li>`)}</ul>`;
+function structureList(
+  structures: CompoundDocument[],
+  note: (structure: CompoundDocument) => Html | string = () => '',
+): Html {
+  return html`<ul class="structures">
+    ${structures.map(
+      (s) =>
+        html`<li>
+          <a href="/compound/${s.uci}"
+            >${depiction(s.uci, 'thumb', `structure of UCI ${s.uci}`)}<span>UCI ${s.uci}</span
+            ><code>${s.standardInchiKey}</code></a
+          >${note(s)}
+        </li>`,
+    )}
+  </ul>`;
 }
 
-interface Rendered { status: number; title: string; body: Html; canonical?: string }
+interface Rendered {
+  status: number;
+  title: string;
+  body: Html;
+  canonical?: string;
+}
 
 /** The compound page of one structure: depiction, identifiers, every source, the connectivity relatives. */
-async function compoundPage(context: LookupContext, structure: CompoundDocument, pageNumber: number): Promise<Rendered> {
+async function compoundPage(
+  context: LookupContext,
+  structure: CompoundDocument,
+  pageNumber: number,
+): Promise<Rendered> {
   const [sources, assignments, related] = await Promise.all([
     context.sources.all(),
     assignmentsByUcis(context.engine, [structure.uci], { includeObsolete: true }),
     connectivitySearch(context, searchedStructureOf(structure), {
-      relations: new Set(relations), frequencyCap: context.config.COMPONENT_FREQUENCY_CAP, maxEntries: context.config.CONNECTIVITY_MAX_ENTRIES,
+      relations: new Set(relations),
+      frequencyCap: context.config.COMPONENT_FREQUENCY_CAP,
+      maxEntries: context.config.CONNECTIVITY_MAX_ENTRIES,
     }),
   ]);
   const byUci = new Map<number, ConnectivityEntry>();
-  for (const entry of related.entries) if (entry.structure.uci !== structure.uci && !byUci.has(entry.structure.uci)) byUci.set(entry.structure.uci, entry);
-  const relatives = [...byUci.values()].sort((a, b) => groups.findIndex((g) => g.id === groupOf(a)) - groups.findIndex((g) => g.id === groupOf(b)) || a.structure.uci - b.structure.uci);
+  for (const entry of related.entries)
+    if (entry.structure.uci !== structure.uci && !byUci.has(entry.structure.uci)) byUci.set(entry.structure.uci, entry);
+  const relatives = [...byUci.values()].sort(
+    (a, b) =>
+      groups.findIndex((g) => g.id === groupOf(a)) - groups.findIndex((g) => g.id === groupOf(b)) ||
+      a.structure.uci - b.structure.uci,
+  );
   const pages = Math.max(1, Math.ceil(relatives.length / relativesPerPage));
   const shown = relatives.slice((pageNumber - 1) * relativesPerPage, pageNumber * relativesPerPage);
   const sections = groups.map((group) => {
     const members = shown.filter((entry) => groupOf(entry) === group.id);
     if (members.length === 0) return '';
-    return html`<section class="relatives" id="${group.id}"><h3>${group.title} (${relatives.filter((e) => groupOf(e) === group.id).length})</h3>
-${structureList(members.map((m) => m.structure), (s) => {
-      const entry = byUci.get(s.uci)!;
-      const words = entry.typeOfSearch === 'match' ? `differs in ${differences(entry.comparison).join(', ') || 'no layer'}` : relationWords[entry.typeOfSearch];
-      return html`<span class="relation">${words}</span>`;
-    })}</section>`;
+    return html`<section class="relatives" id="${group.id}">
+      <h3>${group.title} (${relatives.filter((e) => groupOf(e) === group.id).length})</h3>
+      ${structureList(
+        members.map((m) => m.structure),
+        (s) => {
+          const entry = byUci.get(s.uci)!;
+          const words =
+            entry.typeOfSearch === 'match'
+              ? `differs in ${differences(entry.comparison).join(', ') || 'no layer'}`
+              : relationWords[entry.typeOfSearch];
+          return html`<span class="relation">${words}</span>`;
+        },
+      )}
+    </section>`;
   });
-  const pager = pages > 1 ? html`<nav class="pager" aria-label="relatives pages">${Array.from({ length: pages }, (_, i) => i + 1).map((n) => (n === pageNumber ? html`<span aria-current="page">${n}</span> ` : html`<a href="/compound/${structure.uci}?page=${n}#relatives">${n}</a> `))}</nav>` : '';
+  const pager =
+    pages > 1
+      ? html`<nav class="pager" aria-label="relatives pages">
+          ${Array.from({ length: pages }, (_, i) => i + 1).map((n) => (n === pageNumber ? html`<span aria-current="page">${n}</span> ` : html`<a href="/compound/${structure.uci}?page=${n}#relatives">${n}</a> `))}
+        </nav>`
+      : '';
   const current = assignments.filter((x) => x.assignment === 1).length;
   return {
-    status: 200, title: `UCI ${structure.uci}`, canonical: `/compound/${structure.uci}`,
+    status: 200,
+    title: `UCI ${structure.uci}`,
+    canonical: `/compound/${structure.uci}`,
     body: html`<article class="compound">
-<h1>UCI ${structure.uci}</h1>
-<div class="identity">
-${depiction(structure.uci, 'large', `structure of ${structure.standardInchiKey}`)}
-<dl>
-<dt>Standard InChIKey</dt><dd>${copyable(structure.standardInchiKey, 'InChIKey')}</dd>
-<dt>Standard InChI</dt><dd class="inchi">${copyable(structure.standardInchi, 'InChI')}</dd>
-<dt>UCI</dt><dd>${copyable(String(structure.uci), 'UCI')}</dd>
-<dt>Formula</dt><dd>${structure.layers.formula}</dd>
-</dl>
-</div>
-${current === 0 ? html`<p class="message">No source holds this structure now; the ids below are obsolete.</p>` : ''}
-<h2>In the sources</h2>
-${sourcesTable(assignments, sources)}
-<h2 id="relatives">Same skeleton (${structure.connectivityBlock})</h2>
-${relatives.length === 0 ? html`<p>No other structure shares its skeleton or one of its components.</p>` : html`${sections}${pager}`}
-${related.truncated ? html`<p class="message">Only the first ${context.config.CONNECTIVITY_MAX_ENTRIES} assignments of the connectivity search are shown.</p>` : ''}
-</article>`,
+      <h1>UCI ${structure.uci}</h1>
+      <div class="identity">
+        ${depiction(structure.uci, 'large', `structure of ${structure.standardInchiKey}`)}
+        <dl>
+          <dt>Standard InChIKey</dt>
+          <dd>${copyable(structure.standardInchiKey, 'InChIKey')}</dd>
+          <dt>Standard InChI</dt>
+          <dd class="inchi">${copyable(structure.standardInchi, 'InChI')}</dd>
+          <dt>UCI</dt>
+          <dd>${copyable(String(structure.uci), 'UCI')}</dd>
+          <dt>Formula</dt>
+          <dd>${structure.layers.formula}</dd>
+        </dl>
+      </div>
+      ${current === 0 ? html`<p class="message">No source holds this structure now; the ids below are obsolete.</p>` : ''}
+      <h2>In the sources</h2>
+      ${sourcesTable(assignments, sources)}
+      <h2 id="relatives">Same skeleton (${structure.connectivityBlock})</h2>
+      ${relatives.length === 0 ? html`<p>No other structure shares its skeleton or one of its components.</p>` : html`${sections}${pager}`}
+      ${related.truncated ? html`<p class="message">Only the first ${context.config.CONNECTIVITY_MAX_ENTRIES} assignments of the connectivity search are shown.</p>` : ''}
+    </article>`,
   };
 }
 
 function message(status: number, title: string, text: Html | string): Rendered {
-  return { status, title, body: html`<h1>${title}</h1><p class="message" role="alert">${text}</p>` };
+  return {
+    status,
+    title,
+    body: html`<h1>${title}</h1>
+      <p class="message" role="alert">${text}</p>`,
+  };
 }
 
 /** Several structures an input stands for: a list to pick from. */
-function structuresPage(title: string, said: string, structures: CompoundDocument[], note?: (s: CompoundDocument) => Html | string): Rendered {
-  return { status: 200, title, body: html`<h1>${title}</h1><p class="understood">Searched: ${said}.</p>${structureList(structures, note)}` };
+function structuresPage(
+  title: string,
+  said: string,
+  structures: CompoundDocument[],
+  note?: (s: CompoundDocument) => Html | string,
+): Rendered {
+  return {
+    status: 200,
+    title,
+    body: html`<h1>${title}</h1>
+      <p class="understood">Searched: ${said}.</p>
+      ${structureList(structures, note)}`,
+  };
 }
 
 async function structuresOf(context: LookupContext, ucis: number[]): Promise<CompoundDocument[]> {
@@ -182,26 +271,50 @@ async function structuresOf(context: LookupContext, ucis: number[]): Promise<Com
 }
 
 /** The answer to one search: a compound page, a list of structures, or a message saying why not. */
-async function search(context: LookupContext, q: string, sourceId: number | undefined, pageNumber: number): Promise<Rendered> {
+async function search(
+  context: LookupContext,
+  q: string,
+  sourceId: number | undefined,
+  pageNumber: number,
+): Promise<Rendered> {
   const sources = await context.sources.all();
   const input = understand(q, sourceId, [...sources.values()]);
-  const understood = (rendered: Rendered, said: string): Rendered => ({ ...rendered, body: html`<p class="understood">Searched: ${said}.</p>${rendered.body}` });
+  const understood = (rendered: Rendered, said: string): Rendered => ({
+    ...rendered,
+    body: html`<p class="understood">Searched: ${said}.</p>
+      ${rendered.body}`,
+  });
   switch (input.kind) {
     case 'refused':
       return message(400, 'Cannot search this', input.message);
     case 'inchikey':
     case 'inchi':
     case 'smiles': {
-      const key = input.kind === 'inchikey' ? input.standardInchiKey
-        : input.kind === 'inchi' ? inchiKeyOf(parseQueryInchi(input.inchi, context.config.MAX_INCHI_LENGTH))
-          : (await computeStandardInchi(context, 'smiles', input.smiles)).standardInchiKey;
+      const key =
+        input.kind === 'inchikey'
+          ? input.standardInchiKey
+          : input.kind === 'inchi'
+            ? inchiKeyOf(parseQueryInchi(input.inchi, context.config.MAX_INCHI_LENGTH))
+            : (await computeStandardInchi(context, 'smiles', input.smiles)).standardInchiKey;
       // The key names its structure: read it while a current assignment is looked for.
-      const [current, structure] = await Promise.all([assignmentsByKeys(context.engine, [key], {}, 1), indexedStructure(context, { standardInchiKey: key })]);
+      const [current, structure] = await Promise.all([
+        assignmentsByKeys(context.engine, [key], {}, 1),
+        indexedStructure(context, { standardInchiKey: key }),
+      ]);
       if (current.length === 0 || !structure) {
         const block = key.slice(0, 14);
-        return message(404, 'Not found', html`No source holds the structure with InChIKey <code>${key}</code>. <a href="/search?q=${block}">Search its skeleton (${block})</a> for stereoisomers, isotopologues and other forms.`);
+        return message(
+          404,
+          'Not found',
+          html`No source holds the structure with InChIKey <code>${key}</code>.
+            <a href="/search?q=${block}">Search its skeleton (${block})</a> for stereoisomers, isotopologues and other
+            forms.`,
+        );
       }
-      return understood(await compoundPage(context, structure, pageNumber), input.kind === 'smiles' ? `${input.said} (${key})` : input.said);
+      return understood(
+        await compoundPage(context, structure, pageNumber),
+        input.kind === 'smiles' ? `${input.said} (${key})` : input.said,
+      );
     }
     case 'uci': {
       const structure = await indexedStructure(context, { uci: input.uci });
@@ -209,9 +322,15 @@ async function search(context: LookupContext, q: string, sourceId: number | unde
       return understood(await compoundPage(context, structure, pageNumber), input.said);
     }
     case 'connectivityBlock': {
-      const structures = (await compoundsByConnectivityBlock(context.engine, input.connectivityBlock, skeletonListed)).sort((a, b) => a.uci - b.uci);
-      if (structures.length === 0) return message(404, 'Not found', `No structure has the skeleton ${input.connectivityBlock}.`);
-      const title = structures.length === skeletonListed ? `The first ${skeletonListed} structures of skeleton ${input.connectivityBlock}` : `${structures.length} structures of skeleton ${input.connectivityBlock}`;
+      const structures = (
+        await compoundsByConnectivityBlock(context.engine, input.connectivityBlock, skeletonListed)
+      ).sort((a, b) => a.uci - b.uci);
+      if (structures.length === 0)
+        return message(404, 'Not found', `No structure has the skeleton ${input.connectivityBlock}.`);
+      const title =
+        structures.length === skeletonListed
+          ? `The first ${skeletonListed} structures of skeleton ${input.connectivityBlock}`
+          : `${structures.length} structures of skeleton ${input.connectivityBlock}`;
       return structuresPage(title, input.said, structures);
     }
     case 'sourceId':
@@ -220,13 +339,26 @@ async function search(context: LookupContext, q: string, sourceId: number | unde
       const own = await assignmentsByCompoundId(context.engine, input.compoundId, filter);
       const ucis = [...new Set(own.map((x) => x.uci))];
       if (ucis.length === 0) {
-        const where = input.kind === 'sourceId' ? `in ${label(input.source, input.source.sourceID)}` : 'in any source (pick a source if it names a structure there, or give its InChIKey)';
+        const where =
+          input.kind === 'sourceId'
+            ? `in ${label(input.source, input.source.sourceID)}`
+            : 'in any source (pick a source if it names a structure there, or give its InChIKey)';
         return message(404, 'Not found', `No current compound id ${input.compoundId} ${where}.`);
       }
       const structures = await structuresOf(context, ucis);
-      if (structures.length === 1) return understood(await compoundPage(context, structures[0], pageNumber), input.said);
-      const inSource = (s: CompoundDocument): string => own.filter((x) => x.uci === s.uci).map((x) => label(sources.get(x.sourceId), x.sourceId)).join(', ');
-      return structuresPage(`${input.compoundId}: ${structures.length} structures`, input.said, structures, (s) => html`<span class="relation">in ${inSource(s)}</span>`);
+      if (structures.length === 1)
+        return understood(await compoundPage(context, structures[0], pageNumber), input.said);
+      const inSource = (s: CompoundDocument): string =>
+        own
+          .filter((x) => x.uci === s.uci)
+          .map((x) => label(sources.get(x.sourceId), x.sourceId))
+          .join(', ');
+      return structuresPage(
+        `${input.compoundId}: ${structures.length} structures`,
+        input.said,
+        structures,
+        (s) => html`<span class="relation">in ${inSource(s)}</span>`,
+      );
     }
   }
 }
@@ -252,8 +384,10 @@ function lastLoadCell(record: LoadRecord | undefined, own: number | undefined): 
 }
 
 /** Each source's rows in the last load of it that loaded several sources, by source id. */
-async function ownRowsOfSharedLoads(context: LookupContext, loads: Map<number, LoadRecord>):
-  Promise<Map<number, number>> {
+async function ownRowsOfSharedLoads(
+  context: LookupContext,
+  loads: Map<number, LoadRecord>,
+): Promise<Map<number, number>> {
   const shared = [...loads.values()].filter((record) => (record.sourceIds?.length ?? 1) > 1 && record.index);
   const indices = [...new Set(shared.map((record) => record.index!))];
   const figures = await Promise.all(indices.map((index) => assignmentsPerSource(context.engine, index)));
@@ -270,23 +404,46 @@ async function sourcesPage(context: LookupContext): Promise<Rendered> {
   const [sources, loads] = await Promise.all([context.sources.all(), lastLoadOfEachSource(context.engine)]);
   const own = await ownRowsOfSharedLoads(context, loads);
   // Release and site are secondary: a phone's narrow screen hides them (chemxref.css), each source's page has them.
-  const rows = [...sources.values()].sort((a, b) => a.sourceID - b.sourceID).map((s) => html`<tr>
-<td class="id">${s.sourceID}</td>
-<td class="name"><a href="/sources/${s.sourceID}">${s.nameLabel ?? s.name}</a>${s.retired ? ' (retired)' : ''}</td>
-<td class="count">${s.UCICount.toLocaleString('en')}</td>
-<td class="secondary">${s.srcReleaseNumber ?? '–'} (${dateOf(s.srcReleaseDate)})</td>
-${lastLoadCell(loads.get(s.sourceID), own.get(s.sourceID))}
-<td class="secondary">${s.srcUrl
-   ? html`<a href="${s.srcUrl}" rel="noopener">${s.nameLong ?? s.name}</a>`
-  : s.nameLong}</td>
-</tr>`);
-  const head = html`<tr><th scope="col" class="id">Id</th><th scope="col">Name</th>
-<th scope="col" class="count">Structures</th><th scope="col" class="secondary">Release (date)</th>
-<th scope="col">Last load</th><th scope="col" class="secondary">Site</th></tr>`;
+  const rows = [...sources.values()]
+    .sort((a, b) => a.sourceID - b.sourceID)
+    .map(
+      (s) =>
+        html`<tr>
+          <td class="id">${s.sourceID}</td>
+          <td class="name">
+            <a href="/sources/${s.sourceID}">${s.nameLabel ?? s.name}</a>${s.retired ? ' (retired)' : ''}
+          </td>
+          <td class="count">${s.UCICount.toLocaleString('en')}</td>
+          <td class="secondary">${s.srcReleaseNumber ?? '–'} (${dateOf(s.srcReleaseDate)})</td>
+          ${lastLoadCell(loads.get(s.sourceID), own.get(s.sourceID))}
+          <td class="secondary">
+            ${s.srcUrl ? html`<a href="${s.srcUrl}" rel="noopener">${s.nameLong ?? s.name}</a>` : s.nameLong}
+          </td>
+        </tr>`,
+    );
+  const head = html`<tr>
+    <th scope="col" class="id">Id</th>
+    <th scope="col">Name</th>
+    <th scope="col" class="count">Structures</th>
+    <th scope="col" class="secondary">Release (date)</th>
+    <th scope="col">Last load</th>
+    <th scope="col" class="secondary">Site</th>
+  </tr>`;
   return {
-    status: 200, title: 'Sources', canonical: '/sources',
+    status: 200,
+    title: 'Sources',
+    canonical: '/sources',
     body: html`<h1>Sources</h1>
-<div class="scroll"><table class="sources"><thead>${head}</thead><tbody>${rows}</tbody></table></div>`,
+      <div class="scroll">
+        <table class="sources">
+          <thead>
+            ${head}
+          </thead>
+          <tbody>
+            ${rows}
+          </tbody>
+        </table>
+      </div>`,
   };
 }
 
@@ -294,27 +451,75 @@ async function sourcePage(context: LookupContext, sourceId: number): Promise<Ren
   const source = await context.sources.get(sourceId);
   if (!source) return message(404, 'Not found', `There is no source ${sourceId}.`);
   const loads = await loadHistory(context.engine, 100, sourceId);
-  const rows = loads.map((l) => html`<tr><td>${l.started.replace('T', ' ').slice(0, 19)}</td><td>${l.command}</td><td>${l.status}${l.dryRun ? ' (dry run)' : ''}</td><td>${l.releaseNumber ?? ''}</td><td>${l.rowsRead.toLocaleString('en')}</td><td>${l.rowsLoaded.toLocaleString('en')}</td><td>${l.rowsRejected.toLocaleString('en')}</td><td>${l.message ?? ''}</td></tr>`);
+  const rows = loads.map(
+    (l) =>
+      html`<tr>
+        <td>${l.started.replace('T', ' ').slice(0, 19)}</td>
+        <td>${l.command}</td>
+        <td>${l.status}${l.dryRun ? ' (dry run)' : ''}</td>
+        <td>${l.releaseNumber ?? ''}</td>
+        <td>${l.rowsRead.toLocaleString('en')}</td>
+        <td>${l.rowsLoaded.toLocaleString('en')}</td>
+        <td>${l.rowsRejected.toLocaleString('en')}</td>
+        <td>${l.message ?? ''}</td>
+      </tr>`,
+  );
   return {
-    status: 200, title: source.nameLabel ?? source.name, canonical: `/sources/${sourceId}`,
+    status: 200,
+    title: source.nameLabel ?? source.name,
+    canonical: `/sources/${sourceId}`,
     body: html`<h1>${source.nameLabel ?? source.name} <small>(source ${sourceId})</small></h1>
-<p>${source.description ?? ''}</p>
-<dl class="source">
-<dt>Structures</dt><dd>${source.UCICount.toLocaleString('en')}</dd>
-<dt>Release</dt><dd>${source.srcReleaseNumber ?? '–'}, ${dateOf(source.srcReleaseDate)}</dd>
-<dt>Last updated</dt><dd>${dateOf(source.lastUpdated)}</dd>
-${source.srcUrl ? html`<dt>Site</dt><dd><a href="${source.srcUrl}" rel="noopener">${source.srcUrl}</a></dd>` : ''}
-</dl>
-<h2>Loads</h2>
-${loads.length === 0 ? html`<p>No load of this source is recorded.</p>` : html`<table class="loads"><thead><tr><th scope="col">Started (UTC)</th><th scope="col">Command</th><th scope="col">Status</th><th scope="col">Release</th><th scope="col">Read</th><th scope="col">Loaded</th><th scope="col">Rejected</th><th scope="col">Message</th></tr></thead><tbody>${rows}</tbody></table>`}`,
+      <p>${source.description ?? ''}</p>
+      <dl class="source">
+        <dt>Structures</dt>
+        <dd>${source.UCICount.toLocaleString('en')}</dd>
+        <dt>Release</dt>
+        <dd>${source.srcReleaseNumber ?? '–'}, ${dateOf(source.srcReleaseDate)}</dd>
+        <dt>Last updated</dt>
+        <dd>${dateOf(source.lastUpdated)}</dd>
+        ${
+          source.srcUrl
+            ? html`<dt>Site</dt>
+                <dd><a href="${source.srcUrl}" rel="noopener">${source.srcUrl}</a></dd>`
+            : ''
+        }
+      </dl>
+      <h2>Loads</h2>
+      ${
+        loads.length === 0
+          ? html`<p>No load of this source is recorded.</p>`
+          : html`<table class="loads">
+              <thead>
+                <tr>
+                  <th scope="col">Started (UTC)</th>
+                  <th scope="col">Command</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Release</th>
+                  <th scope="col">Read</th>
+                  <th scope="col">Loaded</th>
+                  <th scope="col">Rejected</th>
+                  <th scope="col">Message</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${rows}
+              </tbody>
+            </table>`
+      }`,
   };
 }
 
 const home: Rendered = {
-  status: 200, title: 'Search', canonical: '/',
+  status: 200,
+  title: 'Search',
+  canonical: '/',
   body: html`<h1>Find a compound in every source</h1>
-<p>Give a Standard InChIKey (<a href="/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N">RZVAJINKPMORJF-UHFFFAOYSA-N</a>), a Standard InChI, a UCI,
-a SMILES (<a href="/search?q=CC(%3DO)Nc1ccc(O)cc1">CC(=O)Nc1ccc(O)cc1</a>), <code>source:id</code> (<a href="/search?q=chembl%3ACHEMBL112">chembl:CHEMBL112</a>) or a compound id with its source.</p>`,
+    <p>
+      Give a Standard InChIKey (<a href="/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N">RZVAJINKPMORJF-UHFFFAOYSA-N</a>), a
+      Standard InChI, a UCI, a SMILES (<a href="/search?q=CC(%3DO)Nc1ccc(O)cc1">CC(=O)Nc1ccc(O)cc1</a>),
+      <code>source:id</code> (<a href="/search?q=chembl%3ACHEMBL112">chembl:CHEMBL112</a>) or a compound id with its
+      source.
+    </p>`,
 };
 
 function positive(text: unknown): number | undefined {
@@ -338,29 +543,61 @@ export function webPages(context: LookupContext, limit?: RequestHandler): Router
       else if (error instanceof UnprocessableStructure) rendered = message(422, 'Cannot search this', error.message);
       else {
         const status = (error as { status?: number }).status;
-        rendered = message(status === 503 || status === undefined ? 503 : status, 'Not available', `The search engine did not answer: try again in a moment. (${(error as Error).message})`);
+        rendered = message(
+          status === 503 || status === undefined ? 503 : status,
+          'Not available',
+          `The search engine did not answer: try again in a moment. (${(error as Error).message})`,
+        );
       }
     }
     const q = typeof req.query.q === 'string' ? req.query.q : undefined;
-    res.status(rendered.status).type('html').send(page({ title: rendered.title, q, source: positive(req.query.source), sources: choices(sources), canonical: rendered.canonical }, rendered.body));
+    res
+      .status(rendered.status)
+      .type('html')
+      .send(
+        page(
+          {
+            title: rendered.title,
+            q,
+            source: positive(req.query.source),
+            sources: choices(sources),
+            canonical: rendered.canonical,
+          },
+          rendered.body,
+        ),
+      );
   };
   router.get('/', (req, res) => send(req, res, () => home));
-  router.get('/search', (req, res) => send(req, res, () => {
-    const source = req.query.source;
-    if (source !== undefined && source !== '' && positive(source) === undefined) return message(400, 'Cannot search this', `"${String(source)}" is not a source id.`);
-    return search(context, typeof req.query.q === 'string' ? req.query.q : '', positive(source), positive(req.query.page) ?? 1);
-  }));
-  router.get('/compound/:uci', (req, res) => send(req, res, async () => {
-    const uci = positive(req.params.uci);
-    const structure = uci === undefined ? undefined : await indexedStructure(context, { uci });
-    if (!structure) return message(404, 'Not found', `There is no structure with UCI ${req.params.uci}.`);
-    return compoundPage(context, structure, positive(req.query.page) ?? 1);
-  }));
+  router.get('/search', (req, res) =>
+    send(req, res, () => {
+      const source = req.query.source;
+      if (source !== undefined && source !== '' && positive(source) === undefined)
+        return message(400, 'Cannot search this', `"${String(source)}" is not a source id.`);
+      return search(
+        context,
+        typeof req.query.q === 'string' ? req.query.q : '',
+        positive(source),
+        positive(req.query.page) ?? 1,
+      );
+    }),
+  );
+  router.get('/compound/:uci', (req, res) =>
+    send(req, res, async () => {
+      const uci = positive(req.params.uci);
+      const structure = uci === undefined ? undefined : await indexedStructure(context, { uci });
+      if (!structure) return message(404, 'Not found', `There is no structure with UCI ${req.params.uci}.`);
+      return compoundPage(context, structure, positive(req.query.page) ?? 1);
+    }),
+  );
   router.get('/sources', (req, res) => send(req, res, () => sourcesPage(context)));
-  router.get('/sources/:id', (req, res) => send(req, res, () => {
-    const id = positive(req.params.id);
-    return id === undefined ? message(404, 'Not found', `"${req.params.id}" is not a source id.`) : sourcePage(context, id);
-  }));
+  router.get('/sources/:id', (req, res) =>
+    send(req, res, () => {
+      const id = positive(req.params.id);
+      return id === undefined
+        ? message(404, 'Not found', `"${req.params.id}" is not a source id.`)
+        : sourcePage(context, id);
+    }),
+  );
   const refused: ErrorRequestHandler = (error, req, res, next) => {
     const status = (error as { status?: number }).status;
     if (status !== 429) return next(error);

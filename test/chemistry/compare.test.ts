@@ -1,14 +1,15 @@
 import { expect } from 'chai';
-import {
-  Comparison, compareLayers, connectivityEqual, differenceCount, parseStandardInchi,
-} from '../../src/chemistry';
+import { Comparison, compareLayers, connectivityEqual, differenceCount, parseStandardInchi } from '../../src/chemistry';
 import { inchiCase } from './fixtures';
 
 const layersOf = (name: string) => parseStandardInchi(inchiCase(name).inchi).layers;
 
 /** The names of the flags that are false: what the user sees as "differs". */
 function differing(comparison: Comparison): string[] {
-  return Object.entries(comparison).filter(([, same]) => same === false).map(([name]) => name).sort();
+  return Object.entries(comparison)
+    .filter(([, same]) => same === false)
+    .map(([name]) => name)
+    .sort();
 }
 
 describe('chemistry: comparing structures layer by layer', () => {
@@ -47,8 +48,12 @@ describe('chemistry: comparing structures layer by layer', () => {
     expect(r.isotopicStereoSp3).to.equal('2-');
     expect(differing(compareLayers(r, s, false))).to.deep.equal(['stereoSp3Inverted']);
     // Against plain ethanol: the label and the stereo it creates.
-    expect(differing(compareLayers(r, layersOf('ethanol'), false)))
-      .to.deep.equal(['isotope', 'stereoSp3', 'stereoSp3Inverted', 'stereoType']);
+    expect(differing(compareLayers(r, layersOf('ethanol'), false))).to.deep.equal([
+      'isotope',
+      'stereoSp3',
+      'stereoSp3Inverted',
+      'stereoType',
+    ]);
   });
 
   it('fumaric and maleic acid differ only in stereoDbond', () => {

@@ -4,7 +4,9 @@ import { inchiCase } from './fixtures';
 
 /** `formula connectivityBlock` of each component, the way a chemist checks a split by eye. */
 function split(caseName: string): string[] {
-  return parseStandardInchi(inchiCase(caseName).inchi).components.map((c: InchiComponent) => `${c.layers.formula} ${c.connectivityBlock}`);
+  return parseStandardInchi(inchiCase(caseName).inchi).components.map(
+    (c: InchiComponent) => `${c.layers.formula} ${c.connectivityBlock}`,
+  );
 }
 
 // Connectivity blocks of the ions and small molecules, as the InChI library gives them to the
@@ -33,16 +35,24 @@ describe('chemistry: salts, hydrates and mixtures split into the molecules they 
 
   it('metformin hydrochloride is metformin and HCl', () => {
     expect(split('metformin_HCl')).to.deep.equal(['C4H11N5 XZWYZXLIPXDOLR', HCL]);
-    expect(parseStandardInchi(inchiCase('metformin_HCl').inchi).components[0].inchi)
-      .to.equal('InChI=1S/C4H11N5/c1-9(2)4(7)8-3(5)6/h1-2H3,(H5,5,6,7,8)');
+    expect(parseStandardInchi(inchiCase('metformin_HCl').inchi).components[0].inchi).to.equal(
+      'InChI=1S/C4H11N5/c1-9(2)4(7)8-3(5)6/h1-2H3,(H5,5,6,7,8)',
+    );
   });
 
   it('copper sulfate pentahydrate (5H2O, 5*1H2) is Cu2+, sulfuric acid and five waters', () => {
     expect(split('copper_sulfate_pentahydrate')).to.deep.equal([
-      'Cu JPVYNHNXODAKFH', 'H2O4S QAOWNCQODCNURD', WATER, WATER, WATER, WATER, WATER,
+      'Cu JPVYNHNXODAKFH',
+      'H2O4S QAOWNCQODCNURD',
+      WATER,
+      WATER,
+      WATER,
+      WATER,
+      WATER,
     ]);
-    expect(parseStandardInchi(inchiCase('copper_sulfate_pentahydrate').inchi).components[1].inchi)
-      .to.equal('InChI=1S/H2O4S/c1-5(2,3)4/h(H2,1,2,3,4)');
+    expect(parseStandardInchi(inchiCase('copper_sulfate_pentahydrate').inchi).components[1].inchi).to.equal(
+      'InChI=1S/H2O4S/c1-5(2,3)4/h(H2,1,2,3,4)',
+    );
   });
 
   it('cisplatin is two HCl, two ammonia and Pt2+ (the metal is disconnected in Standard InChI)', () => {
@@ -60,10 +70,16 @@ describe('chemistry: salts, hydrates and mixtures split into the molecules they 
     const mixture = parseStandardInchi(inchiCase('pubchem:134687631').inchi);
     expect(mixture.inchi).to.have.length(1865);
     expect(split('pubchem:134687631')).to.deep.equal([
-      'C21H41N5O12 VDGAVKNERSZOPW', 'C21H41N5O11 XZNUGFQTQHRASN', 'C19H38N6O11 XCSTZNJIQFIVPE',
+      'C21H41N5O12 VDGAVKNERSZOPW',
+      'C21H41N5O11 XZNUGFQTQHRASN',
+      'C19H38N6O11 XCSTZNJIQFIVPE',
       // 3C19H38N6O10: three isomers with one formula, different connections, one /t (3*...)
-      'C19H38N6O10 BXUDMXDCTTUXLQ', 'C19H38N6O10 ACQKFHZCTOKZKP', 'C19H38N6O10 YPPFEJHOHNPKLT',
-      'C18H37N5O10 SKKLOUVUUNMCJE', 'C18H37N5O9 NLVFBUXFDBBNBW', 'C18H36N4O11 MOWMHIINUAQFMU',
+      'C19H38N6O10 BXUDMXDCTTUXLQ',
+      'C19H38N6O10 ACQKFHZCTOKZKP',
+      'C19H38N6O10 YPPFEJHOHNPKLT',
+      'C18H37N5O10 SKKLOUVUUNMCJE',
+      'C18H37N5O9 NLVFBUXFDBBNBW',
+      'C18H36N4O11 MOWMHIINUAQFMU',
       'C18H36N4O10 RTOAPJRCIZBHKA',
     ]);
     // /m1100000000/s1: one flag per component; each component keeps its own flag and /s1.
@@ -78,7 +94,9 @@ describe('chemistry: salts, hydrates and mixtures split into the molecules they 
   });
 
   it('the sodium salt of a chiral drug (CHEMBL1592257, /t10-;/m0./s1) keeps the stereo on the drug only', () => {
-    const salt = parseStandardInchi('InChI=1S/C17H13ClN2O4.Na/c1-10(17(21)22)23-12-3-5-13(6-4-12)24-16-9-19-14-7-2-11(18)8-15(14)20-16;/h2-10H,1H3,(H,21,22);/q;+1/p-1/t10-;/m0./s1');
+    const salt = parseStandardInchi(
+      'InChI=1S/C17H13ClN2O4.Na/c1-10(17(21)22)23-12-3-5-13(6-4-12)24-16-9-19-14-7-2-11(18)8-15(14)20-16;/h2-10H,1H3,(H,21,22);/q;+1/p-1/t10-;/m0./s1',
+    );
     expect(salt.components.map((c) => c.inchi)).to.deep.equal([
       'InChI=1S/C17H13ClN2O4/c1-10(17(21)22)23-12-3-5-13(6-4-12)24-16-9-19-14-7-2-11(18)8-15(14)20-16/h2-10H,1H3,(H,21,22)/t10-/m0/s1',
       'InChI=1S/Na/q+1',
@@ -93,7 +111,8 @@ describe('chemistry: salts, hydrates and mixtures split into the molecules they 
   });
 
   it('a labelled 3-component mixture (PubChem 90417624, /t;;9-/m..1/s1/i;24+2;17+1) gives each component its own stereo and label', () => {
-    const inchi = 'InChI=1S/C23H21N3O4.C22H30N2O3.C14H21N3O3/c1-26-18-13-20(16-7-3-2-4-8-16)30-21(18)14-19(26)23(28)24-11-10-15-6-5-9-17(12-15)22(27)25-29;1-2-3-8-24(19-6-4-18(5-7-19)20(25)23-27)21(26)22-12-15-9-16(13-22)11-17(10-15)14-22;1-9(15-13(19)16-14(2,3)4)10-5-7-11(8-6-10)12(18)17-20/h2-9,12-14,29H,10-11H2,1H3,(H,24,28)(H,25,27);4-7,15-17,27H,2-3,8-14H2,1H3,(H,23,25);5-9,20H,1-4H3,(H,17,18)(H2,15,16,19)/t;;9-/m..1/s1/i;24+2;17+1';
+    const inchi =
+      'InChI=1S/C23H21N3O4.C22H30N2O3.C14H21N3O3/c1-26-18-13-20(16-7-3-2-4-8-16)30-21(18)14-19(26)23(28)24-11-10-15-6-5-9-17(12-15)22(27)25-29;1-2-3-8-24(19-6-4-18(5-7-19)20(25)23-27)21(26)22-12-15-9-16(13-22)11-17(10-15)14-22;1-9(15-13(19)16-14(2,3)4)10-5-7-11(8-6-10)12(18)17-20/h2-9,12-14,29H,10-11H2,1H3,(H,24,28)(H,25,27);4-7,15-17,27H,2-3,8-14H2,1H3,(H,23,25);5-9,20H,1-4H3,(H,17,18)(H2,15,16,19)/t;;9-/m..1/s1/i;24+2;17+1';
     const mixture = parseStandardInchi(inchi);
     expect(inchiKeyOf(mixture)).to.equal('BTELADPZFARDOO-BOCUCPHYSA-N');
     const [first, second, third] = mixture.components;

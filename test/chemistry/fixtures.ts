@@ -27,20 +27,32 @@ let molecules: Molecule[] | undefined;
 let cases: InchiCase[] | undefined;
 
 function tsvRows(text: string): string[][] {
-  return text.split('\n').slice(1).filter((line) => line !== '').map((line) => line.split('\t'));
+  return text
+    .split('\n')
+    .slice(1)
+    .filter((line) => line !== '')
+    .map((line) => line.split('\t'));
 }
 
 /** The 28,657 molecules of molecules.tsv.gz (ChEMBL, NCI/DTP, PubChem, ZINC, named structures). */
 export function allMolecules(): Molecule[] {
-  molecules ??= tsvRows(gunzipSync(readFileSync(join(FIXTURES, 'molecules.tsv.gz'))).toString('utf8'))
-    .map(([source, id, smiles, standardInchi, standardInchiKey]) => ({ source, id, smiles, standardInchi, standardInchiKey }));
+  molecules ??= tsvRows(gunzipSync(readFileSync(join(FIXTURES, 'molecules.tsv.gz'))).toString('utf8')).map(
+    ([source, id, smiles, standardInchi, standardInchiKey]) => ({
+      source,
+      id,
+      smiles,
+      standardInchi,
+      standardInchiKey,
+    }),
+  );
   return molecules;
 }
 
 /** The 62 hand-picked hard cases of inchi-cases.tsv. */
 export function inchiCases(): InchiCase[] {
-  cases ??= tsvRows(readFileSync(join(FIXTURES, 'inchi-cases.tsv'), 'utf8'))
-    .map(([name, kind, , inchi, inchiKey, , note]) => ({ name, kind, inchi, inchiKey, note }));
+  cases ??= tsvRows(readFileSync(join(FIXTURES, 'inchi-cases.tsv'), 'utf8')).map(
+    ([name, kind, , inchi, inchiKey, , note]) => ({ name, kind, inchi, inchiKey, note }),
+  );
   return cases;
 }
 

@@ -1,7 +1,5 @@
 import { expect } from 'chai';
-import {
-  InchiError, inchiFromLayers, inchiKeyOf, isStandardInchiKey, parseStandardInchi,
-} from '../../src/chemistry';
+import { InchiError, inchiFromLayers, inchiKeyOf, isStandardInchiKey, parseStandardInchi } from '../../src/chemistry';
 import { inchiCase, inchiCases } from './fixtures';
 
 /** The InchiError thrown for `inchi`, failing the test when it parses or throws anything else. */
@@ -43,11 +41,15 @@ describe('chemistry: what is not a Standard InChI is rejected with a reason', ()
   const asIfStandard = (name: string): string => inchiCase(name).inchi.replace('InChI=1/', 'InChI=1S/');
 
   it('a fixed-H /f layer (2-pyridone) is refused', () => {
-    expect(rejection(asIfStandard('2-pyridone FixedH')).message).to.equal('not a Standard InChI: a /f (fixed-H) layer is only found in non-standard InChIs');
+    expect(rejection(asIfStandard('2-pyridone FixedH')).message).to.equal(
+      'not a Standard InChI: a /f (fixed-H) layer is only found in non-standard InChIs',
+    );
   });
 
   it('a reconnected-metal /r layer (cisplatin) is refused', () => {
-    expect(rejection(asIfStandard('cisplatin RecMet')).message).to.match(/\/r \(reconnected metals\) layer is only found in non-standard/);
+    expect(rejection(asIfStandard('cisplatin RecMet')).message).to.match(
+      /\/r \(reconnected metals\) layer is only found in non-standard/,
+    );
   });
 
   it('relative (/s2) and racemic (/s3) stereo of L-alanine are refused', () => {
@@ -56,16 +58,22 @@ describe('chemistry: what is not a Standard InChI is rejected with a reason', ()
   });
 
   it('an experimental InChI=1B/ aspirin is refused', () => {
-    expect(rejection(inchiCase('aspirin').inchi.replace('InChI=1S/', 'InChI=1B/')).message).to.match(/^not a Standard InChI: InChI=1B\/ is an experimental/);
+    expect(rejection(inchiCase('aspirin').inchi.replace('InChI=1S/', 'InChI=1B/')).message).to.match(
+      /^not a Standard InChI: InChI=1B\/ is an experimental/,
+    );
   });
 
   it('L-alanine with /m before /t (layers out of order) is refused', () => {
     const swapped = 'InChI=1S/C3H7NO2/c1-2(4)3(5)6/h2H,4H2,1H3,(H,5,6)/m0/t2-/s1';
-    expect(rejection(swapped).message).to.equal('not a valid InChI: layers out of order: /t (sp3 stereo) cannot follow /m (sp3 inverted flag)');
+    expect(rejection(swapped).message).to.equal(
+      'not a valid InChI: layers out of order: /t (sp3 stereo) cannot follow /m (sp3 inverted flag)',
+    );
   });
 
   it('a layer given twice is refused', () => {
-    expect(rejection('InChI=1S/C2H6O/c1-2-3/c1-2-3/h3H,2H2,1H3').message).to.match(/layer \/c \(connections\) appears twice/);
+    expect(rejection('InChI=1S/C2H6O/c1-2-3/c1-2-3/h3H,2H2,1H3').message).to.match(
+      /layer \/c \(connections\) appears twice/,
+    );
   });
 
   it('an InChIKey, an empty string, SMILES and text are refused, each with its reason', () => {
@@ -79,11 +87,15 @@ describe('chemistry: what is not a Standard InChI is rejected with a reason', ()
   it('ethanol cut short in the middle of a layer is refused as truncated', () => {
     expect(rejection('InChI=1S/C2H6O/c1-2-').message).to.match(/cut short/);
     expect(rejection('InChI=1S/C2H6O/c1-2-3/').message).to.match(/ends with '\/'/);
-    expect(rejection('InChI=1S/C9H8O4/c1-6(10)13-8-5-3-2-4-7(8)9(11)12/h2-5H,1H3,(H,11').message).to.match(/unbalanced parentheses/);
+    expect(rejection('InChI=1S/C9H8O4/c1-6(10)13-8-5-3-2-4-7(8)9(11)12/h2-5H,1H3,(H,11').message).to.match(
+      /unbalanced parentheses/,
+    );
   });
 
   it('a structure whose layers describe more components than its formula is refused', () => {
-    expect(rejection('InChI=1S/ClH.Na/h1H;;/q;+1/p-1').message).to.match(/describes more components than the formula \(2\)/);
+    expect(rejection('InChI=1S/ClH.Na/h1H;;/q;+1/p-1').message).to.match(
+      /describes more components than the formula \(2\)/,
+    );
     expect(rejection('InChI=1S/Ca.2ClH/h;3*1H/q+2;;/p-2').message).to.match(/more components/);
   });
 
@@ -175,7 +187,7 @@ describe('chemistry: any string gives a parse or an InchiError, never another ex
 });
 
 describe('chemistry: InChIKey form', () => {
-  it('accepts ethanol\'s key and refuses non-standard, lower-case and truncated keys', () => {
+  it("accepts ethanol's key and refuses non-standard, lower-case and truncated keys", () => {
     expect(isStandardInchiKey('LFQSCWFLJHTTHZ-UHFFFAOYSA-N')).to.equal(true);
     expect(isStandardInchiKey(inchiCase('2-pyridone FixedH').inchiKey)).to.equal(false); // ...NA-N
     expect(isStandardInchiKey('lfqscwfljhtthz-uhfffaoysa-n')).to.equal(false);

@@ -1,7 +1,5 @@
 import { expect } from 'chai';
-import {
-  ParsedInchi, inchiFromLayers, inchiKeyOf, parseStandardInchi,
-} from '../../src/chemistry';
+import { ParsedInchi, inchiFromLayers, inchiKeyOf, parseStandardInchi } from '../../src/chemistry';
 import { allMolecules } from './fixtures';
 
 // Every molecule of the shared data set, through the loaders' path: parse, split, key.
@@ -48,7 +46,8 @@ describe('chemistry: the 28,657 real molecules of molecules.tsv.gz', () => {
         component.layers.protons !== '' ||
         component.inchi !== p.inchi.replace(/\/p[+-]\d+/, '') ||
         inchiFromLayers(component.layers) !== component.inchi
-      ) wrong.push(p.inchi);
+      )
+        wrong.push(p.inchi);
     });
     expect(wrong).to.deep.equal([]);
     expect(singles).to.be.greaterThan(27000);
@@ -91,7 +90,8 @@ describe('chemistry: the 28,657 real molecules of molecules.tsv.gz', () => {
         const key = standalone.get(`${l.formula}/c${l.connections}/h${l.hAtoms}/q${l.charge}`);
         if (key !== undefined) {
           pairs++;
-          if (key.slice(0, 14) !== component.connectivityBlock) mismatches.push(`${component.inchi} ${component.connectivityBlock} != ${key}`);
+          if (key.slice(0, 14) !== component.connectivityBlock)
+            mismatches.push(`${component.inchi} ${component.connectivityBlock} != ${key}`);
         }
         // Where the component (stereo and isotopes included) is a molecule of the file, the
         // rebuilt InChI must be that molecule's InChI: same first and second key blocks.

@@ -19,7 +19,10 @@ function table(file: string): Record<string, string>[] {
   return lines.map((line) => Object.fromEntries(line.split('\t').map((value, i) => [columns[i], value])));
 }
 
-interface Query { path: string; body?: unknown }
+interface Query {
+  path: string;
+  body?: unknown;
+}
 
 /** Every structure by key, every tenth assignment by source id, every fifth structure's connectivity, a few legacy routes. */
 function queries(): Query[] {
@@ -27,10 +30,21 @@ function queries(): Query[] {
   const references = table(join(fixtureDump, 'reference.tsv.gz'));
   return [
     ...structures.map((s) => ({ path: '/api/v1/compounds', body: { type: 'inchikey', compound: s.standardinchikey } })),
-    ...references.filter((_r, i) => i % 10 === 0).map((r) => ({ path: '/api/v1/compounds', body: { type: 'sourceID', compound: r.src_compound_id, sourceID: Number(r.src_id) } })),
-    ...structures.filter((_s, i) => i % 5 === 0).map((s) => ({ path: '/api/v1/connectivity', body: { type: 'inchikey', compound: s.standardinchikey, searchComponents: true } })),
+    ...references
+      .filter((_r, i) => i % 10 === 0)
+      .map((r) => ({
+        path: '/api/v1/compounds',
+        body: { type: 'sourceID', compound: r.src_compound_id, sourceID: Number(r.src_id) },
+      })),
+    ...structures
+      .filter((_s, i) => i % 5 === 0)
+      .map((s) => ({
+        path: '/api/v1/connectivity',
+        body: { type: 'inchikey', compound: s.standardinchikey, searchComponents: true },
+      })),
     ...structures.filter((_s, i) => i % 25 === 0).map((s) => ({ path: `/rest/inchikey_all/${s.standardinchikey}` })),
-    { path: '/rest/mapping/1/22' }, { path: '/api/v1/sources/' },
+    { path: '/rest/mapping/1/22' },
+    { path: '/api/v1/sources/' },
   ];
 }
 
@@ -85,9 +99,14 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
   });
 
   it('gives exactly the answers of the one-node layout: compounds, connectivity (same order), legacy', async () => {
-    expect(expected.filter((answer) => !answer.startsWith('200 ')), 'every query answers 200').to.deep.equal([]);
+    expect(
+      expected.filter((answer) => !answer.startsWith('200 ')),
+      'every query answers 200',
+    ).to.deep.equal([]);
     const got = await answers(clustered, all);
-    const differing = got.map((answer, i) => (answer === expected[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`)).filter(Boolean);
+    const differing = got
+      .map((answer, i) => (answer === expected[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`))
+      .filter(Boolean);
     expect(differing, `${all.length} queries`).to.deep.equal([]);
   });
 
@@ -100,7 +119,9 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
       expect(victim.pid, 'the pid of the node to kill').to.be.a('number');
       process.kill(victim.pid!, 'SIGKILL');
       // Wait on the cluster, not on a clock: the survivors see the node leave.
-      const survivors = new Client({ nodes: engineNodes(config.ES_URL).filter((url) => !url.endsWith(`:${victim.httpPort}`)) });
+      const survivors = new Client({
+        nodes: engineNodes(config.ES_URL).filter((url) => !url.endsWith(`:${victim.httpPort}`)),
+      });
       try {
         await survivors.cluster.health({ wait_for_nodes: '2', timeout: '120s' }, { requestTimeout: 130_000 });
       } finally {
@@ -113,15 +134,22 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
       expect(health.status).to.equal('degraded');
       expect(health.engine).to.include({ nodes: 2 });
       const got = await answers(clustered, all);
-      const differing = got.map((answer, i) => (answer === expected[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`)).filter(Boolean);
+      const differing = got
+        .map((answer, i) => (answer === expected[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`))
+        .filter(Boolean);
       expect(differing, `${all.length} queries with node ${victim.name} down`).to.deep.equal([]);
     });
 
     it('a source reload completes on the two nodes left, fully replicated there, and is served', async () => {
       const summary = await load(prefix, ['source', '104', join(fixturesDir, 'releases', 'bzr-release-2.tsv')]);
       expect(summary.status).to.equal('done');
-      const removed = JSON.parse(readFileSync(join(fixturesDir, 'releases', 'expected.json'), 'utf8')).removed as string[];
-      const answer = await clustered.post('/api/v1/compounds', { type: 'sourceID', compound: removed[0], sourceID: 104 });
+      const removed = JSON.parse(readFileSync(join(fixturesDir, 'releases', 'expected.json'), 'utf8'))
+        .removed as string[];
+      const answer = await clustered.post('/api/v1/compounds', {
+        type: 'sourceID',
+        compound: removed[0],
+        sourceID: 104,
+      });
       expect(answer.status).to.equal(200);
       expect(answer.body.response).to.equal('Not found');
       const release = Object.keys(await admin.indices.getAlias({ name: `${prefix}-assignments-104` }))[0];
@@ -131,7 +159,10 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
 
     it('the node comes back and the cluster is green with three nodes again', async () => {
       await startEngine(config.ES_URL, config.ES_HEAP, config.ES_NODES);
-      const health = await admin.cluster.health({ wait_for_nodes: '3', wait_for_status: 'green', timeout: '180s' }, { requestTimeout: 190_000 });
+      const health = await admin.cluster.health(
+        { wait_for_nodes: '3', wait_for_status: 'green', timeout: '180s' },
+        { requestTimeout: 190_000 },
+      );
       expect(health).to.include({ status: 'green', number_of_nodes: 3 });
       expect((await clustered.get('/health')).body.status).to.equal('ok');
     });
@@ -145,7 +176,9 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
       expect(layout).to.include({ shards: 3, replicas: 1 });
       expect((await admin.cluster.health({ index: layout.indices[0] })).status).to.equal('green');
       const got = await answers(clustered, all);
-      const differing = got.map((answer, i) => (answer === reloaded[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`)).filter(Boolean);
+      const differing = got
+        .map((answer, i) => (answer === reloaded[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`))
+        .filter(Boolean);
       expect(differing, `${all.length} queries after consolidate`).to.deep.equal([]);
     });
   });

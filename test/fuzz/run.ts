@@ -38,7 +38,13 @@ import { deleteIndicesByPrefix } from '../support/engine';
 import { fixtureDump, load } from '../support/fixture';
 
 const requirementsFile = join(__dirname, 'requirements.txt');
-const checks = ['not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_headers_conformance', 'response_schema_conformance'];
+const checks = [
+  'not_a_server_error',
+  'status_code_conformance',
+  'content_type_conformance',
+  'response_headers_conformance',
+  'response_schema_conformance',
+];
 const httpMethods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 function say(message: string): void {
@@ -58,30 +64,39 @@ interface FuzzSettings {
 function fuzzSettings(env = process.env): FuzzSettings {
   const whole = (name: string, fallback: number, min: number, max: number): number => {
     const raw = env[name] || String(fallback);
-    if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new Error(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+    if (!/^[0-9]+$/.test(raw) || Number(raw) < min || Number(raw) > max)
+      throw new Error(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
     return Number(raw);
   };
   const seed = env.FUZZ_SEED || undefined;
-  if (seed !== undefined && !/^[0-9]+$/.test(seed)) throw new Error(`FUZZ_SEED must be a whole number (the Seed: line of a run), got "${seed}"`);
+  if (seed !== undefined && !/^[0-9]+$/.test(seed))
+    throw new Error(`FUZZ_SEED must be a whole number (the Seed: line of a run), got "${seed}"`);
   const data = resolve(env.FUZZ_DATA || fixtureDump);
-  if (!existsSync(data)) throw new Error(`FUZZ_DATA must be a UniChem dump folder (source, structure and reference tables), "${data}" does not exist`);
+  if (!existsSync(data))
+    throw new Error(
+      `FUZZ_DATA must be a UniChem dump folder (source, structure and reference tables), "${data}" does not exist`,
+    );
   const pin = createHash('sha256').update(readFileSync(requirementsFile)).digest('hex').slice(0, 12);
   return {
     seconds: whole('FUZZ_SECONDS', 150, 10, 3600),
     // One worker by default: with several threads, hypothesis's ast.parse trips CPython 3.11's
-    // "AST constructor recursion depth mismatch" SystemError (python/cpython#106905), a failed run that is no one's bug.
+    // "AST constructor recursion depth mismatch" SystemError (python/cpython#106905), a failed run that is no one's
+    // bug.
     workers: whole('FUZZ_WORKERS', 1, 1, 16),
     seed,
     data,
     python: env.FUZZ_PYTHON || 'python3',
-    venv: resolve(env.FUZZ_VENV || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'chemxref-fuzz', `venv-${pin}`)),
+    venv: resolve(
+      env.FUZZ_VENV || join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'chemxref-fuzz', `venv-${pin}`),
+    ),
   };
 }
 
 function runQuietly(command: string, args: string[]): void {
   const result = spawnSync(command, args, { stdio: ['ignore', 'inherit', 'inherit'] });
   if (result.error) throw new Error(`cannot run ${command}: ${result.error.message}`);
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (exit ${result.status ?? result.signal})`);
+  if (result.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} failed (exit ${result.status ?? result.signal})`);
 }
 
 /**
@@ -92,14 +107,31 @@ function installSchemathesis(settings: FuzzSettings): string {
   const executable = join(settings.venv, 'bin', 'schemathesis');
   const marker = join(settings.venv, 'installed');
   if (existsSync(marker) && existsSync(executable)) return executable;
-  const version = spawnSync(settings.python, ['-c', 'import sys; print("%d.%d" % sys.version_info[:2]); sys.exit(0 if sys.version_info >= (3, 11) else 1)'], { encoding: 'utf8' });
-  if (version.error) throw new Error(`cannot run ${settings.python} (FUZZ_PYTHON): ${version.error.message}; schemathesis needs Python 3.11+`);
-  if (version.status !== 0) throw new Error(`${settings.python} (FUZZ_PYTHON) is Python ${version.stdout.trim()}; schemathesis needs 3.11+`);
+  const version = spawnSync(
+    settings.python,
+    ['-c', 'import sys; print("%d.%d" % sys.version_info[:2]); sys.exit(0 if sys.version_info >= (3, 11) else 1)'],
+    { encoding: 'utf8' },
+  );
+  if (version.error)
+    throw new Error(
+      `cannot run ${settings.python} (FUZZ_PYTHON): ${version.error.message}; schemathesis needs Python 3.11+`,
+    );
+  if (version.status !== 0)
+    throw new Error(`${settings.python} (FUZZ_PYTHON) is Python ${version.stdout.trim()}; schemathesis needs 3.11+`);
   say(`installing schemathesis (${requirementsFile}) into ${settings.venv}`);
   rmSync(settings.venv, { recursive: true, force: true });
   mkdirSync(settings.venv, { recursive: true });
   runQuietly(settings.python, ['-m', 'venv', settings.venv]);
-  runQuietly(join(settings.venv, 'bin', 'python'), ['-m', 'pip', 'install', '--quiet', '--no-input', '--disable-pip-version-check', '-r', requirementsFile]);
+  runQuietly(join(settings.venv, 'bin', 'python'), [
+    '-m',
+    'pip',
+    'install',
+    '--quiet',
+    '--no-input',
+    '--disable-pip-version-check',
+    '-r',
+    requirementsFile,
+  ]);
   writeFileSync(marker, readFileSync(requirementsFile));
   return executable;
 }
@@ -121,7 +153,8 @@ function flattenServers(document: Json): Json {
     const servers: string[] = item.servers ? item.servers.map((server: Json) => server.url) : defaults;
     servers.forEach((server, index) => {
       const { servers: _servers, ...copy } = structuredClone(item);
-      if (index > 0) for (const method of httpMethods) if (copy[method]?.operationId) copy[method].operationId += `@${server}`;
+      if (index > 0)
+        for (const method of httpMethods) if (copy[method]?.operationId) copy[method].operationId += `@${server}`;
       const full = `${server.replace(/\/+$/, '')}${path}`;
       if (paths[full]) throw new Error(`two servers give the same path ${full}`);
       paths[full] = copy;
@@ -130,16 +163,27 @@ function flattenServers(document: Json): Json {
   return { ...document, servers: [{ url: '/' }], paths };
 }
 
-interface Operation { label: string; legacy: boolean; pattern: RegExp }
+interface Operation {
+  label: string;
+  legacy: boolean;
+  pattern: RegExp;
+}
 
 /** Each operation of a flattened document, with the regular expression its request paths match. */
 function operationsOf(flat: Json): Operation[] {
   const found: Operation[] = [];
   for (const [path, item] of Object.entries<Json>(flat.paths)) {
-    const source = `^${path.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`;
+    const source = `^${path
+      .split(/\{[^}]+\}/)
+      .map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
+      .join('[^/]+')}$`;
     for (const method of httpMethods) {
       if (!item[method]) continue;
-      found.push({ label: `${method.toUpperCase()} ${path}`, legacy: /^(\/legacy)?\/rest\//.test(path), pattern: new RegExp(source) });
+      found.push({
+        label: `${method.toUpperCase()} ${path}`,
+        legacy: /^(\/legacy)?\/rest\//.test(path),
+        pattern: new RegExp(source),
+      });
     }
   }
   return found;
@@ -153,7 +197,10 @@ function readTable(folder: string, name: string): Record<string, string>[] {
   const file = [join(folder, `${name}.tsv.gz`), join(folder, `${name}.tsv`)].find(existsSync);
   if (!file) throw new Error(`${folder} has no ${name}.tsv(.gz)`);
   const raw = readFileSync(file);
-  const [header, ...rows] = (file.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8').split('\n').filter((line) => line.trim() !== '');
+  const [header, ...rows] = (file.endsWith('.gz') ? gunzipSync(raw) : raw)
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '');
   const columns = header.split('\t');
   return rows.map((row) => Object.fromEntries(row.split('\t').map((value, i) => [columns[i], value])));
 }
@@ -171,23 +218,43 @@ function spread<T>(items: T[], count: number): T[] {
  */
 /** The warnings schemathesis shows by default, less the two that random compounds always raise. */
 const quietWarnings = [
-  'missing_auth', 'base_url_mismatch', 'missing_deserializer', 'unused_openapi_auth', 'unsupported_regex', 'method_not_allowed',
-  'constants_extraction', 'unmatched_filter', 'unresolvable_reference', 'rate_limited', 'dictionary_mismatch', 'timeout_units',
+  'missing_auth',
+  'base_url_mismatch',
+  'missing_deserializer',
+  'unused_openapi_auth',
+  'unsupported_regex',
+  'method_not_allowed',
+  'constants_extraction',
+  'unmatched_filter',
+  'unresolvable_reference',
+  'rate_limited',
+  'dictionary_mismatch',
+  'timeout_units',
 ];
 
 function schemathesisConfig(folder: string, loadIds: string[]): string {
   const sources = readTable(folder, 'source').map((row) => row.SRC_ID);
   const structures = spread(readTable(folder, 'structure'), 40);
   const references = readTable(folder, 'reference');
-  const obsolete = spread(references.filter((row) => row.ASSIGMENT === '0'), 10);
+  const obsolete = spread(
+    references.filter((row) => row.ASSIGMENT === '0'),
+    10,
+  );
   const ids = [
-    ...spread(references.filter((row) => row.ASSIGMENT !== '0'), 40),
+    ...spread(
+      references.filter((row) => row.ASSIGMENT !== '0'),
+      40,
+    ),
     ...obsolete,
-    ...spread(references.filter((row) => row.SRC_COMPOUND_ID.includes('/')), 5),
+    ...spread(
+      references.filter((row) => row.SRC_COMPOUND_ID.includes('/')),
+      5,
+    ),
   ].map((row) => row.SRC_COMPOUND_ID);
   const keys = structures.map((row) => row.STANDARDINCHIKEY);
   const ucis = structures.map((row) => row.UCI);
-  // Integer parameters take numbers: schemathesis offers a dictionary's entries of the wrong type only in negative cases.
+  // Integer parameters take numbers: schemathesis offers a dictionary's entries of the wrong type only in negative
+  // cases.
   const dictionaries: Record<string, (string | number)[]> = {
     keys: [...keys, ...keys.map((key) => key.slice(0, 14))],
     ids: [...new Set(ids)],
@@ -200,30 +267,53 @@ function schemathesisConfig(folder: string, loadIds: string[]): string {
     loadIds,
   };
   const parameters: Record<string, string> = {
-    'path.key': 'keys', 'path.id': 'ids', 'path.src': 'sources', 'path.to_src': 'sources', 'path.A': 'sourceNumbers',
-    'path.uci': 'uciNumbers', 'path.sourceID': 'sourceNumbers', 'body.compound': 'compounds', 'body.sourceID': 'sourceNumbers',
+    'path.key': 'keys',
+    'path.id': 'ids',
+    'path.src': 'sources',
+    'path.to_src': 'sources',
+    'path.A': 'sourceNumbers',
+    'path.uci': 'uciNumbers',
+    'path.sourceID': 'sourceNumbers',
+    'body.compound': 'compounds',
+    'body.sourceID': 'sourceNumbers',
     'query.since': 'loadIds',
   };
   // The *_obsolete methods answer only for an id with an obsolete assignment, asked in its own source.
   const obsoleteParameters: Record<string, string> = { 'path.id': 'obsoleteIds', 'path.src': 'obsoleteSources' };
   // A dictionary must have entries (a dump may have no obsolete assignment).
-  const bindings = (bound: Record<string, string>): string[] => Object.entries(bound).filter(([, name]) => dictionaries[name].length > 0)
-    .map(([parameter, name]) => `${JSON.stringify(parameter)} = { dictionary = "${name}", probability = 0.5 }`);
+  const bindings = (bound: Record<string, string>): string[] =>
+    Object.entries(bound)
+      .filter(([, name]) => dictionaries[name].length > 0)
+      .map(([parameter, name]) => `${JSON.stringify(parameter)} = { dictionary = "${name}", probability = 0.5 }`);
   const lines = ['# Written by test/fuzz/run.ts for one run.'];
   for (const [name, values] of Object.entries(dictionaries)) {
-    if (values.length > 0) lines.push(`[dictionaries.${name}]`, `values = [${values.map((value) => JSON.stringify(value)).join(', ')}]`);
+    if (values.length > 0)
+      lines.push(`[dictionaries.${name}]`, `values = [${values.map((value) => JSON.stringify(value)).join(', ')}]`);
   }
   lines.push('[parameters]', ...bindings(parameters));
-  lines.push('[[operations]]', 'include-path-regex = "_obsolete/"', '[operations.parameters]', ...bindings(obsoleteParameters));
+  lines.push(
+    '[[operations]]',
+    'include-path-regex = "_obsolete/"',
+    '[operations.parameters]',
+    ...bindings(obsoleteParameters),
+  );
   // Compounds and connectivity: random InChIs that pass the document's `InChI=1S/` pattern are 400s and
   // random keys or ids 404s, so "most generated data rejected" (validation_mismatch, missing_test_data)
   // says nothing of these two; shown, it would make the closing line '1 warning in …s', the shape of a
   // pytest run that ran no test, instead of 'No issues found'.
-  lines.push('[[operations]]', 'include-path-regex = "/api/v1/(compounds|connectivity)$"', 'include-method = "POST"',
-    `warnings = [${quietWarnings.map((name) => JSON.stringify(name)).join(', ')}]`);
+  lines.push(
+    '[[operations]]',
+    'include-path-regex = "/api/v1/(compounds|connectivity)$"',
+    'include-method = "POST"',
+    `warnings = [${quietWarnings.map((name) => JSON.stringify(name)).join(', ')}]`,
+  );
   // A job's paths: a random job id is a 404 (ids are 128 random bits; none is guessed), as a random key is.
-  lines.push('[[operations]]', 'include-path-regex = "/api/v1/jobs/"', 'include-method = "GET"',
-    `warnings = [${quietWarnings.map((name) => JSON.stringify(name)).join(', ')}]`);
+  lines.push(
+    '[[operations]]',
+    'include-path-regex = "/api/v1/jobs/"',
+    'include-method = "GET"',
+    `warnings = [${quietWarnings.map((name) => JSON.stringify(name)).join(', ')}]`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -259,7 +349,7 @@ function decoded(content: unknown): string {
 
 function headerValue(headers: Json | undefined, name: string): string {
   const entry = Object.entries(headers ?? {}).find(([key]) => key.toLowerCase() === name)?.[1];
-  return String(Array.isArray(entry) ? entry[0] : entry ?? '');
+  return String(Array.isArray(entry) ? entry[0] : (entry ?? ''));
 }
 
 function shorten(text: string, length = 300): string {
@@ -277,8 +367,11 @@ async function readEvents(file: string, operations: Operation[]): Promise<RunRep
   let requests = 0;
   const operationOf = (method: string, url: string, fallback: string): Operation | undefined => {
     const path = new URL(url).pathname;
-    return operations.find((operation) => operation.label.startsWith(`${method.toUpperCase()} `) && operation.pattern.test(path))
-      ?? operations.find((operation) => operation.label === fallback);
+    return (
+      operations.find(
+        (operation) => operation.label.startsWith(`${method.toUpperCase()} `) && operation.pattern.test(path),
+      ) ?? operations.find((operation) => operation.label === fallback)
+    );
   };
   for await (const line of createInterface({ input: createReadStream(file) })) {
     if (!line.trim()) continue;
@@ -297,7 +390,12 @@ async function readEvents(file: string, operations: Operation[]): Promise<RunRep
       const sent = headerValue(request.headers, 'content-type');
       const example = `${request.method} ${request.uri}${sent ? ` (${sent})` : ''}${request.body ? ` ${shorten(decoded(request.body), 200)}` : ''} → ${status} ${headerValue(response.headers, 'content-type')} ${shorten(body)}`;
       // Only a routed request can get a 2xx, or a 404 under a legacy server (an unrouted legacy path is a 400).
-      if (operation && request.method.toUpperCase() === operation.label.split(' ')[0] && ((status >= 200 && status < 300) || (status === 404 && operation.legacy))) reached.add(operation.label);
+      if (
+        operation &&
+        request.method.toUpperCase() === operation.label.split(' ')[0] &&
+        ((status >= 200 && status < 300) || (status === 404 && operation.legacy))
+      )
+        reached.add(operation.label);
       if (status >= 500 && serverErrors.length < 50) serverErrors.push({ operation: label, status, example });
       for (const check of (recorder.checks?.[caseId] ?? []) as Json[]) {
         if (check.status === 'success' || check.status === 'skip') continue;
@@ -306,7 +404,17 @@ async function readEvents(file: string, operations: Operation[]): Promise<RunRep
         const key = [label, check.name, failure.title, status, contentType].join('|');
         const known = findings.get(key);
         if (known) known.count += 1;
-        else findings.set(key, { operation: label, check: check.name, title: failure.title ?? check.status, status, contentType, message: String(failure.message ?? ''), count: 1, example });
+        else
+          findings.set(key, {
+            operation: label,
+            check: check.name,
+            title: failure.title ?? check.status,
+            status,
+            contentType,
+            message: String(failure.message ?? ''),
+            count: 1,
+            example,
+          });
         failedOperations.add(label);
       }
     }
@@ -314,12 +422,22 @@ async function readEvents(file: string, operations: Operation[]): Promise<RunRep
   const unreached = operations.map((operation) => operation.label).filter((label) => !reached.has(label));
   for (const label of unreached) failedOperations.add(label);
   for (const { operation } of serverErrors) failedOperations.add(operation);
-  return { findings: [...findings.values()], serverErrors, unreached, operations: operations.length, failedOperations, requests, errors };
+  return {
+    findings: [...findings.values()],
+    serverErrors,
+    unreached,
+    operations: operations.length,
+    failedOperations,
+    requests,
+    errors,
+  };
 }
 
 /** The findings grouped by cause (check, failure, status, Content-Type), each with the operations it hit and one request. */
 function printReport(report: RunReport): void {
-  const out = (line = ''): void => { process.stdout.write(`${line}\n`); };
+  const out = (line = ''): void => {
+    process.stdout.write(`${line}\n`);
+  };
   out();
   out(`== fuzz: ${report.requests} requests to ${report.operations} operations (each path under each of its servers)`);
   const causes = new Map<string, Finding[]>();
@@ -333,7 +451,8 @@ function printReport(report: RunReport): void {
     out(`FAILED ${cause}: ${total} responses in ${findings.length} operations`);
     if (findings[0].message) out(`  ${findings[0].message.split('\n').join('\n  ')}`);
     out(`  e.g. ${findings[0].example}`);
-    for (const finding of findings.sort((a, b) => a.operation.localeCompare(b.operation))) out(`  - ${finding.operation} (${finding.count})`);
+    for (const finding of findings.sort((a, b) => a.operation.localeCompare(b.operation)))
+      out(`  - ${finding.operation} (${finding.count})`);
   }
   if (report.serverErrors.length > 0) {
     out();
@@ -342,7 +461,9 @@ function printReport(report: RunReport): void {
   }
   if (report.unreached.length > 0) {
     out();
-    out(`FAILED never reached (no 2xx, nor a legacy 404, to any request: a wrong base URL or path?): ${report.unreached.length} operations`);
+    out(
+      `FAILED never reached (no 2xx, nor a legacy 404, to any request: a wrong base URL or path?): ${report.unreached.length} operations`,
+    );
     for (const label of report.unreached) out(`  - ${label}`);
   }
   if (report.errors.length > 0) {
@@ -378,7 +499,8 @@ async function main(): Promise<number> {
   let cleaning: Promise<void> | undefined;
   const cleanUp = (): Promise<void> => {
     cleaning ??= (async () => {
-      for (let step = cleanups.pop(); step; step = cleanups.pop()) await step().catch((error: Error) => say(`clean-up: ${error.message}`));
+      for (let step = cleanups.pop(); step; step = cleanups.pop())
+        await step().catch((error: Error) => say(`clean-up: ${error.message}`));
     })();
     return cleaning;
   };
@@ -399,10 +521,13 @@ async function main(): Promise<number> {
       say(`deleted ${deleted.length} indices ${config.ES_INDEX_PREFIX}-*`);
     });
     const summary = await load(config.ES_INDEX_PREFIX, ['dump', settings.data]);
-    if (summary.status !== 'done') throw new Error(`loading ${settings.data} did not complete: ${JSON.stringify(summary)}`);
+    if (summary.status !== 'done')
+      throw new Error(`loading ${settings.data} did not complete: ${JSON.stringify(summary)}`);
     const server = await startServer(config, {}, 0);
     cleanups.push(() => server.stop(1000));
-    say(`${settings.data} loaded as ${config.ES_INDEX_PREFIX} (${summary.rowsLoaded} rows), API on ${server.url}, after ${((Date.now() - began) / 1000).toFixed(1)} s`);
+    say(
+      `${settings.data} loaded as ${config.ES_INDEX_PREFIX} (${summary.rowsLoaded} rows), API on ${server.url}, after ${((Date.now() - began) / 1000).toFixed(1)} s`,
+    );
 
     const response = await fetch(`${server.url}/api/v1/openapi.json`);
     if (!response.ok) throw new Error(`GET /api/v1/openapi.json answered ${response.status}`);
@@ -410,20 +535,43 @@ async function main(): Promise<number> {
     mkdirSync(runDir, { recursive: true });
     writeFileSync(join(runDir, 'openapi.json'), `${JSON.stringify(flat, null, 2)}\n`);
     // The load that replaced every source: what `since` of /sources/{sourceID}/changes takes.
-    const loadIds = ((summary.steps ?? []) as { command?: string; loadId?: string }[]).filter((step) => step.command === 'references').map((step) => String(step.loadId));
+    const loadIds = ((summary.steps ?? []) as { command?: string; loadId?: string }[])
+      .filter((step) => step.command === 'references')
+      .map((step) => String(step.loadId));
     writeFileSync(join(runDir, 'schemathesis.toml'), schemathesisConfig(settings.data, loadIds));
     const events = join(runDir, 'events.ndjson');
     const args = [
-      '--config-file', join(runDir, 'schemathesis.toml'), 'run', join(runDir, 'openapi.json'), '--url', server.url,
-      '--checks', checks.join(','), '--continue-on-failure', '--max-time', String(settings.seconds), '--workers', String(settings.workers),
-      '--request-timeout', '60', '--no-color', '--report', 'ndjson', '--report-ndjson-path', events,
+      '--config-file',
+      join(runDir, 'schemathesis.toml'),
+      'run',
+      join(runDir, 'openapi.json'),
+      '--url',
+      server.url,
+      '--checks',
+      checks.join(','),
+      '--continue-on-failure',
+      '--max-time',
+      String(settings.seconds),
+      '--workers',
+      String(settings.workers),
+      '--request-timeout',
+      '60',
+      '--no-color',
+      '--report',
+      'ndjson',
+      '--report-ndjson-path',
+      events,
       ...(settings.seed ? ['--seed', settings.seed] : []),
     ];
     say(`schemathesis ${args.join(' ')}`);
     const fuzzBegan = Date.now();
     if (interrupted) return 130;
     // hooks.py: a serializer for the NDJSON bodies of /batch and /jobs, which schemathesis has none for.
-    const env = { ...process.env, SCHEMATHESIS_HOOKS: 'hooks', PYTHONPATH: [__dirname, process.env.PYTHONPATH].filter(Boolean).join(':') };
+    const env = {
+      ...process.env,
+      SCHEMATHESIS_HOOKS: 'hooks',
+      PYTHONPATH: [__dirname, process.env.PYTHONPATH].filter(Boolean).join(':'),
+    };
     child = spawn(schemathesis, args, { cwd: runDir, env, stdio: ['ignore', 'inherit', 'inherit'] });
     const exit = await new Promise<number>((done, fail) => {
       child!.once('error', fail);
@@ -435,7 +583,10 @@ async function main(): Promise<number> {
     const report = await readEvents(events, operationsOf(flat));
     printReport(report);
     const failed = exit !== 0 || report.failedOperations.size > 0 || report.errors.length > 0;
-    if (failed) say(`the run's document, configuration and events stay in ${runDir} (replay a case there: ${schemathesis} replay <id>; repeat the run: FUZZ_SEED=<Seed above>)`);
+    if (failed)
+      say(
+        `the run's document, configuration and events stay in ${runDir} (replay a case there: ${schemathesis} replay <id>; repeat the run: FUZZ_SEED=<Seed above>)`,
+      );
     else rmSync(runDir, { recursive: true, force: true });
     return failed ? 1 : 0;
   } finally {
@@ -443,7 +594,10 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code), (error: Error) => {
-  process.stderr.write(`[fuzz] ${error.stack ?? error.message}\n`);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (error: Error) => {
+    process.stderr.write(`[fuzz] ${error.stack ?? error.message}\n`);
+    process.exit(1);
+  },
+);

@@ -6,7 +6,10 @@ export interface RunningApi {
   url: string;
   stop: () => Promise<void>;
   post: (path: string, body: unknown) => Promise<{ status: number; body: any; headers: Headers }>;
-  get: (path: string, headers?: Record<string, string>) => Promise<{ status: number; body: any; text: string; headers: Headers }>;
+  get: (
+    path: string,
+    headers?: Record<string, string>,
+  ) => Promise<{ status: number; body: any; text: string; headers: Headers }>;
 }
 
 /** Starts the service for `config` on port 0 (response validation on). */
@@ -24,7 +27,8 @@ export async function startApi(config: Config): Promise<RunningApi> {
     stop,
     post: async (path, body) => {
       const response = await fetch(`${url}${path}`, {
-        method: 'POST', headers: { 'content-type': 'application/json' },
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
       return { status: response.status, body: parse(await response.text()), headers: response.headers };

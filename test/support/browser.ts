@@ -21,5 +21,12 @@ export function browserOnFixture(): { readonly api: RunningApi; readonly browser
     await browser?.close();
     await api?.stop();
   });
-  return { get api() { return api!; }, get browser() { return browser!; } };
+  return {
+    get api() {
+      return api!;
+    },
+    get browser() {
+      return browser!;
+    },
+  };
 }

@@ -44,40 +44,79 @@ interface CompoundsBody {
 /** Whether a v1 compounds answer holds the structure `standardInchiKey` with the record `sourceId:compoundId`. */
 export function holdsRecord(body: unknown, lookup: CheckedLookup): boolean {
   const compounds = (body as CompoundsBody | undefined)?.compounds ?? [];
-  return compounds.some((compound) => compound.standardInchiKey === lookup.standardInchiKey
-    && (compound.sources ?? []).some((s) => s.id === lookup.sourceId && s.compoundId === lookup.compoundId));
+  return compounds.some(
+    (compound) =>
+      compound.standardInchiKey === lookup.standardInchiKey &&
+      (compound.sources ?? []).some((s) => s.id === lookup.sourceId && s.compoundId === lookup.compoundId),
+  );
 }
 
 /** For each record, POST /api/v1/compounds by its InChIKey and by its sourceID. */
-export function compoundLookups(sourceId: number, records: { compoundId: string; standardInchiKey: string }[]): CheckedLookup[] {
+export function compoundLookups(
+  sourceId: number,
+  records: { compoundId: string; standardInchiKey: string }[],
+): CheckedLookup[] {
   return records.flatMap((record) => [
     { path: '/api/v1/compounds', body: { type: 'inchikey', compound: record.standardInchiKey }, sourceId, ...record },
-    { path: '/api/v1/compounds', body: { type: 'sourceID', compound: record.compoundId, sourceID: sourceId }, sourceId, ...record },
+    {
+      path: '/api/v1/compounds',
+      body: { type: 'sourceID', compound: record.compoundId, sourceID: sourceId },
+      sourceId,
+      ...record,
+    },
   ]);
 }
 
 /** One POST with a JSON body; resolves with the status (0 when none came within `timeoutMs`), headers and body text. */
-export async function postJson(url: string, body: unknown, options: { agent?: Agent; timeoutMs: number }): Promise<{ status: number; retryAfter?: string; text: string; error?: string }> {
+export async function postJson(
+  url: string,
+  body: unknown,
+  options: { agent?: Agent; timeoutMs: number },
+): Promise<{ status: number; retryAfter?: string; text: string; error?: string }> {
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise((resolve) => {
-    const req = request(url, {
-      method: 'POST', agent: options.agent, signal: AbortSignal.timeout(options.timeoutMs),
-      headers: { 'content-type': 'application/json', 'content-length': payload.length },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const retryAfter = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text: Buffer.concat(chunks).toString('utf8') });
-      });
-      res.on('error', (error) => resolve({ status: 0, text: '', error: error.message }));
-    });
-    req.on('error', (error) => resolve({ status: 0, text: '', error: error.name === 'AbortError' || error.name === 'TimeoutError' ? `no answer within ${options.timeoutMs} ms` : error.message }));
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent: options.agent,
+        signal: AbortSignal.timeout(options.timeoutMs),
+        headers: { 'content-type': 'application/json', 'content-length': payload.length },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const retryAfter = res.headers['retry-after'];
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+            text: Buffer.concat(chunks).toString('utf8'),
+          });
+        });
+        res.on('error', (error) => resolve({ status: 0, text: '', error: error.message }));
+      },
+    );
+    req.on('error', (error) =>
+      resolve({
+        status: 0,
+        text: '',
+        error:
+          error.name === 'AbortError' || error.name === 'TimeoutError'
+            ? `no answer within ${options.timeoutMs} ms`
+            : error.message,
+      }),
+    );
     req.end(payload);
   });
 }
 
-function judge(lookup: CheckedLookup, status: number, text: string, error?: string): { verdict: Verdict; detail?: string } {
+function judge(
+  lookup: CheckedLookup,
+  status: number,
+  text: string,
+  error?: string,
+): { verdict: Verdict; detail?: string } {
   if (status === 503) return { verdict: 'unavailable' };
   if (status !== 200) return { verdict: 'error', detail: error ?? `${status} ${text.slice(0, 200)}` };
   let body: unknown;
@@ -106,7 +145,11 @@ export class CheckingClients {
    * 503 or no answer a client waits this long before its next lookup, as a polite client would
    * (Retry-After itself is not waited for, so a recovery is seen within the pause).
    */
-  constructor(private readonly url: string, private readonly lookups: CheckedLookup[], private readonly options: { clients: number; timeoutMs: number; pauseAfterFailureMs?: number }) {
+  constructor(
+    private readonly url: string,
+    private readonly lookups: CheckedLookup[],
+    private readonly options: { clients: number; timeoutMs: number; pauseAfterFailureMs?: number },
+  ) {
     if (lookups.length === 0) throw new Error('checking clients need at least one lookup');
     this.agent = new Agent({ keepAlive: true, maxSockets: options.clients });
   }
@@ -128,20 +171,41 @@ export class CheckingClients {
     while (this.running) {
       const lookup = this.lookups[this.next++ % this.lookups.length];
       const started = performance.now();
-      const { status, retryAfter, text, error } = await postJson(`${this.url}${lookup.path}`, lookup.body, { agent: this.agent, timeoutMs: this.options.timeoutMs });
-      this.answers.push({ lookup, started, ended: performance.now(), status, retryAfter, ...judge(lookup, status, text, error) });
+      const { status, retryAfter, text, error } = await postJson(`${this.url}${lookup.path}`, lookup.body, {
+        agent: this.agent,
+        timeoutMs: this.options.timeoutMs,
+      });
+      this.answers.push({
+        lookup,
+        started,
+        ended: performance.now(),
+        status,
+        retryAfter,
+        ...judge(lookup, status, text, error),
+      });
       if (status === 0 || status === 503) await sleep(this.options.pauseAfterFailureMs ?? 100);
     }
   }
 }
 
-export interface Tally { requests: number; right: number; wrong: number; unavailable: number; unavailableWithoutRetryAfter: number; errors: number }
+export interface Tally {
+  requests: number;
+  right: number;
+  wrong: number;
+  unavailable: number;
+  unavailableWithoutRetryAfter: number;
+  errors: number;
+}
 
 export function tally(answers: Answer[]): Tally {
   const count = (verdict: Verdict): number => answers.filter((a) => a.verdict === verdict).length;
   return {
-    requests: answers.length, right: count('right'), wrong: count('wrong'), unavailable: count('unavailable'),
-    unavailableWithoutRetryAfter: answers.filter((a) => a.verdict === 'unavailable' && a.retryAfter === undefined).length,
+    requests: answers.length,
+    right: count('right'),
+    wrong: count('wrong'),
+    unavailable: count('unavailable'),
+    unavailableWithoutRetryAfter: answers.filter((a) => a.verdict === 'unavailable' && a.retryAfter === undefined)
+      .length,
     errors: count('error'),
   };
 }
@@ -170,12 +234,14 @@ export async function freePort(): Promise<number> {
  */
 export async function enginePid(esUrl: string): Promise<number> {
   const response = await fetch(`${esUrl}/_nodes/_local/process`, { signal: AbortSignal.timeout(10_000) });
-  const info = await response.json() as { nodes: Record<string, { process?: { id?: number } }> };
+  const info = (await response.json()) as { nodes: Record<string, { process?: { id?: number } }> };
   const pid = Object.values(info.nodes)[0]?.process?.id;
   if (!pid) throw new Error(`${esUrl} did not say its process id`);
   const commandLine = existsSync(`/proc/${pid}/cmdline`) ? readFileSync(`/proc/${pid}/cmdline`, 'utf8') : '';
   if (!/java/.test(commandLine) || !/elasticsearch/i.test(commandLine)) {
-    throw new Error(`process ${pid} of ${esUrl} is not an Elasticsearch node of this machine (a remote or containerised engine cannot be frozen from here)`);
+    throw new Error(
+      `process ${pid} of ${esUrl} is not an Elasticsearch node of this machine (a remote or containerised engine cannot be frozen from here)`,
+    );
   }
   return pid;
 }
@@ -195,7 +261,9 @@ export class EngineFreezer {
 
   constructor(readonly pid: number) {}
 
-  get isFrozen(): boolean { return this.frozen; }
+  get isFrozen(): boolean {
+    return this.frozen;
+  }
 
   freeze(): void {
     if (this.frozen) return;

@@ -12,7 +12,10 @@ import type { Engine } from '../../src/engine/client';
 /** The body of every request to a path ending in `pathEnd` that `engine` sends while `work` runs. */
 export async function bodiesSent(engine: Engine, pathEnd: string, work: () => Promise<unknown>): Promise<unknown[]> {
   const bodies: unknown[] = [];
-  const listener = (_error: unknown, event: { meta: { request: { params: { path: string; body?: unknown; bulkBody?: unknown } } } } | null): void => {
+  const listener = (
+    _error: unknown,
+    event: { meta: { request: { params: { path: string; body?: unknown; bulkBody?: unknown } } } } | null,
+  ): void => {
     const params = event?.meta.request.params;
     if (params?.path.endsWith(pathEnd)) bodies.push(params.bulkBody ?? params.body);
   };
@@ -26,10 +29,17 @@ export async function bodiesSent(engine: Engine, pathEnd: string, work: () => Pr
 }
 
 /** The search bodies of every `_msearch` `engine` sends while `work` runs, one list per `_msearch`. */
-export async function msearchesSent(engine: Engine, work: () => Promise<unknown>): Promise<Record<string, unknown>[][]> {
-  return (await bodiesSent(engine, '/_msearch', work)).map((body) => String(body).split('\n').filter(Boolean)
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-    .filter((_line, i) => i % 2 === 1));
+export async function msearchesSent(
+  engine: Engine,
+  work: () => Promise<unknown>,
+): Promise<Record<string, unknown>[][]> {
+  return (await bodiesSent(engine, '/_msearch', work)).map((body) =>
+    String(body)
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((_line, i) => i % 2 === 1),
+  );
 }
 
 /**
@@ -57,7 +67,9 @@ export function engineHooks(stem: string): Mocha.RootHookObject {
       this.timeout(180_000);
       const config = readConfig();
       // A failure here would leave this run's indices on the engine: say so, but do not fail the run for it.
-      await deleteIndicesByPrefix(config.ES_URL, config.ES_INDEX_PREFIX).catch((error: Error) => process.stderr.write(`could not delete the ${config.ES_INDEX_PREFIX}-* test indices: ${error.message}\n`));
+      await deleteIndicesByPrefix(config.ES_URL, config.ES_INDEX_PREFIX).catch((error: Error) =>
+        process.stderr.write(`could not delete the ${config.ES_INDEX_PREFIX}-* test indices: ${error.message}\n`),
+      );
       if (startedHere && !process.env.KEEP_ENGINE) await stopEngine(config.ES_URL, config.ES_NODES);
       rmSync(runTmp, { recursive: true, force: true });
     },

@@ -23,7 +23,15 @@ export function freshPrefix(name: string): string {
 
 /** Runs `npm run load -- <argv>` in-process against `prefix`; resolves with the summary. */
 export async function load(prefix: string, argv: string[]): Promise<Record<string, unknown>> {
-  return runCommand(parseArguments([...argv, '--no-progress', '--rejects', join(tmpdir(), `chemxref-rejects-${prefix}-${Date.now()}.tsv`)]), testConfig(prefix));
+  return runCommand(
+    parseArguments([
+      ...argv,
+      '--no-progress',
+      '--rejects',
+      join(tmpdir(), `chemxref-rejects-${prefix}-${Date.now()}.tsv`),
+    ]),
+    testConfig(prefix),
+  );
 }
 
 /** Loads the fixture dump under `prefix` (a fresh one by default). */

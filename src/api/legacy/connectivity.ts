@@ -6,8 +6,15 @@ import { inchiFromLayers, inchiKeyOf, parseStandardInchi, type Comparison } from
 import { compoundsByKey } from '../../engine/compounds';
 import { assignmentsByCompoundId, assignmentsByConnectivityBlock, assignmentsByKeys } from '../../engine/lookups';
 import {
-  connectivitySearch, readSkeleton, relations, searchedStructureOf,
-  type ConnectivityEntry, type ConnectivityOptions, type SearchedStructure, type SkeletonReads, type TypeOfSearch,
+  connectivitySearch,
+  readSkeleton,
+  relations,
+  searchedStructureOf,
+  type ConnectivityEntry,
+  type ConnectivityOptions,
+  type SearchedStructure,
+  type SkeletonReads,
+  type TypeOfSearch,
 } from '../../domain/connectivity';
 import { InvalidQuery, UnknownResource } from '../../domain/errors';
 import { indexedStructure, requireSource, type LookupContext } from '../../domain/lookup';
@@ -16,7 +23,16 @@ import labelTable from './labels.json';
 import { legacySource, maxSourceId, requireIdAssigned, sourceSummary } from './lookups';
 
 /** The search criteria A–H of UniChem 1, as numbers. */
-export interface Criteria { A: number; B: number; C: number; D: number; E: number; F: number; G: number; H: number }
+export interface Criteria {
+  A: number;
+  B: number;
+  C: number;
+  D: number;
+  E: number;
+  F: number;
+  G: number;
+  H: number;
+}
 
 export const criterionNames = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'] as const;
 
@@ -50,7 +66,13 @@ export function parseCriteria(segments: Partial<Record<keyof Criteria, string>>)
   return criteria;
 }
 
-const relationsOfC: TypeOfSearch[][] = [['match'], ['queryIsComponent'], ['componentIsResult'], ['componentMatch'], [...relations]];
+const relationsOfC: TypeOfSearch[][] = [
+  ['match'],
+  ['queryIsComponent'],
+  ['componentIsResult'],
+  ['componentMatch'],
+  [...relations],
+];
 const labels = new Map(Object.entries((labelTable as { labels: Record<string, string> }).labels));
 
 /**
@@ -58,34 +80,64 @@ const labels = new Map(Object.entries((labelTable as { labels: Record<string, st
  * first block stands for the connectivity layers (formula, /c, /h, /q) of an indexed structure
  * with that block, so every stereo and isotope layer of a hit is compared against "none".
  */
-async function searchedOfKeyTerm(context: LookupContext, term: string, includeObsolete: boolean): Promise<SearchedStructure> {
+async function searchedOfKeyTerm(
+  context: LookupContext,
+  term: string,
+  includeObsolete: boolean,
+): Promise<SearchedStructure> {
   if (/^[A-Z]{14}$/.test(term)) {
     const [any] = await assignmentsByConnectivityBlock(context.engine, term, { includeObsolete }, 1);
     const structure = any ? await indexedStructure(context, { uci: any.uci }) : undefined;
     if (!structure) throw new UnknownResource(`no structure with the first InChIKey block ${term}`);
     const { formula, connections, hAtoms, charge } = structure.layers;
-    const parsed = parseStandardInchi(inchiFromLayers({
-      formula, connections, hAtoms, charge, protons: '', stereoDbond: '', stereoSp3: '', stereoSp3Inverted: '', stereoType: '',
-      isotopicAtoms: '', isotopicExchangeableH: '', isotopicStereoDbond: '', isotopicStereoSp3: '', isotopicStereoSp3Inverted: '', isotopicStereoType: '',
-    }));
+    const parsed = parseStandardInchi(
+      inchiFromLayers({
+        formula,
+        connections,
+        hAtoms,
+        charge,
+        protons: '',
+        stereoDbond: '',
+        stereoSp3: '',
+        stereoSp3Inverted: '',
+        stereoType: '',
+        isotopicAtoms: '',
+        isotopicExchangeableH: '',
+        isotopicStereoDbond: '',
+        isotopicStereoSp3: '',
+        isotopicStereoSp3Inverted: '',
+        isotopicStereoType: '',
+      }),
+    );
     return { uci: null, standardInchiKey: inchiKeyOf(parsed), connectivityBlock: term, parsed };
   }
   if (!/^[A-Z]{14}-[A-Z]{8}SA-[A-Z]$/.test(term)) {
-    throw new InvalidQuery(`"${term}" is neither a Standard InChIKey (XXXXXXXXXXXXXX-XXXXXXXXSA-X) nor its first block (14 capital letters)`);
+    throw new InvalidQuery(
+      `"${term}" is neither a Standard InChIKey (XXXXXXXXXXXXXX-XXXXXXXXSA-X) nor its first block (14 capital letters)`,
+    );
   }
   // Whether the key has an assignment and its structure by _id, side by side: one round trip with
   // the skeleton's reads the caller started (keySearch).
-  const [[indexed], structures] = await Promise.all([assignmentsByKeys(context.engine, [term], { includeObsolete }, 1), compoundsByKey(context.engine, [term])]);
+  const [[indexed], structures] = await Promise.all([
+    assignmentsByKeys(context.engine, [term], { includeObsolete }, 1),
+    compoundsByKey(context.engine, [term]),
+  ]);
   const structure = indexed ? structures.get(term) : undefined;
   if (!structure) throw new UnknownResource(`no structure with InChIKey ${term}`);
   return searchedStructureOf(structure);
 }
 
 /** The structures a cpd_search id stands for, by UCI: the ones it is current on (or, with G=1 and none current, was). */
-async function searchedOfId(context: LookupContext, id: string, sourceText: string, includeObsolete: boolean): Promise<SearchedStructure[]> {
+async function searchedOfId(
+  context: LookupContext,
+  id: string,
+  sourceText: string,
+  includeObsolete: boolean,
+): Promise<SearchedStructure[]> {
   const source = await legacySource(context, sourceText);
   let own = await assignmentsByCompoundId(context.engine, id, { sourceId: source.sourceID });
-  if (own.length === 0 && includeObsolete) own = await assignmentsByCompoundId(context.engine, id, { sourceId: source.sourceID, obsoleteOnly: true });
+  if (own.length === 0 && includeObsolete)
+    own = await assignmentsByCompoundId(context.engine, id, { sourceId: source.sourceID, obsoleteOnly: true });
   // An id that exists without a structure to search from finds nothing: {} (404 when it never existed).
   if (own.length === 0) await requireIdAssigned(context, id, source);
   const searched: SearchedStructure[] = [];
@@ -99,7 +151,14 @@ async function searchedOfId(context: LookupContext, id: string, sourceText: stri
 const flag = (same: boolean | null): string | null => (same === null ? null : same ? '0' : '1');
 
 /** UniChem 1's per-layer flags: "0" same, "1" different; `p` null for component relations. */
-function flags(comparison: Comparison): { b: string | null; i: string | null; m: string | null; p: string | null; s: string | null; t: string | null } {
+function flags(comparison: Comparison): {
+  b: string | null;
+  i: string | null;
+  m: string | null;
+  p: string | null;
+  s: string | null;
+  t: string | null;
+} {
   return {
     b: flag(comparison.stereoDbond),
     i: flag(comparison.isotope && comparison.isotopicExchangeableH),
@@ -117,8 +176,24 @@ function labelOf(entry: ConnectivityEntry): string {
 }
 
 export const tableHeader = [
-  'src_compound_id', 'src_id', 'aux_src', 'assignment', 'label', 'C', 'Full_Query_InChI', 'Full_CpdId_InChI',
-  'Matching_Query_InChI', 'Matching_CpdId_InChI', 'p', 'b', 't', 'm', 's', 'i', 'Query_InChIKey', 'CpdId_InChIKey',
+  'src_compound_id',
+  'src_id',
+  'aux_src',
+  'assignment',
+  'label',
+  'C',
+  'Full_Query_InChI',
+  'Full_CpdId_InChI',
+  'Matching_Query_InChI',
+  'Matching_CpdId_InChI',
+  'p',
+  'b',
+  't',
+  'm',
+  's',
+  'i',
+  'Query_InChIKey',
+  'CpdId_InChIKey',
 ];
 
 /**
@@ -126,7 +201,12 @@ export const tableHeader = [
  * Query InChIKey": the 14 letters when the query was a first block), and `src_matches`, each with
  * the pattern criterion `B` and a `match_compare` entry holding the component mapping `C`.
  */
-function nested(searched: SearchedStructure, queryKey: string | null, entries: ConnectivityEntry[], criteria: Criteria): LegacyValue {
+function nested(
+  searched: SearchedStructure,
+  queryKey: string | null,
+  entries: ConnectivityEntry[],
+  criteria: Criteria,
+): LegacyValue {
   const query = { 'Full Query InChIKey': queryKey, 'Full Query InChI': searched.parsed?.inchi ?? null };
   const bySource = new Map<number, { source: ConnectivityEntry['source']; matches: LegacyValue[] }>();
   for (const entry of entries) {
@@ -140,26 +220,54 @@ function nested(searched: SearchedStructure, queryKey: string | null, entries: C
       B: String(criteria.B),
       CpdId_InChIKey: entry.structure.standardInchiKey,
       Full_CpdId_InChI: entry.structure.standardInchi,
-      match_compare: [{
-        C: String(relations.indexOf(entry.typeOfSearch)), Matching_Query_InChI: entry.queryInchi, Matching_CpdId_InChI: entry.hitInchi,
-        b: f.b, i: f.i, m: f.m, p: f.p, s: f.s, t: f.t,
-      }],
+      match_compare: [
+        {
+          C: String(relations.indexOf(entry.typeOfSearch)),
+          Matching_Query_InChI: entry.queryInchi,
+          Matching_CpdId_InChI: entry.hitInchi,
+          b: f.b,
+          i: f.i,
+          m: f.m,
+          p: f.p,
+          s: f.s,
+          t: f.t,
+        },
+      ],
     });
     bySource.set(entry.source.sourceID, group);
   }
-  return [...bySource.values()].sort((a, b) => a.source.sourceID - b.source.sourceID).map((group) => ({ ...sourceSummary(group.source), ...query, src_matches: group.matches }));
+  return [...bySource.values()]
+    .sort((a, b) => a.source.sourceID - b.source.sourceID)
+    .map((group) => ({ ...sourceSummary(group.source), ...query, src_matches: group.matches }));
 }
 
 function table(searched: SearchedStructure, entries: ConnectivityEntry[], criteria: Criteria): LegacyValue {
-  return [tableHeader, ...entries.map((entry) => {
-    const f = flags(entry.comparison);
-    return [
-      entry.assignment.compoundId, String(entry.source.sourceID), entry.assignment.auxSrc ?? null, String(entry.assignment.assignment),
-      criteria.F === 0 ? labelOf(entry) : '', String(relations.indexOf(entry.typeOfSearch)),
-      searched.parsed?.inchi ?? null, entry.structure.standardInchi, entry.queryInchi, entry.hitInchi,
-      f.p, f.b, f.t, f.m, f.s, f.i, searched.standardInchiKey, entry.structure.standardInchiKey,
-    ];
-  })];
+  return [
+    tableHeader,
+    ...entries.map((entry) => {
+      const f = flags(entry.comparison);
+      return [
+        entry.assignment.compoundId,
+        String(entry.source.sourceID),
+        entry.assignment.auxSrc ?? null,
+        String(entry.assignment.assignment),
+        criteria.F === 0 ? labelOf(entry) : '',
+        String(relations.indexOf(entry.typeOfSearch)),
+        searched.parsed?.inchi ?? null,
+        entry.structure.standardInchi,
+        entry.queryInchi,
+        entry.hitInchi,
+        f.p,
+        f.b,
+        f.t,
+        f.m,
+        f.s,
+        f.i,
+        searched.standardInchiKey,
+        entry.structure.standardInchiKey,
+      ];
+    }),
+  ];
 }
 
 /** The connectivity search that the criteria A to G ask for. */
@@ -179,26 +287,45 @@ function optionsOf(context: LookupContext, criteria: Criteria): ConnectivityOpti
  * Each structure searched from, by its number; `queryKey` names the query as given (a first block
  * stays 14 letters); `skeleton`: reads of the skeleton already started (a full key's).
  */
-async function search(context: LookupContext, searchedList: SearchedStructure[], criteria: Criteria, queryKey?: string, skeleton?: SkeletonReads): Promise<Record<string, LegacyValue>> {
+async function search(
+  context: LookupContext,
+  searchedList: SearchedStructure[],
+  criteria: Criteria,
+  queryKey?: string,
+  skeleton?: SkeletonReads,
+): Promise<Record<string, LegacyValue>> {
   if (criteria.A !== 0) await requireSource(context, criteria.A);
   const out: Record<string, LegacyValue> = {};
   for (const [i, searched] of searchedList.entries()) {
     const result = await connectivitySearch(context, searched, optionsOf(context, criteria), skeleton);
     const key = queryKey ?? searched.standardInchiKey;
-    out[String(i + 1)] = criteria.H === 1 ? table(searched, result.entries, criteria) : nested(searched, key, result.entries, criteria);
+    out[String(i + 1)] =
+      criteria.H === 1 ? table(searched, result.entries, criteria) : nested(searched, key, result.entries, criteria);
   }
   return out;
 }
 
 /** key_search/{key or first block}/A/.../H. */
-export async function keySearch(context: LookupContext, term: string, criteria: Criteria): Promise<Record<string, LegacyValue>> {
+export async function keySearch(
+  context: LookupContext,
+  term: string,
+  criteria: Criteria,
+): Promise<Record<string, LegacyValue>> {
   // A full key names its skeleton before it is resolved: the skeleton's reads leave with the key's
   // own, in one round trip, as a v1 connectivity search by key does.
-  const skeleton = term.length > 14 && /^[A-Z]{14}-/.test(term) ? readSkeleton(context, term.slice(0, 14), optionsOf(context, criteria)) : undefined;
+  const skeleton =
+    term.length > 14 && /^[A-Z]{14}-/.test(term)
+      ? readSkeleton(context, term.slice(0, 14), optionsOf(context, criteria))
+      : undefined;
   return search(context, [await searchedOfKeyTerm(context, term, criteria.G === 1)], criteria, term, skeleton);
 }
 
 /** cpd_search/{id}/{src}/A/.../H: one numbered result per structure the id stands for. */
-export async function compoundSearch(context: LookupContext, id: string, sourceText: string, criteria: Criteria): Promise<Record<string, LegacyValue>> {
+export async function compoundSearch(
+  context: LookupContext,
+  id: string,
+  sourceText: string,
+  criteria: Criteria,
+): Promise<Record<string, LegacyValue>> {
   return search(context, await searchedOfId(context, id, sourceText, criteria.G === 1), criteria);
 }

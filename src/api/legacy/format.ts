@@ -22,7 +22,9 @@ const identifier = /^[A-Za-z_$][A-Za-z0-9_$]{0,127}$/;
 export function legacyFormat(callback: unknown, prefersXml: boolean): LegacyFormat {
   if (callback !== undefined) {
     if (typeof callback !== 'string' || !identifier.test(callback)) {
-      throw new InvalidQuery('"callback" must be a plain JavaScript identifier (letters, digits, _ and $, not starting with a digit)');
+      throw new InvalidQuery(
+        '"callback" must be a plain JavaScript identifier (letters, digits, _ and $, not starting with a digit)',
+      );
     }
     return { kind: 'jsonp', callback };
   }
@@ -32,10 +34,16 @@ export function legacyFormat(callback: unknown, prefersXml: boolean): LegacyForm
 const xmlName = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 
 function escapeXml(text: string): string {
-  return text
-    // Characters XML 1.0 cannot carry at all.
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
-    .replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return (
+    text
+      // Characters XML 1.0 cannot carry at all.
+      // eslint-disable-next-line no-control-regex -- control characters are what this removes
+      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&quot;')
+  );
 }
 
 function isScalar(value: LegacyValue): value is string | null {
@@ -55,7 +63,8 @@ function element(tag: string, value: LegacyValue, attributes = ''): string {
   if (value === null) return `<${tag}${attributes}/>`;
   if (typeof value === 'string') return `<${tag}${attributes}>${escapeXml(value)}</${tag}>`;
   // A row of a table (H=1): one <value> per cell.
-  if (Array.isArray(value)) return `<${tag}${attributes}>${value.map((cell) => element('value', cell)).join('')}</${tag}>`;
+  if (Array.isArray(value))
+    return `<${tag}${attributes}>${value.map((cell) => element('value', cell)).join('')}</${tag}>`;
   let attrs = attributes;
   let inner = '';
   for (const [key, item] of Object.entries(value)) {
@@ -78,10 +87,16 @@ export function toXml(value: LegacyValue): string {
 
 function toJson(value: unknown): string {
   // U+2028 and U+2029 are valid in JSON but end a line in older JavaScript, so a JSONP body escapes them.
-  return JSON.stringify(value).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
-const contentTypes = { json: 'application/json; charset=utf-8', xml: 'text/xml; charset=utf-8', jsonp: 'application/javascript; charset=utf-8' };
+const contentTypes = {
+  json: 'application/json; charset=utf-8',
+  xml: 'text/xml; charset=utf-8',
+  jsonp: 'application/javascript; charset=utf-8',
+};
 
 /**
  * A list answer written a part at a time (a mapping of millions of pairs): `open`, then `items` for
@@ -99,7 +114,13 @@ export interface LegacyListWriter {
 /** A writer of one list answer in `format`. */
 export function legacyList(format: LegacyFormat): LegacyListWriter {
   const type = contentTypes[format.kind];
-  if (format.kind === 'xml') return { type, open: `${xmlDeclaration}<opt>`, items: (items) => items.map((item) => element('data', item)).join(''), close: '</opt>\n' };
+  if (format.kind === 'xml')
+    return {
+      type,
+      open: `${xmlDeclaration}<opt>`,
+      items: (items) => items.map((item) => element('data', item)).join(''),
+      close: '</opt>\n',
+    };
   const encode = format.kind === 'jsonp' ? toJson : (item: LegacyValue) => JSON.stringify(item);
   let first = true;
   const items = (list: LegacyValue[]): string => {
@@ -122,16 +143,22 @@ function renderList(writer: LegacyListWriter, items: LegacyValue[]): string {
 export function renderLegacy(format: LegacyFormat, value: LegacyValue): { type: string; body: string } {
   if (Array.isArray(value)) return { type: contentTypes[format.kind], body: renderList(legacyList(format), value) };
   switch (format.kind) {
-    case 'json': return { type: contentTypes.json, body: JSON.stringify(value) };
-    case 'xml': return { type: contentTypes.xml, body: toXml(value) };
-    case 'jsonp': return { type: contentTypes.jsonp, body: `/**/ ${format.callback}(${toJson(value)});` };
+    case 'json':
+      return { type: contentTypes.json, body: JSON.stringify(value) };
+    case 'xml':
+      return { type: contentTypes.xml, body: toXml(value) };
+    case 'jsonp':
+      return { type: contentTypes.jsonp, body: `/**/ ${format.callback}(${toJson(value)});` };
   }
 }
 
 /** An error in the legacy shape: `{"error": message}`, or `<opt><error>message</error></opt>`. */
 export function renderLegacyErrorBody(format: LegacyFormat, message: string): { type: string; body: string } {
   if (format.kind === 'xml') {
-    return { type: 'text/xml; charset=utf-8', body: `${xmlDeclaration}<opt><error>${escapeXml(message)}</error></opt>\n` };
+    return {
+      type: 'text/xml; charset=utf-8',
+      body: `${xmlDeclaration}<opt><error>${escapeXml(message)}</error></opt>\n`,
+    };
   }
   return renderLegacy(format, { error: message });
 }

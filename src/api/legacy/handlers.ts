@@ -13,8 +13,19 @@ import { inchiKeyCase, type LookupContext } from '../../domain/lookup';
 import { compoundSearch, criterionNames, keySearch, parseCriteria } from './connectivity';
 import { legacyFormat, legacyList, renderLegacy, type LegacyFormat, type LegacyValue } from './format';
 import {
-  auxiliaryDataOf, idsOfId, idsOfKey, inchiOfKey, mapOfOrphanId, mappingOf, releaseFigures, sourceDetails, sourceIds,
-  sourcesOfOrphanId, structuresOfId, urlsOfId, verboseIdsOfKey,
+  auxiliaryDataOf,
+  idsOfId,
+  idsOfKey,
+  inchiOfKey,
+  mapOfOrphanId,
+  mappingOf,
+  releaseFigures,
+  sourceDetails,
+  sourceIds,
+  sourcesOfOrphanId,
+  structuresOfId,
+  urlsOfId,
+  verboseIdsOfKey,
 } from './lookups';
 
 /** The format `req` asks for (JSONP by `?callback=`, XML by `Accept: text/xml`, else JSON); InvalidQuery for a bad callback. */
@@ -30,7 +41,8 @@ function answer(produce: (params: Params) => Promise<LegacyValue>): RequestHandl
     const format = formatOf(req);
     const params = { ...req.params } as Params;
     // A compound (a key or an id) of only whitespace gets the 400 the v1 API gives, not a 404 for "   ".
-    if ((params.key !== undefined && params.key.trim() === '') || (params.id !== undefined && params.id.trim() === '')) throw new InvalidQuery(blankCompound);
+    if ((params.key !== undefined && params.key.trim() === '') || (params.id !== undefined && params.id.trim() === ''))
+      throw new InvalidQuery(blankCompound);
     // A key (or first block) in lower or mixed case is read, and answered, as its upper-case form.
     if (params.key !== undefined) params.key = inchiKeyCase(params.key);
     const { type, body } = renderLegacy(format, await produce(params));
@@ -50,7 +62,9 @@ function streamed(produce: (params: Params, signal: AbortSignal) => AsyncGenerat
   return async (req, res) => {
     const format = formatOf(req);
     const gone = new AbortController();
-    const abandoned = (): void => { if (!res.writableFinished) gone.abort(); };
+    const abandoned = (): void => {
+      if (!res.writableFinished) gone.abort();
+    };
     res.once('close', abandoned);
     const pages = produce(req.params as Params, gone.signal);
     let first: IteratorResult<LegacyValue[]>;
@@ -79,7 +93,12 @@ function streamed(produce: (params: Params, signal: AbortSignal) => AsyncGenerat
       }, res);
     } catch (error) {
       // pipeline has destroyed the response (and with it the connection); a client that left is no failure of ours.
-      if (!gone.signal.aborted) log.error('a streamed legacy answer failed after its first byte', { path: req.originalUrl, requestId: currentRequest()?.id, error: (error as Error)?.stack ?? String(error) });
+      if (!gone.signal.aborted)
+        log.error('a streamed legacy answer failed after its first byte', {
+          path: req.originalUrl,
+          requestId: currentRequest()?.id,
+          error: (error as Error)?.stack ?? String(error),
+        });
       gone.abort();
     } finally {
       res.off('close', abandoned);
@@ -90,7 +109,9 @@ function streamed(produce: (params: Params, signal: AbortSignal) => AsyncGenerat
 }
 
 /** Every prefix of the criteria list: key_search/{key}, key_search/{key}/{A}, ..., .../{H}. */
-const criteriaSuffixes = criterionNames.map((_, i) => criterionNames.slice(0, i).join('')).concat(criterionNames.join(''));
+const criteriaSuffixes = criterionNames
+  .map((_, i) => criterionNames.slice(0, i).join(''))
+  .concat(criterionNames.join(''));
 
 /** The legacy handlers by operationId. */
 export function legacyHandlers(context: LookupContext): Record<string, RequestHandler> {
@@ -114,7 +135,13 @@ export function legacyHandlers(context: LookupContext): Record<string, RequestHa
     legacyOrphanIdMap: answer((p) => mapOfOrphanId(context, p.id!, p.to_src)),
   };
   // The same handler serves each form with and without `to_src`.
-  for (const id of ['legacySrcCompoundId', 'legacySrcCompoundIdAll', 'legacySrcCompoundIdAllObsolete', 'legacyOrphanIdMap']) handlers[`${id}To`] = handlers[id];
+  for (const id of [
+    'legacySrcCompoundId',
+    'legacySrcCompoundIdAll',
+    'legacySrcCompoundIdAllObsolete',
+    'legacyOrphanIdMap',
+  ])
+    handlers[`${id}To`] = handlers[id];
   // ... and each number of trailing criteria.
   for (const suffix of criteriaSuffixes) {
     handlers[`legacyKeySearch${suffix}`] = answer((p) => keySearch(context, p.key!, parseCriteria(p)));

@@ -28,7 +28,10 @@ function legacyForms(): Map<string, string[]> {
  */
 export function unmatchedLegacyPath(): RequestHandler {
   const forms = legacyForms();
-  const methods = [...forms.values()].map((list) => list[0].split('/')[0]).sort().join(', ');
+  const methods = [...forms.values()]
+    .map((list) => list[0].split('/')[0])
+    .sort()
+    .join(', ');
   return (req, res, next) => {
     if (!isLegacyPath(req.path)) {
       next();
@@ -39,12 +42,18 @@ export function unmatchedLegacyPath(): RequestHandler {
       res.set('Allow', 'GET, HEAD, OPTIONS');
       throw new HttpError(405, `the legacy API answers GET (and HEAD) only, not ${req.method}`);
     }
-    const segments = req.path.replace(/^\/(legacy\/)?rest\/?/, '').replace(/\/$/, '').split('/');
+    const segments = req.path
+      .replace(/^\/(legacy\/)?rest\/?/, '')
+      .replace(/\/$/, '')
+      .split('/');
     const [method, ...rest] = segments;
     if (!method) throw new HttpError(400, `no method given: the methods are ${methods}`);
     const known = forms.get(method.toLowerCase());
     if (!known) throw new HttpError(400, `"${method}" is not a method of this API: the methods are ${methods}`);
-    throw new HttpError(400, `wrong number of segments for ${method} (${rest.length} after the method): its forms are ${known.join(', ')}`);
+    throw new HttpError(
+      400,
+      `wrong number of segments for ${method} (${rest.length} after the method): its forms are ${known.join(', ')}`,
+    );
   };
 }
 

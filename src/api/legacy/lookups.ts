@@ -4,7 +4,13 @@
  */
 import { compoundsByKey, compoundsByUci } from '../../engine/compounds';
 import { releaseOfIndex, SourceRelease, type WholeSourceReadOptions } from '../../engine/legacy';
-import { indexFigures, assignmentsByCompoundId, assignmentsByKeys, assignmentsByUcis, type AssignmentFilter } from '../../engine/lookups';
+import {
+  indexFigures,
+  assignmentsByCompoundId,
+  assignmentsByKeys,
+  assignmentsByUcis,
+  type AssignmentFilter,
+} from '../../engine/lookups';
 import { InvalidQuery, UnknownResource } from '../../domain/errors';
 import { checkInchiKey, requireSource, type LookupContext } from '../../domain/lookup';
 import { compoundUrl } from '../../domain/sources';
@@ -34,14 +40,24 @@ export async function legacySource(context: LookupContext, text: string): Promis
 /** The metadata UniChem 1 gave with each source (verbose_inchikey, key_search). */
 export function sourceSummary(source: SourceDocument): Row {
   return {
-    src_id: String(source.sourceID), name: source.name, name_long: source.nameLong, name_label: source.nameLabel,
-    description: source.description, src_url: source.srcUrl, base_id_url: source.baseIdUrl,
-    base_id_url_available: source.baseIdUrlAvailable ? '1' : '0', aux_for_url: source.auxForUrl ? '1' : '0',
+    src_id: String(source.sourceID),
+    name: source.name,
+    name_long: source.nameLong,
+    name_label: source.nameLabel,
+    description: source.description,
+    src_url: source.srcUrl,
+    base_id_url: source.baseIdUrl,
+    base_id_url_available: source.baseIdUrlAvailable ? '1' : '0',
+    aux_for_url: source.auxForUrl ? '1' : '0',
   };
 }
 
 function bySourceThenId(a: AssignmentDocument, b: AssignmentDocument): number {
-  return a.sourceId - b.sourceId || (a.compoundId < b.compoundId ? -1 : a.compoundId > b.compoundId ? 1 : 0) || b.assignment - a.assignment;
+  return (
+    a.sourceId - b.sourceId ||
+    (a.compoundId < b.compoundId ? -1 : a.compoundId > b.compoundId ? 1 : 0) ||
+    b.assignment - a.assignment
+  );
 }
 
 /** Rows of `assignments` by source then id, without repeats (an id on several of the structures appears once per assignment state). */
@@ -68,18 +84,31 @@ function rows(assignments: AssignmentDocument[], row: (assignment: AssignmentDoc
 
 /** Whether `id` has ever been assigned in `source` (in any source when undefined); UnknownResource (404) when not. */
 export async function requireIdAssigned(context: LookupContext, id: string, source?: SourceDocument): Promise<void> {
-  const any = await assignmentsByCompoundId(context.engine, id, { includeObsolete: true, sourceId: source?.sourceID }, 1);
+  const any = await assignmentsByCompoundId(
+    context.engine,
+    id,
+    { includeObsolete: true, sourceId: source?.sourceID },
+    1,
+  );
   if (any.length > 0) return;
-  throw new UnknownResource(source ? `no compound "${id}" in source ${source.sourceID} (${source.name})` : `no source holds a compound "${id}"`);
+  throw new UnknownResource(
+    source ? `no compound "${id}" in source ${source.sourceID} (${source.name})` : `no source holds a compound "${id}"`,
+  );
 }
 
 /** Whether a structure with `key` has an assignment, current or obsolete; UnknownResource (404) when not. */
 async function requireKeyAssigned(context: LookupContext, key: string): Promise<void> {
-  if ((await assignmentsByKeys(context.engine, [key], { includeObsolete: true }, 1)).length === 0) throw new UnknownResource(`no structure with InChIKey ${key}`);
+  if ((await assignmentsByKeys(context.engine, [key], { includeObsolete: true }, 1)).length === 0)
+    throw new UnknownResource(`no structure with InChIKey ${key}`);
 }
 
 /** The UCIs a (source, id) pair is assigned to under `filter`: none when the id exists without such an assignment, UnknownResource (404) when it does not exist. */
-async function ucisOfId(context: LookupContext, id: string, source: SourceDocument, filter: AssignmentFilter): Promise<number[]> {
+async function ucisOfId(
+  context: LookupContext,
+  id: string,
+  source: SourceDocument,
+  filter: AssignmentFilter,
+): Promise<number[]> {
   const own = await assignmentsByCompoundId(context.engine, id, { ...filter, sourceId: source.sourceID });
   if (own.length === 0) await requireIdAssigned(context, id, source);
   return [...new Set(own.map((x) => x.uci))];
@@ -89,9 +118,11 @@ async function ucisOfId(context: LookupContext, id: string, source: SourceDocume
 export async function idsOfKey(context: LookupContext, key: string, all: boolean): Promise<Row[]> {
   const assignments = await assignmentsByKeys(context.engine, [checkInchiKey(key)], { includeObsolete: all });
   if (assignments.length === 0) await requireKeyAssigned(context, key);
-  return rows(assignments, (x): Row => (all
-    ? { src_id: String(x.sourceId), src_compound_id: x.compoundId, assignment: String(x.assignment) }
-    : { src_id: String(x.sourceId), src_compound_id: x.compoundId }));
+  return rows(assignments, (x): Row =>
+    all
+      ? { src_id: String(x.sourceId), src_compound_id: x.compoundId, assignment: String(x.assignment) }
+      : { src_id: String(x.sourceId), src_compound_id: x.compoundId },
+  );
 }
 
 /** verbose_inchikey: per source, its metadata and the structure's current ids in it. */
@@ -105,7 +136,9 @@ export async function verboseIdsOfKey(context: LookupContext, key: string): Prom
     if (!ids.includes(assignment.compoundId)) ids.push(assignment.compoundId);
     bySource.set(assignment.sourceId, ids);
   }
-  return [...bySource].filter(([id]) => sources.has(id)).map(([id, ids]) => ({ ...sourceSummary(sources.get(id)!), src_compound_id: ids }));
+  return [...bySource]
+    .filter(([id]) => sources.has(id))
+    .map(([id, ids]) => ({ ...sourceSummary(sources.get(id)!), src_compound_id: ids }));
 }
 
 export type IdMode = 'current' | 'all' | 'obsolete';
@@ -115,15 +148,31 @@ export type IdMode = 'current' | 'all' | 'obsolete';
  * `current`: the structures the id is current on, their current ids; `all`: the same structures,
  * obsolete ids too; `obsolete`: the structures the id was assigned to and no longer is, every id.
  */
-export async function idsOfId(context: LookupContext, id: string, sourceText: string, toSourceText: string | undefined, mode: IdMode): Promise<Row[]> {
+export async function idsOfId(
+  context: LookupContext,
+  id: string,
+  sourceText: string,
+  toSourceText: string | undefined,
+  mode: IdMode,
+): Promise<Row[]> {
   const source = await legacySource(context, sourceText);
   const toSource = toSourceText === undefined ? undefined : await legacySource(context, toSourceText);
   const ucis = await ucisOfId(context, id, source, mode === 'obsolete' ? { obsoleteOnly: true } : {});
-  const assignments = await assignmentsByUcis(context.engine, ucis, { includeObsolete: mode !== 'current', sourceId: toSource?.sourceID });
+  const assignments = await assignmentsByUcis(context.engine, ucis, {
+    includeObsolete: mode !== 'current',
+    sourceId: toSource?.sourceID,
+  });
   if (mode === 'obsolete') {
-    return rows(assignments, (x): Row => (toSource
-      ? { src_compound_id: x.compoundId, assignment: String(x.assignment), UCI: String(x.uci) }
-      : { src_id: String(x.sourceId), src_compound_id: x.compoundId, assignment: String(x.assignment), InChIKey: x.standardInchiKey }));
+    return rows(assignments, (x): Row =>
+      toSource
+        ? { src_compound_id: x.compoundId, assignment: String(x.assignment), UCI: String(x.uci) }
+        : {
+            src_id: String(x.sourceId),
+            src_compound_id: x.compoundId,
+            assignment: String(x.assignment),
+            InChIKey: x.standardInchiKey,
+          },
+    );
   }
   return rows(assignments, (x) => ({
     ...(toSource ? {} : { src_id: String(x.sourceId) }),
@@ -133,12 +182,24 @@ export async function idsOfId(context: LookupContext, id: string, sourceText: st
 }
 
 /** src_compound_id_url: the links of the ids in `to_src` on the structures an id is current on (ids without a link are left out). */
-export async function urlsOfId(context: LookupContext, id: string, sourceText: string, toSourceText: string): Promise<Row[]> {
+export async function urlsOfId(
+  context: LookupContext,
+  id: string,
+  sourceText: string,
+  toSourceText: string,
+): Promise<Row[]> {
   const source = await legacySource(context, sourceText);
   const toSource = await legacySource(context, toSourceText);
   const ucis = await ucisOfId(context, id, source, {});
   const assignments = await assignmentsByUcis(context.engine, ucis, { sourceId: toSource.sourceID });
-  const urls = [...new Set(assignments.sort(bySourceThenId).map((x) => compoundUrl(toSource, x.compoundId, x.auxSrc)).filter((url): url is string => url !== null))];
+  const urls = [
+    ...new Set(
+      assignments
+        .sort(bySourceThenId)
+        .map((x) => compoundUrl(toSource, x.compoundId, x.auxSrc))
+        .filter((url): url is string => url !== null),
+    ),
+  ];
   return urls.map((url) => ({ url }));
 }
 
@@ -173,7 +234,12 @@ async function* readAhead<T>(pages: AsyncGenerator<T>): AsyncGenerator<T> {
  * pair met again through another shared structure is left out. The sources are checked before the
  * first page, so an unknown one is a 404 before any byte of the answer.
  */
-export async function* mappingOf(context: LookupContext, sourceText: string, toSourceText: string, options: WholeSourceReadOptions = {}): AsyncGenerator<Row[]> {
+export async function* mappingOf(
+  context: LookupContext,
+  sourceText: string,
+  toSourceText: string,
+  options: WholeSourceReadOptions = {},
+): AsyncGenerator<Row[]> {
   const source = await legacySource(context, sourceText);
   const toSource = await legacySource(context, toSourceText);
   const fromKey = String(source.sourceID);
@@ -182,7 +248,10 @@ export async function* mappingOf(context: LookupContext, sourceText: string, toS
   let to: SourceRelease | undefined;
   try {
     // A source mapped to itself is read from one release, not two that a reload could tell apart.
-    to = toSource.sourceID === source.sourceID ? from : await SourceRelease.open(context.engine, toSource.sourceID, options);
+    to =
+      toSource.sourceID === source.sourceID
+        ? from
+        : await SourceRelease.open(context.engine, toSource.sourceID, options);
     // The pairs already given for the current `src` id: its rows are consecutive, possibly across pages.
     let id: string | undefined;
     let paired = new Set<string>();
@@ -208,7 +277,11 @@ export async function* mappingOf(context: LookupContext, sourceText: string, toS
 }
 
 /** mappingaux/{src}: the current ids of a source that carry auxiliary data, with it, a page at a time (in id order, as mapping). */
-export async function* auxiliaryDataOf(context: LookupContext, sourceText: string, options: WholeSourceReadOptions = {}): AsyncGenerator<Row[]> {
+export async function* auxiliaryDataOf(
+  context: LookupContext,
+  sourceText: string,
+  options: WholeSourceReadOptions = {},
+): AsyncGenerator<Row[]> {
   const source = await legacySource(context, sourceText);
   const release = await SourceRelease.open(context.engine, source.sourceID, options);
   try {
@@ -234,11 +307,20 @@ export async function* auxiliaryDataOf(context: LookupContext, sourceText: strin
 }
 
 /** structure / structure_all: the structures of an id (`all`: obsolete assignments too, with their state). */
-export async function structuresOfId(context: LookupContext, id: string, sourceText: string, all: boolean): Promise<Row[]> {
+export async function structuresOfId(
+  context: LookupContext,
+  id: string,
+  sourceText: string,
+  all: boolean,
+): Promise<Row[]> {
   const source = await legacySource(context, sourceText);
   const own = await assignmentsByCompoundId(context.engine, id, { includeObsolete: all, sourceId: source.sourceID });
   if (own.length === 0) await requireIdAssigned(context, id, source);
-  const structures = await compoundsByUci(context.engine, own.map((x) => x.uci), ['uci', 'standardInchi', 'standardInchiKey']);
+  const structures = await compoundsByUci(
+    context.engine,
+    own.map((x) => x.uci),
+    ['uci', 'standardInchi', 'standardInchiKey'],
+  );
   return rows(own, (x) => ({
     standardinchi: structures.get(x.uci)?.standardInchi ?? null,
     standardinchikey: x.standardInchiKey,
@@ -264,46 +346,72 @@ export async function sourceIds(context: LookupContext): Promise<Row[]> {
 /** sources/{src}: one source's metadata, as a one-element list. */
 export async function sourceDetails(context: LookupContext, sourceText: string): Promise<Row[]> {
   const source = await legacySource(context, sourceText);
-  return [{
-    ...sourceSummary(source),
-    src_details: source.srcDetails, src_release_number: source.srcReleaseNumber, src_release_date: source.srcReleaseDate,
-    created: source.created, last_updated: source.lastUpdated, update_comments: source.updateComments,
-  }];
+  return [
+    {
+      ...sourceSummary(source),
+      src_details: source.srcDetails,
+      src_release_number: source.srcReleaseNumber,
+      src_release_date: source.srcReleaseDate,
+      created: source.created,
+      last_updated: source.lastUpdated,
+      update_comments: source.updateComments,
+    },
+  ];
 }
 
 /** release: the index's release (completed loads) and its figures. */
 export async function releaseFigures(context: LookupContext): Promise<Row> {
-  const [release, figures, sources] = await Promise.all([releaseOfIndex(context.engine), indexFigures(context.engine), context.sources.all()]);
+  const [release, figures, sources] = await Promise.all([
+    releaseOfIndex(context.engine),
+    indexFigures(context.engine),
+    context.sources.all(),
+  ]);
   return {
-    release: String(release.release), date: release.date, source_count: String(sources.size),
-    structure_count: String(figures.structures), xref_count: String(figures.assignments),
-    xref_count_current: String(figures.current), xref_count_obsolete: String(figures.obsolete),
+    release: String(release.release),
+    date: release.date,
+    source_count: String(sources.size),
+    structure_count: String(figures.structures),
+    xref_count: String(figures.assignments),
+    xref_count_current: String(figures.current),
+    xref_count_obsolete: String(figures.obsolete),
   };
 }
 
 /** The sources where an id (of any source) is current: none when it is only obsolete, UnknownResource when no source ever held it. */
 async function currentHolders(context: LookupContext, id: string): Promise<Map<number, number[]>> {
   const holders = new Map<number, number[]>();
-  for (const x of await assignmentsByCompoundId(context.engine, id)) holders.set(x.sourceId, [...(holders.get(x.sourceId) ?? []), x.uci]);
+  for (const x of await assignmentsByCompoundId(context.engine, id))
+    holders.set(x.sourceId, [...(holders.get(x.sourceId) ?? []), x.uci]);
   if (holders.size === 0) await requireIdAssigned(context, id);
   return holders;
 }
 
 /** orphanIdSource/{id}: the sources where the id is current. */
 export async function sourcesOfOrphanId(context: LookupContext, id: string): Promise<Row[]> {
-  return [...(await currentHolders(context, id)).keys()].sort((a, b) => a - b).map((sourceId) => ({ src_id: String(sourceId) }));
+  return [...(await currentHolders(context, id)).keys()]
+    .sort((a, b) => a - b)
+    .map((sourceId) => ({ src_id: String(sourceId) }));
 }
 
 /** orphanIdMap/{id}[/to_src]: for each source holding the id, the current ids on its structures (in `to_src` only). */
-export async function mapOfOrphanId(context: LookupContext, id: string, toSourceText: string | undefined): Promise<Row> {
+export async function mapOfOrphanId(
+  context: LookupContext,
+  id: string,
+  toSourceText: string | undefined,
+): Promise<Row> {
   const toSource = toSourceText === undefined ? undefined : await legacySource(context, toSourceText);
   const holders = await currentHolders(context, id);
   // One search for the structures of every holder, not one per holder.
-  const assignments = await assignmentsByUcis(context.engine, [...holders.values()].flat(), { sourceId: toSource?.sourceID });
+  const assignments = await assignmentsByUcis(context.engine, [...holders.values()].flat(), {
+    sourceId: toSource?.sourceID,
+  });
   const out: Row = {};
   for (const [sourceId, ucis] of [...holders].sort((a, b) => a[0] - b[0])) {
     const own = new Set(ucis);
-    out[String(sourceId)] = rows(assignments.filter((x) => own.has(x.uci)), (x) => ({ src_id: String(x.sourceId), src_compound_id: x.compoundId, UCI: String(x.uci) }));
+    out[String(sourceId)] = rows(
+      assignments.filter((x) => own.has(x.uci)),
+      (x) => ({ src_id: String(x.sourceId), src_compound_id: x.compoundId, UCI: String(x.uci) }),
+    );
   }
   return out;
 }

@@ -37,7 +37,9 @@ export function parseLine(line: string): unknown {
 
 /** The operation a query asks for: its `op`, `compounds` when it has none (or one that is not valid: its line says so). */
 export function operationOf(query: unknown): QueryOperation {
-  return query !== null && typeof query === 'object' && (query as { op?: unknown }).op === 'connectivity' ? 'connectivity' : 'compounds';
+  return query !== null && typeof query === 'object' && (query as { op?: unknown }).op === 'connectivity'
+    ? 'connectivity'
+    : 'compounds';
 }
 
 function lineOf(index: number, id: QueryId | undefined, status: number, body: unknown): AnswerLine {
@@ -45,33 +47,59 @@ function lineOf(index: number, id: QueryId | undefined, status: number, body: un
 }
 
 /** The line of a refused query: its status and the v1 error body. */
-function failed(index: number, id: QueryId | undefined, status: number, message: string, details: { path: string; message: string }[] = []): AnswerLine {
+function failed(
+  index: number,
+  id: QueryId | undefined,
+  status: number,
+  message: string,
+  details: { path: string; message: string }[] = [],
+): AnswerLine {
   return lineOf(index, id, status, v1ErrorBody(message, details));
 }
 
 export class QueryAnswerer {
-  constructor(private readonly context: LookupContext, private readonly validator = new QueryValidator()) {}
+  constructor(
+    private readonly context: LookupContext,
+    private readonly validator = new QueryValidator(),
+  ) {}
 
   /** The line of query `index`; never rejects. */
   async answer(index: number, query: unknown): Promise<AnswerLine> {
-    if (query instanceof UnreadableQuery) return failed(index, undefined, 400, `query ${index} is not valid JSON: ${query.reason}`);
+    if (query instanceof UnreadableQuery)
+      return failed(index, undefined, 400, `query ${index} is not valid JSON: ${query.reason}`);
     if (query === null || typeof query !== 'object' || Array.isArray(query)) {
-      return failed(index, undefined, 400, `query ${index} must be a JSON object, such as {"type": "inchikey", "compound": "..."}`);
+      return failed(
+        index,
+        undefined,
+        400,
+        `query ${index} must be a JSON object, such as {"type": "inchikey", "compound": "..."}`,
+      );
     }
     const { op, id, ...request } = query as { op?: unknown; id?: unknown };
-    if (id !== undefined && id !== null && typeof id === 'object') return failed(index, undefined, 400, '"id" must be a string, a number, a boolean or null: it is echoed on the query\'s line');
+    if (id !== undefined && id !== null && typeof id === 'object')
+      return failed(
+        index,
+        undefined,
+        400,
+        '"id" must be a string, a number, a boolean or null: it is echoed on the query\'s line',
+      );
     const queryId = id as QueryId | undefined;
-    if (op !== undefined && op !== 'compounds' && op !== 'connectivity') return failed(index, queryId, 400, `"op" is ${JSON.stringify(op)}: it must be "compounds" or "connectivity"`);
+    if (op !== undefined && op !== 'compounds' && op !== 'connectivity')
+      return failed(index, queryId, 400, `"op" is ${JSON.stringify(op)}: it must be "compounds" or "connectivity"`);
     const operation: QueryOperation = op ?? 'compounds';
     const asRequest = QueryValidator.requestOf(operation, request);
     try {
       await this.validator.check(asRequest);
       const body = asRequest.body as Parameters<typeof compoundQuery>[0];
-      const answer = operation === 'compounds' ? await findCompounds(this.context, compoundQuery(body)) : await searchConnectivity(this.context, compoundQuery(body));
+      const answer =
+        operation === 'compounds'
+          ? await findCompounds(this.context, compoundQuery(body))
+          : await searchConnectivity(this.context, compoundQuery(body));
       return lineOf(index, queryId, 200, answer);
     } catch (error) {
       const { status, message, details } = describeError(error, asRequest as unknown as Request);
-      if (status >= 500 && status !== 503) log.error('batch query failed', { index, error: (error as Error)?.stack ?? String(error) });
+      if (status >= 500 && status !== 503)
+        log.error('batch query failed', { index, error: (error as Error)?.stack ?? String(error) });
       return failed(index, queryId, status, message, details);
     }
   }
@@ -83,7 +111,10 @@ export class QueryAnswerer {
    * or wait to be taken at once: the consumer's pace bounds the work ahead of it. `before`, when
    * given, is awaited before each query starts (a rate limit's wait).
    */
-  async *answerInOrder(queries: Iterable<unknown> | AsyncIterable<unknown>, options: { concurrency: number; firstIndex?: number; before?: (query: unknown) => Promise<void> }): AsyncGenerator<AnswerLine> {
+  async *answerInOrder(
+    queries: Iterable<unknown> | AsyncIterable<unknown>,
+    options: { concurrency: number; firstIndex?: number; before?: (query: unknown) => Promise<void> },
+  ): AsyncGenerator<AnswerLine> {
     const iterator = Symbol.asyncIterator in queries ? queries[Symbol.asyncIterator]() : queries[Symbol.iterator]();
     let index = options.firstIndex ?? 0;
     const startWave = async (): Promise<Promise<AnswerLine>[]> => {

@@ -48,7 +48,7 @@ async function checkedParameters(req: Request, sources: SourceCatalog): Promise<
       throw new HttpError(400, `"sourceID" is "${sourceID}": it must be the id of a source, ${range}`);
     }
     // A list of a million ids of a source that does not exist would fail line by line: it is refused whole.
-    if (!await sources.get(Number(sourceID))) {
+    if (!(await sources.get(Number(sourceID)))) {
       throw new UnknownResource(`source ${Number(sourceID)} does not exist`);
     }
   }
@@ -69,7 +69,8 @@ async function checkedParameters(req: Request, sources: SourceCatalog): Promise<
 function parameterFields(parameters: ListParameters, type: string | undefined): Record<string, unknown> {
   const { sourceID, op, searchComponents } = parameters;
   return {
-    ...(op ? { op } : {}), ...(type ? { type } : {}),
+    ...(op ? { op } : {}),
+    ...(type ? { type } : {}),
     ...(type === 'sourceID' && sourceID ? { sourceID: Number(sourceID) } : {}),
     ...(op === 'connectivity' && searchComponents ? { searchComponents: searchComponents === 'true' } : {}),
   };
@@ -83,8 +84,10 @@ function listQuery(parameters: ListParameters): (line: string) => string {
     throw new HttpError(400, `a list of compounds needs ?type=: what each line is, one of ${types.join(', ')}`);
   }
   if (type === 'sourceID' && sourceID === undefined) {
-    throw new HttpError(400,
-      'a list of compound ids needs ?sourceID=: the id of the source they belong to, a whole number');
+    throw new HttpError(
+      400,
+      'a list of compound ids needs ?sourceID=: the id of the source they belong to, a whole number',
+    );
   }
   const base = parameterFields(parameters, type);
   return (line) => JSON.stringify({ ...base, compound: line.trim() });
@@ -121,9 +124,13 @@ async function readJob(req: Request, writer: JobWriter, config: Config, paramete
   } else if (type === 'text/plain') {
     toQuery = listQuery(parameters);
   } else {
-    throw new HttpError(415, `the body must be NDJSON queries (Content-Type: application/x-ndjson) or a list of compounds, one a line (Content-Type: text/plain, with ?type=), not ${sentAs(type)}`);
+    throw new HttpError(
+      415,
+      `the body must be NDJSON queries (Content-Type: application/x-ndjson) or a list of compounds, one a line (Content-Type: text/plain, with ?type=), not ${sentAs(type)}`,
+    );
   }
-  const tooLarge = (): HttpError => new HttpError(413, `the body is larger than the ${config.JOB_BODY_LIMIT} bytes a job accepts (JOB_BODY_LIMIT)`);
+  const tooLarge = (): HttpError =>
+    new HttpError(413, `the body is larger than the ${config.JOB_BODY_LIMIT} bytes a job accepts (JOB_BODY_LIMIT)`);
   // A body of blank lines (or none) is a job of no queries, done at once, as a batch of none is answered.
   for await (const line of bodyLines(req, config.JOB_BODY_LIMIT, tooLarge)) await writer.add(toQuery(line));
 }
@@ -146,7 +153,9 @@ export function jobHandlers(jobs: Jobs, config: Config, sources: SourceCatalog):
     postJobs: async (req, res) => {
       if (!config.JOBS_ENABLED) throw disabled();
       const parameters = await checkedParameters(req, sources);
-      await jobs.admit().catch((error) => { throw refusal(error); });
+      await jobs.admit().catch((error) => {
+        throw refusal(error);
+      });
       const writer = await jobs.writer();
       try {
         await readJob(req, writer, config, parameters);
@@ -163,22 +172,39 @@ export function jobHandlers(jobs: Jobs, config: Config, sources: SourceCatalog):
       if (!config.JOBS_ENABLED) throw disabled();
       const jobId = String(req.params.jobId);
       const job = await jobs.get(jobId);
-      if (!job) throw new HttpError(404, `no job ${jobId}: it never existed, or has expired (jobs are kept ${config.JOB_TTL / 3_600_000} h)`);
+      if (!job)
+        throw new HttpError(
+          404,
+          `no job ${jobId}: it never existed, or has expired (jobs are kept ${config.JOB_TTL / 3_600_000} h)`,
+        );
       res.set('Cache-Control', 'no-store').json({ ...jobView(job), links: jobLinks(apiBase(req), job.jobId) });
     },
     getJobResults: async (req, res) => {
       if (!config.JOBS_ENABLED) throw disabled();
       const jobId = String(req.params.jobId);
       const job = await jobs.get(jobId);
-      if (!job) throw new HttpError(404, `no job ${jobId}: it never existed, or has expired (jobs are kept ${config.JOB_TTL / 3_600_000} h)`);
+      if (!job)
+        throw new HttpError(
+          404,
+          `no job ${jobId}: it never existed, or has expired (jobs are kept ${config.JOB_TTL / 3_600_000} h)`,
+        );
       const fromText = req.query.from === undefined ? '0' : String(req.query.from);
-      if (!/^[0-9]{1,10}$/.test(fromText)) throw new HttpError(400, `"from" is "${fromText}": it must be a line number, a whole number from 0`);
+      if (!/^[0-9]{1,10}$/.test(fromText))
+        throw new HttpError(400, `"from" is "${fromText}": it must be a line number, a whole number from 0`);
       // Past the last line is an empty page, as for a client paging on while the job runs.
       const from = Number(fromText);
-      res.status(200).type('application/x-ndjson; charset=utf-8').set({ 'Cache-Control': 'no-store', 'X-Job-Status': job.status, 'X-Job-Done': String(job.done), 'X-Job-Total': String(job.total) });
+      res
+        .status(200)
+        .type('application/x-ndjson; charset=utf-8')
+        .set({
+          'Cache-Control': 'no-store',
+          'X-Job-Status': job.status,
+          'X-Job-Done': String(job.done),
+          'X-Job-Total': String(job.total),
+        });
       res.flushHeaders();
       for await (const text of jobs.results(job, from)) {
-        if (!await writeOrWait(res, text)) return;
+        if (!(await writeOrWait(res, text))) return;
       }
       res.end();
     },

@@ -2,12 +2,32 @@
 import { inchiKeyOf } from '../../chemistry';
 import { compoundsByKey, compoundsByUci } from '../../engine/compounds';
 import { assignmentsByCompoundId, assignmentsByKeys, assignmentsByUcis } from '../../engine/lookups';
-import { connectivitySearch, readSkeleton, relations, searchedStructureOf, type SearchedStructure, type TypeOfSearch } from '../../domain/connectivity';
+import {
+  connectivitySearch,
+  readSkeleton,
+  relations,
+  searchedStructureOf,
+  type SearchedStructure,
+  type TypeOfSearch,
+} from '../../domain/connectivity';
 import { InvalidQuery, UnknownResource } from '../../domain/errors';
 import { asIdentifierQuery, structureText, type Computed } from '../../domain/structures';
 import {
-  checkInchiKey, compoundViews, indexedStructure, inchiView, parseQueryInchi, parseUciText, queryKey, requireSource, sourceEntry, sourceIdAssignments,
-  type CompoundQuery, type CompoundView, type IdentifierQuery, type LookupContext, type StructureType,
+  checkInchiKey,
+  compoundViews,
+  indexedStructure,
+  inchiView,
+  parseQueryInchi,
+  parseUciText,
+  queryKey,
+  requireSource,
+  sourceEntry,
+  sourceIdAssignments,
+  type CompoundQuery,
+  type CompoundView,
+  type IdentifierQuery,
+  type LookupContext,
+  type StructureType,
 } from '../../domain/lookup';
 import { sourceView } from '../../domain/sources';
 import { changeSpan, sourceLoads, type ChangeSpan, type LoadView } from '../../domain/changes';
@@ -28,10 +48,14 @@ function notFound(compound: string, error: string): NotFound {
 function describe(query: IdentifierQuery): string {
   const compound = query.compound.trim();
   switch (query.type) {
-    case 'uci': return `no structure with UCI ${compound}`;
-    case 'inchikey': return `no structure with InChIKey ${compound}`;
-    case 'inchi': return `no structure with this InChI (InChIKey ${inchiKeyOf(compound)})`;
-    case 'sourceID': return `no current compound "${compound}" in source ${query.sourceID}`;
+    case 'uci':
+      return `no structure with UCI ${compound}`;
+    case 'inchikey':
+      return `no structure with InChIKey ${compound}`;
+    case 'inchi':
+      return `no structure with this InChI (InChIKey ${inchiKeyOf(compound)})`;
+    case 'sourceID':
+      return `no current compound "${compound}" in source ${query.sourceID}`;
   }
 }
 
@@ -41,22 +65,34 @@ function describe(query: IdentifierQuery): string {
  * `notFound` names the structure as it was sent.
  */
 async function answer<Q extends CompoundQuery, R extends { response: string }>(
-  context: LookupContext, query: Q, answerIdentifier: (query: Q & IdentifierQuery) => Promise<R>,
+  context: LookupContext,
+  query: Q,
+  answerIdentifier: (query: Q & IdentifierQuery) => Promise<R>,
 ): Promise<R | (R & { computed: Computed })> {
   const { query: identifierQuery, computed } = await asIdentifierQuery(context, query);
   const result = await answerIdentifier(identifierQuery);
   if (!computed) return result;
-  const sent = result.response === 'Not found' ? { notFound: [structureText(query.type as StructureType, query.compound)] } : {};
+  const sent =
+    result.response === 'Not found' ? { notFound: [structureText(query.type as StructureType, query.compound)] } : {};
   return { ...result, ...sent, computed };
 }
 
 /** POST /compounds: the structures a query stands for, with their records in every source. */
-export async function findCompounds(context: LookupContext, query: CompoundQuery): Promise<{ response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[]; computed?: Computed } | NotFound & { computed?: Computed }> {
+export async function findCompounds(
+  context: LookupContext,
+  query: CompoundQuery,
+): Promise<
+  | { response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[]; computed?: Computed }
+  | (NotFound & { computed?: Computed })
+> {
   return answer(context, query, (identifierQuery) => findByIdentifier(context, identifierQuery));
 }
 
-async function findByIdentifier(context: LookupContext, query: IdentifierQuery): Promise<{ response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[] } | NotFound> {
-  const compounds = await compoundViews(context, ...await queryAssignments(context, query));
+async function findByIdentifier(
+  context: LookupContext,
+  query: IdentifierQuery,
+): Promise<{ response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[] } | NotFound> {
+  const compounds = await compoundViews(context, ...(await queryAssignments(context, query)));
   if (compounds.length === 0) return notFound(query.compound.trim(), describe(query));
   return { response: 'Success', totalCompounds: compounds.length, notFound: [], compounds };
 }
@@ -67,20 +103,36 @@ async function findByIdentifier(context: LookupContext, query: IdentifierQuery):
  * are searched; a source's id names its structures' keys, read while their other assignments are
  * searched.
  */
-async function queryAssignments(context: LookupContext, query: IdentifierQuery): Promise<[AssignmentDocument[], Map<string, CompoundDocument>?]> {
+async function queryAssignments(
+  context: LookupContext,
+  query: IdentifierQuery,
+): Promise<[AssignmentDocument[], Map<string, CompoundDocument>?]> {
   const key = queryKey(context, query);
-  if (key !== undefined) return Promise.all([assignmentsByKeys(context.engine, [key]), compoundsByKey(context.engine, [key])]);
+  if (key !== undefined)
+    return Promise.all([assignmentsByKeys(context.engine, [key]), compoundsByKey(context.engine, [key])]);
   if (query.type === 'uci') {
     const uci = parseUciText(query.compound.trim());
-    const [assignments, structures] = await Promise.all([assignmentsByUcis(context.engine, [uci]), compoundsByUci(context.engine, [uci])]);
+    const [assignments, structures] = await Promise.all([
+      assignmentsByUcis(context.engine, [uci]),
+      compoundsByUci(context.engine, [uci]),
+    ]);
     return [assignments, new Map([...structures.values()].map((structure) => [structure.standardInchiKey, structure]))];
   }
   const own = await sourceIdAssignments(context, query);
-  return Promise.all([assignmentsByUcis(context.engine, own.map((x) => x.uci)), compoundsByKey(context.engine, [...new Set(own.map((x) => x.standardInchiKey))])]);
+  return Promise.all([
+    assignmentsByUcis(
+      context.engine,
+      own.map((x) => x.uci),
+    ),
+    compoundsByKey(context.engine, [...new Set(own.map((x) => x.standardInchiKey))]),
+  ]);
 }
 
 /** The structure a connectivity query stands for; undefined when it names nothing indexed. */
-export async function resolveSearched(context: LookupContext, query: IdentifierQuery): Promise<SearchedStructure | undefined> {
+export async function resolveSearched(
+  context: LookupContext,
+  query: IdentifierQuery,
+): Promise<SearchedStructure | undefined> {
   const compound = query.compound.trim();
   const fromIndexed = async (uci: number): Promise<SearchedStructure | undefined> => {
     const structure = await indexedStructure(context, { uci });
@@ -101,7 +153,8 @@ export async function resolveSearched(context: LookupContext, query: IdentifierQ
       const standardInchiKey = checkInchiKey(compound);
       // The key names its structure: read it while a current assignment is looked for.
       const [indexed, structures] = await Promise.all([
-        assignmentsByKeys(context.engine, [standardInchiKey], {}, 1), compoundsByKey(context.engine, [standardInchiKey]),
+        assignmentsByKeys(context.engine, [standardInchiKey], {}, 1),
+        compoundsByKey(context.engine, [standardInchiKey]),
       ]);
       const structure = structures.get(standardInchiKey);
       if (indexed.length > 0 && structure) return searchedStructureOf(structure);
@@ -109,12 +162,15 @@ export async function resolveSearched(context: LookupContext, query: IdentifierQ
       return { uci: null, standardInchiKey, connectivityBlock: standardInchiKey.slice(0, 14), parsed: null };
     }
     case 'sourceID': {
-      if (query.sourceID === undefined) throw new InvalidQuery('a sourceID query needs "sourceID": the id of the source the compound id belongs to');
+      if (query.sourceID === undefined)
+        throw new InvalidQuery('a sourceID query needs "sourceID": the id of the source the compound id belongs to');
       await requireSource(context, query.sourceID);
       const own = await assignmentsByCompoundId(context.engine, compound, { sourceId: query.sourceID });
       const ucis = [...new Set(own.map((x) => x.uci))].sort((a, b) => a - b);
       if (ucis.length > 1) {
-        throw new InvalidQuery(`"${compound}" in source ${query.sourceID} is assigned to ${ucis.length} structures (UCIs ${ucis.join(', ')}): query one of them by "type": "uci"`);
+        throw new InvalidQuery(
+          `"${compound}" in source ${query.sourceID} is assigned to ${ucis.length} structures (UCIs ${ucis.join(', ')}): query one of them by "type": "uci"`,
+        );
       }
       return ucis.length === 1 ? fromIndexed(ucis[0]) : undefined;
     }
@@ -122,22 +178,35 @@ export async function resolveSearched(context: LookupContext, query: IdentifierQ
 }
 
 /** POST /connectivity. */
-export async function searchConnectivity(context: LookupContext, query: CompoundQuery & { searchComponents?: boolean }): Promise<object> {
+export async function searchConnectivity(
+  context: LookupContext,
+  query: CompoundQuery & { searchComponents?: boolean },
+): Promise<object> {
   return answer(context, query, (identifierQuery) => searchByIdentifier(context, identifierQuery));
 }
 
-async function searchByIdentifier(context: LookupContext, query: IdentifierQuery & { searchComponents?: boolean }): Promise<NotFound | { response: 'Success'; [field: string]: unknown }> {
+async function searchByIdentifier(
+  context: LookupContext,
+  query: IdentifierQuery & { searchComponents?: boolean },
+): Promise<NotFound | { response: 'Success'; [field: string]: unknown }> {
   const options = {
     relations: new Set<TypeOfSearch>(query.searchComponents ? relations : ['match']),
     frequencyCap: context.config.COMPONENT_FREQUENCY_CAP,
     maxEntries: context.config.CONNECTIVITY_MAX_ENTRIES,
   };
   // A key's first block is its skeleton: the skeleton is read in the same round trip as the key.
-  const skeleton = query.type === 'inchikey' ? readSkeleton(context, checkInchiKey(query.compound.trim()).slice(0, 14), options) : undefined;
+  const skeleton =
+    query.type === 'inchikey'
+      ? readSkeleton(context, checkInchiKey(query.compound.trim()).slice(0, 14), options)
+      : undefined;
   const searched = await resolveSearched(context, query);
   if (!searched) return notFound(query.compound.trim(), describe(query));
   const result = await connectivitySearch(context, searched, options, skeleton);
-  if (result.totalSources === 0) return notFound(query.compound.trim(), `no indexed structure shares the skeleton (first InChIKey block ${searched.connectivityBlock}) of the query`);
+  if (result.totalSources === 0)
+    return notFound(
+      query.compound.trim(),
+      `no indexed structure shares the skeleton (first InChIKey block ${searched.connectivityBlock}) of the query`,
+    );
   return {
     response: 'Success',
     searchedCompound: {
@@ -186,7 +255,10 @@ export async function inchiOfUci(context: LookupContext, uci: number): Promise<s
 }
 
 /** GET /sources/{sourceID}/loads: the loads that replaced a source's assignments, newest first. */
-export async function sourceLoadList(context: LookupContext, sourceId: number): Promise<{ response: 'Success'; loads: LoadView[] }> {
+export async function sourceLoadList(
+  context: LookupContext,
+  sourceId: number,
+): Promise<{ response: 'Success'; loads: LoadView[] }> {
   await requireSource(context, sourceId);
   return { response: 'Success', loads: await sourceLoads(context.engine, sourceId) };
 }

@@ -3,7 +3,15 @@ import type { Request, RequestHandler, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { inchiKeyCase, type CompoundQuery, type LookupContext } from '../../domain/lookup';
 import { changesAsJson, changesAsNdjson } from '../../domain/changes';
-import { findCompounds, getSource, inchiOfUci, listSources, searchConnectivity, sourceChangeSpan, sourceLoadList } from './responses';
+import {
+  findCompounds,
+  getSource,
+  inchiOfUci,
+  listSources,
+  searchConnectivity,
+  sourceChangeSpan,
+  sourceLoadList,
+} from './responses';
 import { log } from '../../log';
 import { currentRequest } from '../../request-context';
 import { clusterReport } from '../../engine/health';
@@ -18,7 +26,9 @@ import { HttpError } from '../errors';
  * as a JSON number made its digits, and `sourceID` dropped unless `type` is `sourceID` (clients
  * send `""`, `0` or `null` there with every other type; UniChem ignores it).
  */
-export function compoundQuery<T extends { type: CompoundQuery['type']; compound: string | number; sourceID?: unknown }>(body: T): Omit<T, 'compound' | 'sourceID'> & CompoundQuery {
+export function compoundQuery<T extends { type: CompoundQuery['type']; compound: string | number; sourceID?: unknown }>(
+  body: T,
+): Omit<T, 'compound' | 'sourceID'> & CompoundQuery {
   const { sourceID, compound, ...rest } = body;
   // A molfile keeps its leading lines: they are its header.
   const trimmed = isStructureType(body.type) ? structureText(body.type, String(compound)) : String(compound).trim();
@@ -37,7 +47,11 @@ function decimalParameter(req: Request, name: string, fromEnd = 0): number {
   // As it is in the URL: a percent-encoded digit is not one either.
   const segments = req.path.replace(/\/$/, '').split('/');
   const text = segments[segments.length - 1 - fromEnd] ?? '';
-  if (!/^[0-9]+$/.test(text)) throw new HttpError(400, `"${name}" is ${JSON.stringify(text)}: it must be a whole number written in decimal digits`);
+  if (!/^[0-9]+$/.test(text))
+    throw new HttpError(
+      400,
+      `"${name}" is ${JSON.stringify(text)}: it must be a whole number written in decimal digits`,
+    );
   return Number(text);
 }
 
@@ -56,7 +70,11 @@ async function streamText(req: Request, res: Response, type: string, chunks: Asy
     }, res);
   } catch (error) {
     if (!res.destroyed || res.writableFinished) throw error;
-    log.error('a streamed answer failed after its first byte', { path: req.originalUrl, requestId: currentRequest()?.id, error: (error as Error)?.stack ?? String(error) });
+    log.error('a streamed answer failed after its first byte', {
+      path: req.originalUrl,
+      requestId: currentRequest()?.id,
+      error: (error as Error)?.stack ?? String(error),
+    });
   } finally {
     await chunks.return(undefined);
   }
@@ -82,13 +100,20 @@ export function v1Handlers(context: LookupContext, depictor: Depictor): Record<s
     getSourceChanges: async (req, res) => {
       const span = await sourceChangeSpan(context, decimalParameter(req, 'sourceID', 1), String(req.query.since));
       const ndjson = req.accepts(['application/json', 'application/x-ndjson']) === 'application/x-ndjson';
-      await streamText(req, res, ndjson ? 'application/x-ndjson' : 'application/json',
-        ndjson ? changesAsNdjson(context.engine, span) : changesAsJson(context.engine, span));
+      await streamText(
+        req,
+        res,
+        ndjson ? 'application/x-ndjson' : 'application/json',
+        ndjson ? changesAsNdjson(context.engine, span) : changesAsJson(context.engine, span),
+      );
     },
     getImage: async (req, res) => {
       const inchi = await inchiOfUci(context, decimalParameter(req, 'uci'));
       try {
-        res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(await depictor.svg(inchi));
+        res
+          .type('image/svg+xml')
+          .set('Cache-Control', 'public, max-age=86400')
+          .send(await depictor.svg(inchi));
       } catch (error) {
         if (error instanceof DepictionFailed) throw new HttpError(422, error.message);
         throw error;
@@ -103,7 +128,9 @@ export function v1Handlers(context: LookupContext, depictor: Depictor): Record<s
     getReady: async (_req, res) => {
       const state = await engineReady(context.engine);
       if (!state.ready) res.set('Retry-After', '1');
-      res.status(state.ready ? 200 : 503).json(state.ready ? { status: 'ready' } : { status: 'not ready', reason: state.reason });
+      res
+        .status(state.ready ? 200 : 503)
+        .json(state.ready ? { status: 'ready' } : { status: 'not ready', reason: state.reason });
     },
   };
 }

@@ -42,7 +42,15 @@ export class QueryValidator {
   static requestOf(operation: QueryOperation, body: unknown): QueryRequest {
     const path = `/api/v1/${operation}`;
     return {
-      method: 'POST', url: path, originalUrl: path, path, baseUrl: '', headers: { 'content-type': 'application/json' }, body, query: {}, params: {},
+      method: 'POST',
+      url: path,
+      originalUrl: path,
+      path,
+      baseUrl: '',
+      headers: { 'content-type': 'application/json' },
+      body,
+      query: {},
+      params: {},
       app: { enabled: () => false, param: () => undefined },
     };
   }

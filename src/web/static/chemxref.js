@@ -4,11 +4,18 @@ document.addEventListener('DOMContentLoaded', () => {
   for (const button of document.querySelectorAll('button.copy')) {
     button.hidden = false;
     button.addEventListener('click', () => {
-      navigator.clipboard.writeText(button.dataset.copy).then(() => {
-        const label = button.textContent;
-        button.textContent = 'Copied';
-        setTimeout(() => { button.textContent = label; }, 1500);
-      }, () => { button.textContent = 'Copy failed'; });
+      navigator.clipboard.writeText(button.dataset.copy).then(
+        () => {
+          const label = button.textContent;
+          button.textContent = 'Copied';
+          setTimeout(() => {
+            button.textContent = label;
+          }, 1500);
+        },
+        () => {
+          button.textContent = 'Copy failed';
+        },
+      );
     });
   }
 });
