@@ -34,7 +34,9 @@ const flushAt = 5_000;
 export interface PageInNewRelease {
   /** The `_id`s of the page's assignments that are current in the new release. */
   present: Set<string>;
-  /** For each id of the page that lost a structure, the structures it is current on in the new release (none: dropped). */
+  /**
+   * For each id of the page that lost a structure, the structures it is current on in the new release (none: dropped).
+   */
   stillCurrent: Map<string, Set<number>>;
 }
 
@@ -139,7 +141,10 @@ export class ChangeRecorder {
     if (this.pending.length >= flushAt) await this.flush();
   }
 
-  /** Starts writing what is pending, once the previous write is acknowledged (one in flight, so writes keep their order). */
+  /**
+   * Starts writing what is pending, once the previous write is acknowledged (one in flight, so writes keep their
+   * order).
+   */
   private async flush(): Promise<void> {
     await this.writing;
     const changes = this.pending;

@@ -255,7 +255,8 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
         );
       if (swept.releaseIndicesRemoved.length > 0)
         process.stderr.write(
-          `removed ${swept.releaseIndicesRemoved.length} release index(es) left by an interrupted load: ${swept.releaseIndicesRemoved.join(', ')}\n`,
+          `removed ${swept.releaseIndicesRemoved.length} release index(es) left ` +
+            `by an interrupted load: ${swept.releaseIndicesRemoved.join(', ')}\n`,
         );
       if (swept.structuresRemoved > 0)
         process.stderr.write(

@@ -58,7 +58,8 @@ export async function consolidateReleases(run: LoadRun): Promise<void> {
   run.rowsLoaded = result.written;
   if (result.failed > 0)
     throw new Error(
-      `the engine refused ${result.failed} assignments of the consolidated index (the first, ${refused}): nothing published`,
+      `the engine refused ${result.failed} assignments of the consolidated ` +
+        `index (the first, ${refused}): nothing published`,
     );
   await refreshIndex(engine, index);
   const copied = await assignmentsPerSource(engine, index);
@@ -67,7 +68,9 @@ export async function consolidateReleases(run: LoadRun): Promise<void> {
     const after = copied.get(sourceId) ?? { current: 0, obsolete: 0 };
     if (before.current !== after.current || before.obsolete !== after.obsolete) {
       throw new Error(
-        `the consolidated index holds ${after.current} current and ${after.obsolete} obsolete assignments of source ${sourceId}, where ${before.current} and ${before.obsolete} were served: nothing published`,
+        `the consolidated index holds ${after.current} current and ` +
+          `${after.obsolete} obsolete assignments of source ${sourceId}, where ` +
+          `${before.current} and ${before.obsolete} were served: nothing published`,
       );
     }
   }

@@ -42,7 +42,8 @@ export function refusalReasons(
   const rejected = counts.rowsRead > 0 ? counts.rowsRejected / counts.rowsRead : 0;
   if (counts.rowsLoaded > 0 && rejected > config.MAX_REJECT_RATIO) {
     reasons.push(
-      `${counts.rowsRejected} of ${counts.rowsRead} rows rejected (${percent(rejected)}, more than MAX_REJECT_RATIO ${percent(config.MAX_REJECT_RATIO)})`,
+      `${counts.rowsRejected} of ${counts.rowsRead} rows rejected ` +
+        `(${percent(rejected)}, more than MAX_REJECT_RATIO ${percent(config.MAX_REJECT_RATIO)})`,
     );
   }
   for (const source of sources) {
@@ -50,7 +51,9 @@ export function refusalReasons(
     const share = source.dropped / source.currentBefore;
     if (share > config.MAX_RELEASE_DROP) {
       reasons.push(
-        `source ${source.sourceId} would drop ${source.dropped} of its ${source.currentBefore} current ids (${percent(share)}, more than MAX_RELEASE_DROP ${percent(config.MAX_RELEASE_DROP)})`,
+        `source ${source.sourceId} would drop ${source.dropped} of its ` +
+          `${source.currentBefore} current ids (${percent(share)}, more than ` +
+          `MAX_RELEASE_DROP ${percent(config.MAX_RELEASE_DROP)})`,
       );
     }
   }

@@ -25,7 +25,8 @@ export function nextRelease(
   if (number === undefined) {
     if (last !== null && !/^[0-9]+$/.test(last)) {
       throw new Error(
-        `source ${source.sourceID}'s last release is "${last}", which does not count up: name this one with --release (and --release-date)`,
+        `source ${source.sourceID}'s last release is "${last}", which does not ` +
+          `count up: name this one with --release (and --release-date)`,
       );
     }
     number = last === null ? '1' : String(BigInt(last) + 1n);

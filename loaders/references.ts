@@ -43,13 +43,18 @@ export function parseAssignment(value: string | undefined): 0 | 1 {
   throw new Reject('bad-assignment', `assignment "${value}" is neither 1 (current) nor 0 (obsolete)`);
 }
 
-/** Loads a reference table, replacing every source it contains (`dryRun`: what a dry run of the earlier tables would have written). */
+/**
+ * Loads a reference table, replacing every source it contains (`dryRun`: what a dry run of the earlier tables would
+ * have written).
+ */
 export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRunMemory): Promise<void> {
   const columns = await readColumns(file, 'tsv');
   for (const needed of ['uci', 'src_id', 'src_compound_id']) {
     if (!columns.includes(needed)) {
       throw new FileFormatError(
-        `${file}: a reference table needs the tab-separated columns UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGMENT (missing ${needed.toUpperCase()}; found ${columns.join(', ') || 'none'})`,
+        `${file}: a reference table needs the tab-separated columns UCI, ` +
+          `SRC_ID, SRC_COMPOUND_ID, ASSIGMENT (missing ${needed.toUpperCase()}; ` +
+          `found ${columns.join(', ') || 'none'})`,
       );
     }
   }

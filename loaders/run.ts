@@ -191,7 +191,9 @@ export class LoadRun {
     }
     if (this.rejectsIndex) this.details.rejectsIndexed = this.rejectsIndexed;
     if (this.rejectsIndexError)
-      this.details.rejectsIndexError = `rejected rows not indexed past ${this.rejectsIndexed}: ${this.rejectsIndexError} (the rejects file has them all)`;
+      this.details.rejectsIndexError =
+        `rejected rows not indexed past ${this.rejectsIndexed}: ` +
+        `${this.rejectsIndexError} (the rejects file has them all)`;
   }
 
   /**
@@ -228,7 +230,9 @@ export class LoadRun {
         const done = Math.min(this.counter.bytesRead / this.counter.totalBytes, 1);
         const width = 24;
         const eta = done > 0 ? (seconds * (1 - done)) / done : Infinity;
-        bar = `[${'#'.repeat(Math.round(done * width)).padEnd(width, '.')}] ${(done * 100).toFixed(1)}% ETA ${formatDuration(eta)} `;
+        bar =
+          `[${'#'.repeat(Math.round(done * width)).padEnd(width, '.')}] ` +
+          `${(done * 100).toFixed(1)}% ETA ${formatDuration(eta)} `;
       }
       process.stderr.write(
         `\r${this.command} ${bar}${this.rowsRead} rows ${Math.round(rate)} rows/s ${this.rowsRejected} rejected  `,

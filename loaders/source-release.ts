@@ -193,12 +193,15 @@ export async function loadSourceRelease(
     const columns = await readColumns(file, format);
     if (!idColumns.some((c) => columns.includes(c))) {
       throw new FileFormatError(
-        `${file}: a source release needs a compound id column (${idColumns.join(', ')}); found ${columns.join(', ') || 'none'}`,
+        `${file}: a source release needs a compound id column ` +
+          `(${idColumns.join(', ')}); found ${columns.join(', ') || 'none'}`,
       );
     }
     if (![...inchiColumns, ...keyColumns, 'smiles'].some((c) => columns.includes(c))) {
       throw new FileFormatError(
-        `${file}: a source release needs a Standard InChI, InChIKey or SMILES column (${[...inchiColumns, ...keyColumns, 'smiles'].join(', ')}); found ${columns.join(', ')}`,
+        `${file}: a source release needs a Standard InChI, InChIKey or SMILES ` +
+          `column (${[...inchiColumns, ...keyColumns, 'smiles'].join(', ')}); ` +
+          `found ${columns.join(', ')}`,
       );
     }
   }

@@ -17,7 +17,10 @@ import { UciBitset, type DryRunMemory } from './uci-bitset';
  * few requests as raw bulk sends: each costs the engine some work of its own (see `flushBytes`).
  */
 export const batchSize = 4_000;
-/** Fewer rows when they are long: at most this many characters of raw rows a batch (about 500 rows of the longest InChIs allowed, whose documents are up to 12 MB). */
+/**
+ * Fewer rows when they are long: at most this many characters of raw rows a batch (about 500 rows of the longest InChIs
+ * allowed, whose documents are up to 12 MB).
+ */
 const batchChars = 2_000_000;
 
 /**
@@ -163,7 +166,9 @@ export async function loadStructures(run: LoadRun, file: string, dryRun?: DryRun
   for (const needed of ['uci', 'standardinchi', 'standardinchikey']) {
     if (!columns.includes(needed)) {
       throw new FileFormatError(
-        `${file}: a structure table needs the tab-separated columns UCI, STANDARDINCHI, STANDARDINCHIKEY (missing ${needed.toUpperCase()}; found ${columns.join(', ') || 'none'})`,
+        `${file}: a structure table needs the tab-separated columns UCI, ` +
+          `STANDARDINCHI, STANDARDINCHIKEY (missing ${needed.toUpperCase()}; ` +
+          `found ${columns.join(', ') || 'none'})`,
       );
     }
   }

@@ -80,7 +80,10 @@ export async function sweepInterruptedLoads(engine: Engine, config: Config): Pro
       for (const { record } of interrupted)
         report.structuresRemoved += await removeOrphanStructuresOf(engine, record.loadId);
     } else {
-      report.note = `structures of interrupted loads kept while load ${alive.map((record) => record.loadId).join(', ')} runs; run \`npm run load -- doctor\` later`;
+      report.note =
+        `structures of interrupted loads kept while load ` +
+        `${alive.map((record) => record.loadId).join(', ')} runs; run \`npm ` +
+        `run load -- doctor\` later`;
     }
   }
   return report;

@@ -73,7 +73,8 @@ async function demo(force: boolean): Promise<void> {
       // structure) and 28,658 distinct assignments in seven sources, in 57,025 rows (one reference
       // row repeats another).
       log.info(
-        'loading the bundled sample: 28,657 real molecules (28,359 distinct structures, 28,658 assignments in seven sources)',
+        'loading the bundled sample: 28,657 real molecules (28,359 distinct ' +
+          'structures, 28,658 assignments in seven sources)',
         { folder: sample },
       );
       const summary = await runCommand(parseArguments(['dump', sample]), config);
@@ -100,7 +101,8 @@ async function demo(force: boolean): Promise<void> {
       'Try:',
       `  ${post({ type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' })}`,
       `  ${post({ type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 })}`,
-      `  curl -s -X POST ${url}/api/v1/connectivity -H 'Content-Type: application/json' -d '${JSON.stringify({ type: 'sourceID', compound: 'CHEMBL1511957', sourceID: 1, searchComponents: true })}'`,
+      `  curl -s -X POST ${url}/api/v1/connectivity -H 'Content-Type: ` +
+        `application/json' -d '${JSON.stringify({ type: 'sourceID', compound: 'CHEMBL1511957', sourceID: 1, searchComponents: true })}'`,
       `  curl -s ${url}/legacy/rest/src_compound_id/CHEMBL112/1`,
       '',
       `Stop with Ctrl-C (the engine keeps running: ${esStopCommand(config)}).`,

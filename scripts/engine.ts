@@ -157,7 +157,9 @@ export function endpointOf(esUrl: string): Endpoint {
   };
 }
 
-/** `clusterName` is missing when the node cannot tell its cluster's health (no master elected yet, or an auth error). */
+/**
+ * `clusterName` is missing when the node cannot tell its cluster's health (no master elected yet, or an auth error).
+ */
 export type Probe =
   | { state: 'elasticsearch'; status: string; clusterName?: string }
   | { state: 'other'; detail: string }
@@ -631,7 +633,9 @@ async function waitForCluster(
         (body) => typeof body?.index === 'string',
       );
       throw new Error(
-        `${what} did not reach ${want} within ${statusSeconds} s of forming: status ${health?.status ?? 'unknown'}, ${health?.unassigned_shards ?? '?'} unassigned shards` +
+        `${what} did not reach ${want} within ${statusSeconds} s of forming: ` +
+          `status ${health?.status ?? 'unknown'}, ` +
+          `${health?.unassigned_shards ?? '?'} unassigned shards` +
           (explanation
             ? `; e.g. shard ${explanation.shard} of ${explanation.index}: ${explanation.allocate_explanation}`
             : ''),
@@ -719,11 +723,14 @@ export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promis
     // A cluster node's pid file is its port's own; the single node's is not tied to one port.
     if (!layout.single && pid !== undefined) {
       throw new Error(
-        `node ${node.name} (pid ${pid}) holds port ${node.httpPort} but does not answer (${answer.detail}): is it frozen (SIGSTOP) or overloaded?`,
+        `node ${node.name} (pid ${pid}) holds port ${node.httpPort} but does ` +
+          `not answer (${answer.detail}): is it frozen (SIGSTOP) or overloaded?`,
       );
     }
     throw new Error(
-      `port ${node.httpPort} on ${layout.host} is taken by something that is not Elasticsearch (${answer.detail}); stop it or set ES_URL to another port`,
+      `port ${node.httpPort} on ${layout.host} is taken by something that is ` +
+        `not Elasticsearch (${answer.detail}); stop it or set ES_URL to ` +
+        `another port`,
     );
   }
   // The client would send requests to a node listed in ES_URL that is not one of these.
@@ -732,7 +739,10 @@ export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promis
     const endpoint = endpointOf(url);
     return !localHosts.includes(endpoint.host) || !ports.has(endpoint.port);
   });
-  const strayMessage = `ES_URL lists ${stray.join(', ')}, outside the ${portRange(layout)} that ES_NODES=${nodes} runs: set ES_NODES to the number of nodes ES_URL lists, on consecutive ports from its first`;
+  const strayMessage =
+    `ES_URL lists ${stray.join(', ')}, outside the ${portRange(layout)} ` +
+    `that ES_NODES=${nodes} runs: set ES_NODES to the number of nodes ` +
+    `ES_URL lists, on consecutive ports from its first`;
   const answering = found.filter((f) => f.probe.state === 'elasticsearch');
   if (answering.length === found.length) {
     // Nodes that answer are reused as they are (a remote cluster listed in ES_URL included).
@@ -750,12 +760,14 @@ export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promis
       ];
       if (clusters.length > 1)
         throw new Error(
-          `${portRange(layout)} answer as nodes of different clusters (${clusters.join(', ')}), not as one cluster of ${nodes} nodes`,
+          `${portRange(layout)} answer as nodes of different clusters ` +
+            `(${clusters.join(', ')}), not as one cluster of ${nodes} nodes`,
         );
       // Ours: a node that has just come back may not have joined yet.
       if (answering.some((f) => f.pid !== undefined)) await waitForCluster(layout, [], 'yellow', 180, 60);
       log(
-        `the ${nodes} nodes on ${portRange(layout)} already answer (cluster ${clusters[0] ?? 'unknown'}, status ${statuses}); reusing them`,
+        `the ${nodes} nodes on ${portRange(layout)} already answer (cluster ` +
+          `${clusters[0] ?? 'unknown'}, status ${statuses}); reusing them`,
       );
     }
     return {
@@ -784,7 +796,9 @@ export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promis
   if (stray.length > 0) throw new Error(strayMessage);
   if (layout.single && found[0].pid !== undefined) {
     throw new Error(
-      `the project's single node already runs (pid ${found[0].pid}) but does not answer on ${layout.nodes[0].url}: it was started for another port, or is still starting. Stop it first: npm run es:stop`,
+      `the project's single node already runs (pid ${found[0].pid}) but does ` +
+        `not answer on ${layout.nodes[0].url}: it was started for another ` +
+        `port, or is still starting. Stop it first: npm run es:stop`,
     );
   }
   // A cluster node whose process runs but does not answer yet is starting: wait for it, do not start it twice.
@@ -802,7 +816,9 @@ export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promis
   log(
     layout.single
       ? `Elasticsearch is up on ${layout.nodes[0].url} (pid ${started[0].pid}) after ${seconds.toFixed(1)} s`
-      : `cluster ${layout.clusterName} is ${health.status} with ${health.number_of_nodes} nodes on ${portRange(layout)} after ${seconds.toFixed(1)} s (started ${missing.map((node) => node.name).join(', ') || 'none: waited for nodes already starting'})`,
+      : `cluster ${layout.clusterName} is ${health.status} with ` +
+          `${health.number_of_nodes} nodes on ${portRange(layout)} after ` +
+          `${seconds.toFixed(1)} s (started ${missing.map((node) => node.name).join(', ') || 'none: waited for nodes already starting'})`,
   );
   return { reused: false, pid: started[0].pid, started: missing.map((node) => node.name), nodes: started, seconds };
 }
@@ -855,7 +871,9 @@ export async function wipeEngine(esUrl = 'http://127.0.0.1:9200', nodes = 1): Pr
   const busy = [...new Set([...running, ...answering])];
   if (busy.length > 0)
     throw new Error(
-      `cannot wipe ${layout.clusterName}: ${busy.map((node) => node.name).join(', ')} still run; stop them first (npm run es:stop)`,
+      `cannot wipe ${layout.clusterName}: ` +
+        `${busy.map((node) => node.name).join(', ')} still run; stop them ` +
+        `first (npm run es:stop)`,
     );
   const wiped = layout.nodes.map((node) => node.dataDir).filter(existsSync);
   for (const dir of wiped) rmSync(dir, { recursive: true, force: true });

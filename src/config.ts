@@ -123,7 +123,8 @@ function optional(raw: string): string | undefined {
 const settings = {
   ES_URL: {
     description:
-      'Elasticsearch URL, or the URLs of several nodes of one cluster separated by commas; `npm run es:start` takes its first port from it',
+      'Elasticsearch URL, or the URLs of several nodes of one cluster ' +
+      'separated by commas; `npm run es:start` takes its first port from it',
     defaultValue: 'http://127.0.0.1:9200',
     parse: urls,
   },
@@ -150,13 +151,18 @@ const settings = {
   },
   ES_SHARDS: {
     description:
-      'primary shards of the structures index, and the most a release of assignments gets (see RELEASE_SHARD_ASSIGNMENTS); the small indices keep one',
+      'primary shards of the structures index, and the most a release of ' +
+      'assignments gets (see RELEASE_SHARD_ASSIGNMENTS); the small indices ' +
+      'keep one',
     defaultValue: '1',
     parse: positiveInteger,
   },
   RELEASE_SHARD_ASSIGNMENTS: {
     description:
-      "a release index gets one primary shard per this many assignments it is expected to hold, at most ES_SHARDS (200M assignments are about 20 GB, inside Elastic's 10-50 GB a shard): every key lookup searches every shard of every release",
+      'a release index gets one primary shard per this many assignments it ' +
+      'is expected to hold, at most ES_SHARDS (200M assignments are about 20 ' +
+      "GB, inside Elastic's 10-50 GB a shard): every key lookup searches " +
+      'every shard of every release',
     defaultValue: '200000000',
     parse: positiveInteger,
   },
@@ -190,7 +196,8 @@ const settings = {
   },
   STRUCTURE_TIMEOUT_MS: {
     description:
-      "a SMILES or molfile whose Standard InChI takes longer than this is answered 422, and the toolkit's worker replaced",
+      'a SMILES or molfile whose Standard InChI takes longer than this is ' +
+      "answered 422, and the toolkit's worker replaced",
     defaultValue: '5000ms',
     parse: duration,
   },
@@ -211,7 +218,8 @@ const settings = {
   },
   ENGINE_TIMEOUT_MS: {
     description:
-      'deadline of each engine request the API makes (loads keep their long timeouts); a frozen engine gives a 503 after this',
+      'deadline of each engine request the API makes (loads keep their long ' +
+      'timeouts); a frozen engine gives a 503 after this',
     defaultValue: '3000ms',
     parse: duration,
   },
@@ -228,7 +236,9 @@ const settings = {
   },
   REJECTS_INDEXED: {
     description:
-      'rejected rows of each load also indexed in the rejects index, for Kibana (the first this many; the count and the rejects file stay whole); 0 for none',
+      'rejected rows of each load also indexed in the rejects index, for ' +
+      'Kibana (the first this many; the count and the rejects file stay ' +
+      'whole); 0 for none',
     defaultValue: '100000',
     parse: (raw: string, name: string): number => (raw === '0' ? 0 : positiveInteger(raw, name)),
   },
@@ -244,7 +254,9 @@ const settings = {
   },
   RELEASE_GRACE: {
     description:
-      'how long a replaced release is kept (searches already routed to it finish; "what changed" reads it) before a load or `npm run load -- doctor` deletes it',
+      'how long a replaced release is kept (searches already routed to it ' +
+      'finish; "what changed" reads it) before a load or `npm run load -- ' +
+      'doctor` deletes it',
     defaultValue: '24h',
     parse: duration,
   },
@@ -286,7 +298,9 @@ const settings = {
   },
   BATCH_CONCURRENCY: {
     description:
-      'queries of one batch started together, in waves (their searches go to the engine together, merged); at most twice this are answered or wait to be sent at once',
+      'queries of one batch started together, in waves (their searches go to ' +
+      'the engine together, merged); at most twice this are answered or wait ' +
+      'to be sent at once',
     defaultValue: '256',
     parse: positiveInteger,
   },
@@ -308,7 +322,8 @@ const settings = {
   },
   JOB_CONCURRENCY: {
     description:
-      'queries of a job started together, in waves, as BATCH_CONCURRENCY: its share of the engine, next to the lookups (jobs run one at a time)',
+      'queries of a job started together, in waves, as BATCH_CONCURRENCY: ' +
+      'its share of the engine, next to the lookups (jobs run one at a time)',
     defaultValue: '8',
     parse: positiveInteger,
   },
@@ -342,13 +357,16 @@ const settings = {
   },
   RATE_LIMIT: {
     description:
-      'cost units each client (IP address) may spend a minute, 0 for no limit; a lookup costs 1, a connectivity search 5, a legacy mapping 20',
+      'cost units each client (IP address) may spend a minute, 0 for no ' +
+      'limit; a lookup costs 1, a connectivity search 5, a legacy mapping 20',
     defaultValue: '0',
     parse: (raw: string, name: string): number => (raw === '0' ? 0 : positiveInteger(raw, name)),
   },
   TRUST_PROXY: {
     description:
-      'reverse proxies in front of the API whose X-Forwarded-For names the client (for RATE_LIMIT): a number of hops, or addresses and subnets (10.0.0.0/8, loopback); empty: none',
+      'reverse proxies in front of the API whose X-Forwarded-For names the ' +
+      'client (for RATE_LIMIT): a number of hops, or addresses and subnets ' +
+      '(10.0.0.0/8, loopback); empty: none',
     defaultValue: '',
     parse: (raw: string, name: string): number | string[] | false => {
       if (raw === '' || raw === '0') return false;
@@ -360,7 +378,8 @@ const settings = {
       if (list.every((item) => /^(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(\/[0-9]{1,3})?)$/.test(item)))
         return list;
       throw new ConfigError(
-        `${name} must be a number of proxies or a list of addresses and subnets such as 10.0.0.0/8,loopback, got "${raw}"`,
+        `${name} must be a number of proxies or a list of addresses and ` +
+          `subnets such as 10.0.0.0/8,loopback, got "${raw}"`,
       );
     },
   },

@@ -66,12 +66,16 @@ export class JobWriter {
     private readonly maxQueries: number,
   ) {}
 
-  /** Adds one query, as its NDJSON line (not parsed: a line that is not JSON gets its error in its place); JobRefused (413) past JOB_MAX_QUERIES. */
+  /**
+   * Adds one query, as its NDJSON line (not parsed: a line that is not JSON gets its error in its place); JobRefused
+   * (413) past JOB_MAX_QUERIES.
+   */
   async add(line: string): Promise<void> {
     if (this.total === this.maxQueries)
       throw new JobRefused(
         413,
-        `the job has more than the ${this.maxQueries} queries a job may hold (JOB_MAX_QUERIES): split it into several jobs`,
+        `the job has more than the ${this.maxQueries} queries a job may hold ` +
+          `(JOB_MAX_QUERIES): split it into several jobs`,
       );
     this.lines.push(line);
     this.bytes += Buffer.byteLength(line) + 1;
@@ -121,7 +125,9 @@ export class Jobs {
     if (bytes >= this.config.JOBS_MAX_BYTES) {
       throw new JobRefused(
         507,
-        `the jobs kept hold ${bytes} bytes, the most this service keeps (JOBS_MAX_BYTES ${this.config.JOBS_MAX_BYTES}): try again when older jobs have expired`,
+        `the jobs kept hold ${bytes} bytes, the most this service keeps ` +
+          `(JOBS_MAX_BYTES ${this.config.JOBS_MAX_BYTES}): try again when older ` +
+          `jobs have expired`,
       );
     }
   }
@@ -135,7 +141,9 @@ export class Jobs {
   private tooManyJobs(active: number): JobRefused {
     return new JobRefused(
       429,
-      `${active} jobs are queued or running, the most this service takes at once (JOB_MAX_ACTIVE ${this.config.JOB_MAX_ACTIVE}): try again when one has finished`,
+      `${active} jobs are queued or running, the most this service takes at ` +
+        `once (JOB_MAX_ACTIVE ${this.config.JOB_MAX_ACTIVE}): try again when ` +
+        `one has finished`,
       60,
     );
   }
@@ -308,7 +316,10 @@ export class Jobs {
     }
   }
 
-  /** Stores a part of results and moves `done`; false when the job is no longer this process's (or too large, and failed). */
+  /**
+   * Stores a part of results and moves `done`; false when the job is no longer this process's (or too large, and
+   * failed).
+   */
   private async store(lines: AnswerLine[], text: string): Promise<boolean> {
     const stored = this.current!;
     const job = stored.job;
@@ -316,7 +327,10 @@ export class Jobs {
     if (job.resultBytes + bytes > this.config.JOB_MAX_BYTES) {
       await this.finish({
         status: 'failed',
-        error: `the job's results passed ${this.config.JOB_MAX_BYTES} bytes (JOB_MAX_BYTES) after ${job.done} of ${job.total} queries: the results of those are kept; submit the rest as another job`,
+        error:
+          `the job's results passed ${this.config.JOB_MAX_BYTES} bytes ` +
+          `(JOB_MAX_BYTES) after ${job.done} of ${job.total} queries: the ` +
+          `results of those are kept; submit the rest as another job`,
       });
       return false;
     }

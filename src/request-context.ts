@@ -9,9 +9,14 @@ import { randomUUID } from 'node:crypto';
 
 export interface RequestContext {
   id: string;
-  /** Milliseconds spent waiting for engine requests made for it (a batched `_msearch` counts whole for each request in it). */
+  /**
+   * Milliseconds spent waiting for engine requests made for it (a batched `_msearch` counts whole for each request in
+   * it).
+   */
   engineMs: number;
-  /** Milliseconds its searches waited in the batcher before their `_msearch` left (per `_msearch`, its longest wait). */
+  /**
+   * Milliseconds its searches waited in the batcher before their `_msearch` left (per `_msearch`, its longest wait).
+   */
   queuedMs?: number;
   /** The engine's own `took` of the `_msearch` requests it was in, in milliseconds. */
   tookMs?: number;

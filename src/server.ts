@@ -25,11 +25,17 @@ export interface ServerOptions extends AppOptions {
   requestTimeoutMs?: number;
   /** An idle keep-alive connection is closed after this. */
   keepAliveTimeoutMs?: number;
-  /** How often node checks connections against the two deadlines above (node's default, 30 s, would let a slow client run 40 s). */
+  /**
+   * How often node checks connections against the two deadlines above (node's default, 30 s, would let a slow client
+   * run 40 s).
+   */
   timeoutCheckIntervalMs?: number;
 }
 
-/** Defaults of the server's deadlines: long enough for any honest client of a lookup API, short enough that slow ones cannot hold sockets for minutes. */
+/**
+ * Defaults of the server's deadlines: long enough for any honest client of a lookup API, short enough that slow ones
+ * cannot hold sockets for minutes.
+ */
 export const serverTimeouts = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,

@@ -101,21 +101,24 @@ describe('API v1', function () {
       expect(byUci).to.deep.equal(byKey);
     });
 
-    it('every cross-source key of the fixture returns all of its current sources, sorted by source then id', async () => {
-      const keys = [...new Set(fixture.filter((row) => row.tags.includes('xref')).map((row) => row.key))];
-      expect(keys.length).to.be.above(150);
-      for (const key of keys) {
-        const { body } = await api.post('/api/v1/compounds', { type: 'inchikey', compound: key });
-        const expected = fixture
-          .filter((row) => row.key === key && isCurrent(row))
-          .map((row) => `${sourceIds[row.source]}:${row.id}`)
-          .sort((a, b) => Number(a.split(':')[0]) - Number(b.split(':')[0]) || (a < b ? -1 : 1));
-        expect(
-          body.compounds[0].sources.map((s: { id: number; compoundId: string }) => `${s.id}:${s.compoundId}`),
-          key,
-        ).to.deep.equal(expected);
-      }
-    });
+    it(
+      'every cross-source key of the fixture returns all of its current ' + 'sources, sorted by source then id',
+      async () => {
+        const keys = [...new Set(fixture.filter((row) => row.tags.includes('xref')).map((row) => row.key))];
+        expect(keys.length).to.be.above(150);
+        for (const key of keys) {
+          const { body } = await api.post('/api/v1/compounds', { type: 'inchikey', compound: key });
+          const expected = fixture
+            .filter((row) => row.key === key && isCurrent(row))
+            .map((row) => `${sourceIds[row.source]}:${row.id}`)
+            .sort((a, b) => Number(a.split(':')[0]) - Number(b.split(':')[0]) || (a < b ? -1 : 1));
+          expect(
+            body.compounds[0].sources.map((s: { id: number; compoundId: string }) => `${s.id}:${s.compoundId}`),
+            key,
+          ).to.deep.equal(expected);
+        }
+      },
+    );
 
     it('PubChem 100976278, assigned to two structures, returns both, sorted by UCI', async () => {
       const { body } = await api.post('/api/v1/compounds', { type: 'sourceID', compound: '100976278', sourceID: 22 });
@@ -156,64 +159,76 @@ describe('API v1', function () {
       groups.set(block, [...(groups.get(block) ?? []), row]);
     }
 
-    it(`finds every member of each of the ${groups.size} same-skeleton groups (stereoisomers, isotopologues, protonation states) with the layer flags`, async () => {
-      for (const [block, rows] of groups) {
-        const query = rows[0];
-        const { body } = await api.post('/api/v1/connectivity', { type: 'inchi', compound: query.inchi });
-        expect(body.response, block).to.equal('Success');
-        expect(body.searchedCompound.standardInchiKey).to.equal(query.key);
-        const found = new Set(body.sources.map((s: { standardInchiKey: string }) => s.standardInchiKey));
-        for (const member of rows.filter(isCurrent))
-          expect(found.has(member.key), `${member.source} ${member.id} in ${block}`).to.equal(true);
-        const queryLayers = parseStandardInchi(query.inchi).layers;
-        for (const entry of body.sources) {
-          expect(entry.typeOfSearch).to.equal('match');
-          const hit = fixture.find((r) => r.key === entry.standardInchiKey) ?? { inchi: '' };
-          if (!hit.inchi) continue;
-          expect(entry.comparison, `${block}: ${entry.standardInchiKey}`).to.deep.equal(
-            compareLayers(queryLayers, parseStandardInchi(hit.inchi).layers, false),
-          );
-          expect(entry.comparison).to.include({ formula: true, connectivity: true, HAtoms: true, charge: true });
+    it(
+      `finds every member of each of the ${groups.size} same-skeleton groups ` +
+        `(stereoisomers, isotopologues, protonation states) with the layer flags`,
+      async () => {
+        for (const [block, rows] of groups) {
+          const query = rows[0];
+          const { body } = await api.post('/api/v1/connectivity', { type: 'inchi', compound: query.inchi });
+          expect(body.response, block).to.equal('Success');
+          expect(body.searchedCompound.standardInchiKey).to.equal(query.key);
+          const found = new Set(body.sources.map((s: { standardInchiKey: string }) => s.standardInchiKey));
+          for (const member of rows.filter(isCurrent))
+            expect(found.has(member.key), `${member.source} ${member.id} in ${block}`).to.equal(true);
+          const queryLayers = parseStandardInchi(query.inchi).layers;
+          for (const entry of body.sources) {
+            expect(entry.typeOfSearch).to.equal('match');
+            const hit = fixture.find((r) => r.key === entry.standardInchiKey) ?? { inchi: '' };
+            if (!hit.inchi) continue;
+            expect(entry.comparison, `${block}: ${entry.standardInchiKey}`).to.deep.equal(
+              compareLayers(queryLayers, parseStandardInchi(hit.inchi).layers, false),
+            );
+            expect(entry.comparison).to.include({ formula: true, connectivity: true, HAtoms: true, charge: true });
+          }
         }
-      }
-    });
+      },
+    );
 
-    it('L-isoleucine and its stereoisomers differ only in stereo flags, ordered by the number of differences', async () => {
-      const { body } = await api.post('/api/v1/connectivity', {
-        type: 'sourceID',
-        compound: 'amino_acids/L-isoleucine',
-        sourceID: 103,
-      });
-      expect(body.searchedCompound.uci).to.be.a('number');
-      const [first, ...others] = body.sources;
-      expect(first.compoundId).to.equal('amino_acids/L-isoleucine');
-      expect(Object.values(first.comparison).every((flag) => flag === true)).to.equal(true);
-      const differences = body.sources.map(
-        (s: { comparison: Record<string, boolean> }) => Object.values(s.comparison).filter((f) => f === false).length,
-      );
-      expect(differences).to.deep.equal([...differences].sort((a, b) => a - b));
-      for (const other of others)
-        expect(other.comparison).to.include({ formula: true, connectivity: true, isotope: true, protonation: true });
-    });
+    it(
+      'L-isoleucine and its stereoisomers differ only in stereo flags, ' + 'ordered by the number of differences',
+      async () => {
+        const { body } = await api.post('/api/v1/connectivity', {
+          type: 'sourceID',
+          compound: 'amino_acids/L-isoleucine',
+          sourceID: 103,
+        });
+        expect(body.searchedCompound.uci).to.be.a('number');
+        const [first, ...others] = body.sources;
+        expect(first.compoundId).to.equal('amino_acids/L-isoleucine');
+        expect(Object.values(first.comparison).every((flag) => flag === true)).to.equal(true);
+        const differences = body.sources.map(
+          (s: { comparison: Record<string, boolean> }) => Object.values(s.comparison).filter((f) => f === false).length,
+        );
+        expect(differences).to.deep.equal([...differences].sort((a, b) => a - b));
+        for (const other of others)
+          expect(other.comparison).to.include({ formula: true, connectivity: true, isotope: true, protonation: true });
+      },
+    );
 
-    it('with searchComponents, the hydrochloride CHEMBL1511957 finds its free base (CHEMBL1474977, NCI 4349)', async () => {
-      const { body } = await api.post('/api/v1/connectivity', {
-        type: 'sourceID',
-        compound: 'CHEMBL1511957',
-        sourceID: 1,
-        searchComponents: true,
-      });
-      const base = body.sources.filter((s: { compoundId: string }) => ['CHEMBL1474977', '4349'].includes(s.compoundId));
-      expect(base.map((s: { compoundId: string }) => s.compoundId).sort()).to.deep.equal(['4349', 'CHEMBL1474977']);
-      for (const entry of base) {
-        expect(entry.typeOfSearch).to.equal('componentIsResult');
-        expect(entry.comparison.protonation).to.equal(null);
-      }
-      const order = body.sources.map((s: { typeOfSearch: string }) =>
-        ['match', 'queryIsComponent', 'componentIsResult', 'componentMatch'].indexOf(s.typeOfSearch),
-      );
-      expect(order).to.deep.equal([...order].sort((a, b) => a - b));
-    });
+    it(
+      'with searchComponents, the hydrochloride CHEMBL1511957 finds its free ' + 'base (CHEMBL1474977, NCI 4349)',
+      async () => {
+        const { body } = await api.post('/api/v1/connectivity', {
+          type: 'sourceID',
+          compound: 'CHEMBL1511957',
+          sourceID: 1,
+          searchComponents: true,
+        });
+        const base = body.sources.filter((s: { compoundId: string }) =>
+          ['CHEMBL1474977', '4349'].includes(s.compoundId),
+        );
+        expect(base.map((s: { compoundId: string }) => s.compoundId).sort()).to.deep.equal(['4349', 'CHEMBL1474977']);
+        for (const entry of base) {
+          expect(entry.typeOfSearch).to.equal('componentIsResult');
+          expect(entry.comparison.protonation).to.equal(null);
+        }
+        const order = body.sources.map((s: { typeOfSearch: string }) =>
+          ['match', 'queryIsComponent', 'componentIsResult', 'componentMatch'].indexOf(s.typeOfSearch),
+        );
+        expect(order).to.deep.equal([...order].sort((a, b) => a - b));
+      },
+    );
 
     it('without searchComponents, the hydrochloride does not find its free base', async () => {
       const { body } = await api.post('/api/v1/connectivity', {
@@ -236,7 +251,10 @@ describe('API v1', function () {
       expect(salt.comparison.protonation).to.equal(null);
     });
 
-    /** The `_msearch` requests that `search` sends, and its answer, on a lookup context of its own (sources already read). */
+    /**
+     * The `_msearch` requests that `search` sends, and its answer, on a lookup context of its own (sources already
+     * read).
+     */
     async function engineRequestsOf(
       search: (context: LookupContext) => Promise<object>,
     ): Promise<{ msearches: Record<string, unknown>[][]; answer: object }> {
@@ -255,18 +273,22 @@ describe('API v1', function () {
       }
     }
 
-    it('a search by InChIKey asks the engine once: the key and the skeleton its first block names travel in one _msearch', async () => {
-      const { msearches, answer } = await engineRequestsOf((context) =>
-        searchConnectivity(context, { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' }),
-      );
-      expect(msearches).to.have.length(1);
-      expect(JSON.stringify(msearches[0]))
-        .to.include('"connectivityBlock":"AGPKZVBTJJNPAG"')
-        .and.to.include('AGPKZVBTJJNPAG-WHFBIAKZSA-N');
-      expect(answer).to.deep.equal(
-        (await api.post('/api/v1/connectivity', { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' })).body,
-      );
-    });
+    it(
+      'a search by InChIKey asks the engine once: the key and the skeleton ' +
+        'its first block names travel in one _msearch',
+      async () => {
+        const { msearches, answer } = await engineRequestsOf((context) =>
+          searchConnectivity(context, { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' }),
+        );
+        expect(msearches).to.have.length(1);
+        expect(JSON.stringify(msearches[0]))
+          .to.include('"connectivityBlock":"AGPKZVBTJJNPAG"')
+          .and.to.include('AGPKZVBTJJNPAG-WHFBIAKZSA-N');
+        expect(answer).to.deep.equal(
+          (await api.post('/api/v1/connectivity', { type: 'inchikey', compound: 'AGPKZVBTJJNPAG-WHFBIAKZSA-N' })).body,
+        );
+      },
+    );
 
     it('a legacy key_search by a full key asks the engine once too, and answers as before', async () => {
       const { msearches, answer } = await engineRequestsOf((context) =>
@@ -277,20 +299,25 @@ describe('API v1', function () {
       expect(Object.keys(answer)).to.deep.equal(['1']);
     });
 
-    it('with searchComponents, the hydrochloride CHEMBL1511957 by its key asks the engine four times whatever its components: key and skeleton, counts and components as structures, structures holding them, their assignments', async () => {
-      const key = (await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL1511957', sourceID: 1 }))
-        .body.compounds[0].standardInchiKey;
-      const { msearches, answer } = await engineRequestsOf((context) =>
-        searchConnectivity(context, { type: 'inchikey', compound: key, searchComponents: true }),
-      );
-      expect(msearches).to.have.length(4);
-      expect(answer).to.deep.equal(
-        (await api.post('/api/v1/connectivity', { type: 'inchikey', compound: key, searchComponents: true })).body,
-      );
-      expect((answer as { sources: { compoundId: string }[] }).sources.map((s) => s.compoundId)).to.include(
-        'CHEMBL1474977',
-      );
-    });
+    it(
+      'with searchComponents, the hydrochloride CHEMBL1511957 by its key ' +
+        'asks the engine four times whatever its components: key and skeleton, ' +
+        'counts and components as structures, structures holding them, their assignments',
+      async () => {
+        const key = (await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL1511957', sourceID: 1 }))
+          .body.compounds[0].standardInchiKey;
+        const { msearches, answer } = await engineRequestsOf((context) =>
+          searchConnectivity(context, { type: 'inchikey', compound: key, searchComponents: true }),
+        );
+        expect(msearches).to.have.length(4);
+        expect(answer).to.deep.equal(
+          (await api.post('/api/v1/connectivity', { type: 'inchikey', compound: key, searchComponents: true })).body,
+        );
+        expect((answer as { sources: { compoundId: string }[] }).sources.map((s) => s.compoundId)).to.include(
+          'CHEMBL1474977',
+        );
+      },
+    );
 
     it("compounds by UCI asks the engine once: the UCI's assignments and its structure together", async () => {
       const uci = (await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 })).body
@@ -407,13 +434,16 @@ describe('API v1', function () {
       expect(compiled).to.equal(0);
     });
 
-    it('answers each request with its own path parameters while the route of each path is remembered (patches/)', async () => {
-      const names: string[] = [];
-      for (const id of [1, 9, 1, 22, 9]) names.push((await api.get(`/api/v1/sources/${id}`)).body.sources[0].name);
-      expect(names).to.deep.equal(['chembl', 'zinc', 'chembl', 'pubchem', 'zinc']);
-      expect((await api.get('/api/v1/sources/x1')).status).to.equal(400);
-      expect((await api.get('/api/v1/sources/x1')).status).to.equal(400);
-    });
+    it(
+      'answers each request with its own path parameters while the route of ' + 'each path is remembered (patches/)',
+      async () => {
+        const names: string[] = [];
+        for (const id of [1, 9, 1, 22, 9]) names.push((await api.get(`/api/v1/sources/${id}`)).body.sources[0].name);
+        expect(names).to.deep.equal(['chembl', 'zinc', 'chembl', 'pubchem', 'zinc']);
+        expect((await api.get('/api/v1/sources/x1')).status).to.equal(400);
+        expect((await api.get('/api/v1/sources/x1')).status).to.equal(400);
+      },
+    );
 
     it('GET /sources/1 is ChEMBL; an unknown source is a 404', async () => {
       expect((await api.get('/api/v1/sources/1')).body.sources[0].name).to.equal('chembl');
@@ -477,26 +507,32 @@ describe('API v1', function () {
     const lower = paracetamolKey.toLowerCase();
     const mixed = 'RzVaJiNkPmOrJf-uHfFfAoYsA-n';
 
-    it('a lower- or mixed-case key of paracetamol finds UCI 614 as its upper-case key, echoed in upper case', async () => {
-      const upper = await api.post('/api/v1/compounds', { type: 'inchikey', compound: paracetamolKey });
-      expect(upper.status).to.equal(200);
-      expect(upper.body.compounds[0].uci).to.equal(614);
-      for (const key of [lower, mixed, ` ${lower}\n`]) {
-        const answer = await api.post('/api/v1/compounds', { type: 'inchikey', compound: key });
-        expect(answer.status, key).to.equal(200);
-        expect(answer.body, key).to.deep.equal(upper.body);
-      }
-    });
+    it(
+      'a lower- or mixed-case key of paracetamol finds UCI 614 as its ' + 'upper-case key, echoed in upper case',
+      async () => {
+        const upper = await api.post('/api/v1/compounds', { type: 'inchikey', compound: paracetamolKey });
+        expect(upper.status).to.equal(200);
+        expect(upper.body.compounds[0].uci).to.equal(614);
+        for (const key of [lower, mixed, ` ${lower}\n`]) {
+          const answer = await api.post('/api/v1/compounds', { type: 'inchikey', compound: key });
+          expect(answer.status, key).to.equal(200);
+          expect(answer.body, key).to.deep.equal(upper.body);
+        }
+      },
+    );
 
-    it('a connectivity search by a lower-case key answers as by the upper-case key, searched key in upper case', async () => {
-      const search = (compound: string) =>
-        api.post('/api/v1/connectivity', { type: 'inchikey', compound, searchComponents: true });
-      const upper = await search(paracetamolKey);
-      const answer = await search(lower);
-      expect(answer.status).to.equal(200);
-      expect(answer.body.searchedCompound.standardInchiKey).to.equal(paracetamolKey);
-      expect(answer.body).to.deep.equal(upper.body);
-    });
+    it(
+      'a connectivity search by a lower-case key answers as by the ' + 'upper-case key, searched key in upper case',
+      async () => {
+        const search = (compound: string) =>
+          api.post('/api/v1/connectivity', { type: 'inchikey', compound, searchComponents: true });
+        const upper = await search(paracetamolKey);
+        const answer = await search(lower);
+        expect(answer.status).to.equal(200);
+        expect(answer.body.searchedCompound.standardInchiKey).to.equal(paracetamolKey);
+        expect(answer.body).to.deep.equal(upper.body);
+      },
+    );
 
     it('a lower-case key that no structure has is "Not found" with the upper-case key in notFound', async () => {
       const answer = await api.post('/api/v1/compounds', {
@@ -567,19 +603,23 @@ describe('API v1', function () {
       });
     }
 
-    it('a key that is not a Standard InChIKey (too short, or non-standard) is worded the same by v1 and the legacy API', async () => {
-      for (const key of ['RZVAJINKPMORJF-UHFFFAOYSA', 'RZVAJINKPMORJF-UHFFFAOYNA-N']) {
-        const v1 = await api.post('/api/v1/compounds', { type: 'inchikey', compound: key });
-        const legacy = await api.get(`/rest/inchikey/${key}`);
-        expect([v1.status, legacy.status]).to.deep.equal([400, 400]);
-        expect(v1.body.error).to.equal(
-          `"${key}" is not a Standard InChIKey: it has the form ` +
-            'XXXXXXXXXXXXXX-XXXXXXXXSA-X (14 letters, a hyphen, 8 letters and SA, a hyphen, 1 letter; ' +
-            'lower case is read as upper case)',
-        );
-        expect(legacy.body.error).to.equal(v1.body.error);
-      }
-    });
+    it(
+      'a key that is not a Standard InChIKey (too short, or non-standard) is ' +
+        'worded the same by v1 and the legacy API',
+      async () => {
+        for (const key of ['RZVAJINKPMORJF-UHFFFAOYSA', 'RZVAJINKPMORJF-UHFFFAOYNA-N']) {
+          const v1 = await api.post('/api/v1/compounds', { type: 'inchikey', compound: key });
+          const legacy = await api.get(`/rest/inchikey/${key}`);
+          expect([v1.status, legacy.status]).to.deep.equal([400, 400]);
+          expect(v1.body.error).to.equal(
+            `"${key}" is not a Standard InChIKey: it has the form ` +
+              'XXXXXXXXXXXXXX-XXXXXXXXSA-X (14 letters, a hyphen, 8 letters and SA, a hyphen, 1 letter; ' +
+              'lower case is read as upper case)',
+          );
+          expect(legacy.body.error).to.equal(v1.body.error);
+        }
+      },
+    );
 
     it('an InChI longer than MAX_INCHI_LENGTH is a 400', async () => {
       const long = readFileSync(join(fixturesDir, 'rules', 'structure.tsv'), 'utf8')

@@ -127,7 +127,8 @@ describe('POST /api/v1/batch', function () {
       const { status, text } = await batch(defaults, JSON.stringify({ queries }), 'application/json');
       expect([status, JSON.parse(text).error]).to.deep.equal([
         413,
-        'the batch has 10001 queries, more than the 10000 it may hold: send it in several batches, or as a job (POST /api/v1/jobs)',
+        'the batch has 10001 queries, more than the 10000 it may hold: send it ' +
+          'in several batches, or as a job (POST /api/v1/jobs)',
       ]);
       const ten = await batch(defaults, JSON.stringify({ queries: queries.slice(1) }), 'application/json');
       expect([ten.status, ten.lines.length, ten.lines[9_999].index]).to.deep.equal([200, 10_000, 9_999]);
@@ -136,40 +137,43 @@ describe('POST /api/v1/batch', function () {
     }
   });
 
-  it('refuses exactly the bodies its documented schema refuses: the envelope checked, each query on its line', async () => {
-    // Refused by the schema of the body (an object holding only a list "queries"): 400.
-    const refused = ['[]', '{}', '{"queries": {}}', '{"queries": "CHEMBL112"}', '{"queries": [], "id": 1}', 'null'];
-    for (const body of refused) {
-      const answer = await batch(api, body, 'application/json');
-      expect([answer.status, JSON.parse(answer.text).response], body).to.deep.equal([400, 'Error']);
-    }
-    // Admitted by it, whatever the queries are (any item, an empty list): 200, one line a query.
-    const admitted = [
-      ['{"queries": []}', 0],
-      ['{"queries": [null, 1, "x", [], {}, {"type": "uci"}]}', 6],
-    ] as const;
-    for (const [body, count] of admitted) {
-      const answer = await batch(api, body, 'application/json');
-      expect([answer.status, answer.lines.length], body).to.deep.equal([200, count]);
-    }
-    // NDJSON is bytes, one query a line: any body is answered line by line.
-    for (const [body, count] of [
-      ['{}\n', 1],
-      ['[]\n0\nnull\n', 3],
-      ['not json', 1],
-      ['', 0],
-    ] as const) {
-      const answer = await batch(api, body, 'application/x-ndjson');
-      expect([answer.status, answer.lines.length], body).to.deep.equal([200, count]);
-      expect(
-        answer.lines.every((line) => line.status === 400),
-        body,
-      ).to.equal(true);
-    }
-    // Too many queries is a 413: BATCH_MAX_QUERIES is configured, not a bound of the schema (which would be a 400).
-    const document = openApiDocument() as unknown as { components: { schemas: Record<string, any> } };
-    expect(document.components.schemas.BatchRequest.properties.queries).to.not.have.property('maxItems');
-  });
+  it(
+    'refuses exactly the bodies its documented schema refuses: the ' + 'envelope checked, each query on its line',
+    async () => {
+      // Refused by the schema of the body (an object holding only a list "queries"): 400.
+      const refused = ['[]', '{}', '{"queries": {}}', '{"queries": "CHEMBL112"}', '{"queries": [], "id": 1}', 'null'];
+      for (const body of refused) {
+        const answer = await batch(api, body, 'application/json');
+        expect([answer.status, JSON.parse(answer.text).response], body).to.deep.equal([400, 'Error']);
+      }
+      // Admitted by it, whatever the queries are (any item, an empty list): 200, one line a query.
+      const admitted = [
+        ['{"queries": []}', 0],
+        ['{"queries": [null, 1, "x", [], {}, {"type": "uci"}]}', 6],
+      ] as const;
+      for (const [body, count] of admitted) {
+        const answer = await batch(api, body, 'application/json');
+        expect([answer.status, answer.lines.length], body).to.deep.equal([200, count]);
+      }
+      // NDJSON is bytes, one query a line: any body is answered line by line.
+      for (const [body, count] of [
+        ['{}\n', 1],
+        ['[]\n0\nnull\n', 3],
+        ['not json', 1],
+        ['', 0],
+      ] as const) {
+        const answer = await batch(api, body, 'application/x-ndjson');
+        expect([answer.status, answer.lines.length], body).to.deep.equal([200, count]);
+        expect(
+          answer.lines.every((line) => line.status === 400),
+          body,
+        ).to.equal(true);
+      }
+      // Too many queries is a 413: BATCH_MAX_QUERIES is configured, not a bound of the schema (which would be a 400).
+      const document = openApiDocument() as unknown as { components: { schemas: Record<string, any> } };
+      expect(document.components.schemas.BatchRequest.properties.queries).to.not.have.property('maxItems');
+    },
+  );
 
   it('says what a batch body must be', async () => {
     expect(

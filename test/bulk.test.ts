@@ -222,45 +222,50 @@ describe('bulk writes of a load', () => {
     expect(await countIn()).to.equal(1);
   });
 
-  it('writes non-ASCII compound ids whole across requests, and reports a refused document after them with its own row', async () => {
-    // 10,000 ids of characters of 2 to 4 UTF-8 bytes: the batch is cut into requests by bytes, not characters.
-    const builder = new BulkBatchBuilder<{ line: number }>();
-    const compoundIdOf = (line: number): string => `対乙酰氨基酚-Paracétamol-𝛼-${line}`.repeat(line % 7 === 0 ? 20 : 1);
-    for (let line = 1; line <= 10_000; line += 1) {
-      const compoundId = compoundIdOf(line);
-      const uci = line === 7_500 ? 'two' : 1; // refused by the mapping
-      builder.add({
+  it(
+    'writes non-ASCII compound ids whole across requests, and reports a ' +
+      'refused document after them with its own row',
+    async () => {
+      // 10,000 ids of characters of 2 to 4 UTF-8 bytes: the batch is cut into requests by bytes, not characters.
+      const builder = new BulkBatchBuilder<{ line: number }>();
+      const compoundIdOf = (line: number): string =>
+        `対乙酰氨基酚-Paracétamol-𝛼-${line}`.repeat(line % 7 === 0 ? 20 : 1);
+      for (let line = 1; line <= 10_000; line += 1) {
+        const compoundId = compoundIdOf(line);
+        const uci = line === 7_500 ? 'two' : 1; // refused by the mapping
+        builder.add({
+          index,
+          id: assignmentId(1, 1, compoundId),
+          op: 'create',
+          context: { line },
+          document: { sourceId: 1, compoundId, uci, assignment: 1, ...paracetamol },
+        });
+      }
+      const batch = builder.take();
+      expect(batch.body.length).to.be.above(batch.body.toString().length);
+      expect(batch.body.length, 'the batch needs two requests').to.be.above(flushBytes);
+      const failures: BulkFailure<{ line: number }>[] = [];
+      const sizes = await bulkRequestSizes(async () => {
+        expect(await writeBulkBatches(engine, batchesOf(batch), (failure) => failures.push(failure))).to.deep.equal({
+          written: 9_999,
+          failed: 1,
+        });
+      });
+      expect(sizes.length, 'bulk requests').to.be.at.least(2);
+      expect(failures.map((failure) => [failure.id, failure.context])).to.deep.equal([
+        [assignmentId(1, 1, compoundIdOf(7_500)), { line: 7_500 }],
+      ]);
+      expect(await countIn()).to.equal(9_999);
+      const stored = await engine.client.search<{ compoundId: string }>({
         index,
-        id: assignmentId(1, 1, compoundId),
-        op: 'create',
-        context: { line },
-        document: { sourceId: 1, compoundId, uci, assignment: 1, ...paracetamol },
+        size: 10,
+        query: { terms: { compoundId: [compoundIdOf(7), compoundIdOf(9_999)] } },
       });
-    }
-    const batch = builder.take();
-    expect(batch.body.length).to.be.above(batch.body.toString().length);
-    expect(batch.body.length, 'the batch needs two requests').to.be.above(flushBytes);
-    const failures: BulkFailure<{ line: number }>[] = [];
-    const sizes = await bulkRequestSizes(async () => {
-      expect(await writeBulkBatches(engine, batchesOf(batch), (failure) => failures.push(failure))).to.deep.equal({
-        written: 9_999,
-        failed: 1,
-      });
-    });
-    expect(sizes.length, 'bulk requests').to.be.at.least(2);
-    expect(failures.map((failure) => [failure.id, failure.context])).to.deep.equal([
-      [assignmentId(1, 1, compoundIdOf(7_500)), { line: 7_500 }],
-    ]);
-    expect(await countIn()).to.equal(9_999);
-    const stored = await engine.client.search<{ compoundId: string }>({
-      index,
-      size: 10,
-      query: { terms: { compoundId: [compoundIdOf(7), compoundIdOf(9_999)] } },
-    });
-    expect(stored.hits.hits.map((hit) => hit._source!.compoundId).sort()).to.deep.equal(
-      [compoundIdOf(7), compoundIdOf(9_999)].sort(),
-    );
-  });
+      expect(stored.hits.hits.map((hit) => hit._source!.compoundId).sort()).to.deep.equal(
+        [compoundIdOf(7), compoundIdOf(9_999)].sort(),
+      );
+    },
+  );
 
   it("writes an assignment's document exactly as JSON.stringify does, whatever its compound id holds", () => {
     for (const compoundId of [
@@ -289,23 +294,27 @@ describe('bulk writes of a load', () => {
   });
 
   for (const fault of ['busy-request', 'busy-second-item'] as const) {
-    it(`writes every document when the engine is too busy (429) for ${fault === 'busy-request' ? 'a whole request' : 'one document'} at first`, async () => {
-      const proxy = new BusyEngineProxy(new URL(readConfig().ES_URL.split(',')[0]), fault);
-      const viaProxy = new Engine(readConfig({ ...process.env, ES_URL: await proxy.listen() }));
-      try {
-        const written = await writeBulkBatches(viaProxy, batchesOf(assignments(index, 3)), () => {
-          throw new Error('nothing is refused');
-        });
-        expect(written).to.deep.equal({ written: 3, failed: 0 });
-        expect(await countIn()).to.equal(3);
-        const sent = proxy.bulkBodies.map((body) => body.split('\n').filter(Boolean).length / 2);
-        // The whole request again, or only the refused document.
-        expect(sent).to.deep.equal(fault === 'busy-request' ? [3] : [2, 1]);
-        expect(proxy.bulkBodies.at(-1)).to.contain(fault === 'busy-request' ? 'CHEMBL112' : 'CHEMBL113');
-      } finally {
-        await viaProxy.close();
-        await proxy.close();
-      }
-    });
+    it(
+      `writes every document when the engine is too busy (429) for ` +
+        `${fault === 'busy-request' ? 'a whole request' : 'one document'} at first`,
+      async () => {
+        const proxy = new BusyEngineProxy(new URL(readConfig().ES_URL.split(',')[0]), fault);
+        const viaProxy = new Engine(readConfig({ ...process.env, ES_URL: await proxy.listen() }));
+        try {
+          const written = await writeBulkBatches(viaProxy, batchesOf(assignments(index, 3)), () => {
+            throw new Error('nothing is refused');
+          });
+          expect(written).to.deep.equal({ written: 3, failed: 0 });
+          expect(await countIn()).to.equal(3);
+          const sent = proxy.bulkBodies.map((body) => body.split('\n').filter(Boolean).length / 2);
+          // The whole request again, or only the refused document.
+          expect(sent).to.deep.equal(fault === 'busy-request' ? [3] : [2, 1]);
+          expect(proxy.bulkBodies.at(-1)).to.contain(fault === 'busy-request' ? 'CHEMBL112' : 'CHEMBL113');
+        } finally {
+          await viaProxy.close();
+          await proxy.close();
+        }
+      },
+    );
   }
 });

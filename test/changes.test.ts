@@ -278,26 +278,30 @@ describe('loads and changes of a source', function () {
     );
   });
 
-  it('a first load of a source records nothing (no change answer can start before it); retiring it records every id as dropped', async () => {
-    const fresh = freshPrefix('changes-first');
-    await load(fresh, ['sources', join(fixtureDump, 'source.tsv.gz')]);
-    await load(fresh, ['structures', join(fixtureDump, 'structure.tsv.gz')]);
-    const first = await load(fresh, ['source', '104', release2]);
-    expect(first.changes).to.deep.equal({ added: 0, dropped: 0, moved: 0 });
-    const retired = await load(fresh, ['remove-source', '104']);
-    expect(retired.changes).to.deep.equal({ added: 0, dropped: 24, moved: 0 });
-    const freshApi = await startApi(testConfig(fresh));
-    try {
-      const { body } = await freshApi.get(`/api/v1/sources/104/changes?since=${first.loadId}`);
-      expect(body.added).to.deep.equal([]);
-      expect(body.moved).to.deep.equal([]);
-      expect(body.dropped.map((d: { compoundId: string }) => d.compoundId))
-        .to.have.length(24)
-        .and.include.members(['Diazepam', 'Medazepam']);
-    } finally {
-      await freshApi.stop();
-    }
-  });
+  it(
+    'a first load of a source records nothing (no change answer can start ' +
+      'before it); retiring it records every id as dropped',
+    async () => {
+      const fresh = freshPrefix('changes-first');
+      await load(fresh, ['sources', join(fixtureDump, 'source.tsv.gz')]);
+      await load(fresh, ['structures', join(fixtureDump, 'structure.tsv.gz')]);
+      const first = await load(fresh, ['source', '104', release2]);
+      expect(first.changes).to.deep.equal({ added: 0, dropped: 0, moved: 0 });
+      const retired = await load(fresh, ['remove-source', '104']);
+      expect(retired.changes).to.deep.equal({ added: 0, dropped: 24, moved: 0 });
+      const freshApi = await startApi(testConfig(fresh));
+      try {
+        const { body } = await freshApi.get(`/api/v1/sources/104/changes?since=${first.loadId}`);
+        expect(body.added).to.deep.equal([]);
+        expect(body.moved).to.deep.equal([]);
+        expect(body.dropped.map((d: { compoundId: string }) => d.compoundId))
+          .to.have.length(24)
+          .and.include.members(['Diazepam', 'Medazepam']);
+      } finally {
+        await freshApi.stop();
+      }
+    },
+  );
 
   it('the first dump records no change; a reference table reloaded later records what it put back', async () => {
     expect(dumpChanges, 'the first load of every source of reference.tsv.gz').to.deep.equal({

@@ -122,19 +122,22 @@ describe('requests real UniChem clients send', function () {
       }
     });
 
-    it('a UCI of 0, a negative or fractional number, or a number as an InChIKey is a 400 naming the problem', async () => {
-      for (const [body, message] of [
-        [{ type: 'uci', compound: '0' }, /"0" is not a UCI/],
-        [{ type: 'uci', compound: 0 }, /"0" is not a UCI/],
-        [{ type: 'uci', compound: -3 }, /"-3" is not a UCI/],
-        [{ type: 'uci', compound: 1.5 }, /"1.5" is not a UCI/],
-        [{ type: 'inchikey', compound: 614 }, /"compound" must be a string/],
-      ] as const) {
-        const answer = await api.post('/api/v1/compounds', body);
-        expect(answer.status, JSON.stringify(body)).to.equal(400);
-        expect(answer.body.error).to.match(message);
-      }
-    });
+    it(
+      'a UCI of 0, a negative or fractional number, or a number as an ' + 'InChIKey is a 400 naming the problem',
+      async () => {
+        for (const [body, message] of [
+          [{ type: 'uci', compound: '0' }, /"0" is not a UCI/],
+          [{ type: 'uci', compound: 0 }, /"0" is not a UCI/],
+          [{ type: 'uci', compound: -3 }, /"-3" is not a UCI/],
+          [{ type: 'uci', compound: 1.5 }, /"1.5" is not a UCI/],
+          [{ type: 'inchikey', compound: 614 }, /"compound" must be a string/],
+        ] as const) {
+          const answer = await api.post('/api/v1/compounds', body);
+          expect(answer.status, JSON.stringify(body)).to.equal(400);
+          expect(answer.body.error).to.match(message);
+        }
+      },
+    );
   });
 
   describe('v1 path parameters', () => {
@@ -156,39 +159,48 @@ describe('requests real UniChem clients send', function () {
   });
 
   describe('legacy: 200 with an empty list for what exists with nothing to give, 404 for what does not exist', () => {
-    it("chembl_webresource_client's src_compound_id_all_obsolete for a current id with no obsolete assignment: 200 []", async () => {
-      const { status, body } = await send('GET', `/rest/src_compound_id_all_obsolete/${paracetamol.nsc}/101`);
-      expect(status).to.equal(200);
-      expect(body).to.deep.equal([]);
-      expect((await send('GET', `/rest/src_compound_id_all_obsolete/${paracetamol.nsc}/101/1`)).body).to.deep.equal([]);
-    });
+    it(
+      "chembl_webresource_client's src_compound_id_all_obsolete for a " +
+        'current id with no obsolete assignment: 200 []',
+      async () => {
+        const { status, body } = await send('GET', `/rest/src_compound_id_all_obsolete/${paracetamol.nsc}/101`);
+        expect(status).to.equal(200);
+        expect(body).to.deep.equal([]);
+        expect((await send('GET', `/rest/src_compound_id_all_obsolete/${paracetamol.nsc}/101/1`)).body).to.deep.equal(
+          [],
+        );
+      },
+    );
 
-    it('an obsolete id: empty lists where only current assignments count, its rows where obsolete ones do', async () => {
-      for (const path of [
-        `src_compound_id/${obsoleteNsc.id}/101`,
-        `src_compound_id/${obsoleteNsc.id}/101/1`,
-        `src_compound_id_all/${obsoleteNsc.id}/101`,
-        `src_compound_id_url/${obsoleteNsc.id}/101/1`,
-        `structure/${obsoleteNsc.id}/101`,
-      ]) {
-        expect(await send('GET', `/rest/${path}`), path).to.deep.include({ status: 200, body: [] });
-      }
-      expect((await send('GET', `/rest/orphanIdSource/${obsoleteNsc.id}`)).body).to.deep.equal([]);
-      expect((await send('GET', `/rest/orphanIdMap/${obsoleteNsc.id}`)).body).to.deep.equal({});
-      expect((await send('GET', `/rest/cpd_search/${obsoleteNsc.id}/101`)).body).to.deep.equal({});
-      expect((await send('GET', `/rest/structure_all/${obsoleteNsc.id}/101`)).body).to.deep.equal([
-        {
-          standardinchi:
-            'InChI=1S/C20H20O6/c1-24-17-6-10(3-4-15(17)21)19-12-8-16(22)18(25-2)7-11(12)5-13-14(19)9-26-20(13)23/h3-4,6-8,13-14,19,21-22H,5,9H2,1-2H3',
-          standardinchikey: obsoleteNsc.key,
-          assignment: '0',
-        },
-      ]);
-      expect((await send('GET', `/rest/src_compound_id_all_obsolete/${obsoleteNsc.id}/101/101`)).body).to.deep.equal([
-        { src_compound_id: obsoleteNsc.current, assignment: '1', UCI: String(obsoleteNsc.uci) },
-        { src_compound_id: obsoleteNsc.id, assignment: '0', UCI: String(obsoleteNsc.uci) },
-      ]);
-    });
+    it(
+      'an obsolete id: empty lists where only current assignments count, its ' + 'rows where obsolete ones do',
+      async () => {
+        for (const path of [
+          `src_compound_id/${obsoleteNsc.id}/101`,
+          `src_compound_id/${obsoleteNsc.id}/101/1`,
+          `src_compound_id_all/${obsoleteNsc.id}/101`,
+          `src_compound_id_url/${obsoleteNsc.id}/101/1`,
+          `structure/${obsoleteNsc.id}/101`,
+        ]) {
+          expect(await send('GET', `/rest/${path}`), path).to.deep.include({ status: 200, body: [] });
+        }
+        expect((await send('GET', `/rest/orphanIdSource/${obsoleteNsc.id}`)).body).to.deep.equal([]);
+        expect((await send('GET', `/rest/orphanIdMap/${obsoleteNsc.id}`)).body).to.deep.equal({});
+        expect((await send('GET', `/rest/cpd_search/${obsoleteNsc.id}/101`)).body).to.deep.equal({});
+        expect((await send('GET', `/rest/structure_all/${obsoleteNsc.id}/101`)).body).to.deep.equal([
+          {
+            standardinchi:
+              'InChI=1S/C20H20O6/c1-24-17-6-10(3-4-15(17)21)19-12-8-16(22)18(25-2)7-11(12)5-13-14(19)9-26-20(13)23/h3-4,6-8,13-14,19,21-22H,5,9H2,1-2H3',
+            standardinchikey: obsoleteNsc.key,
+            assignment: '0',
+          },
+        ]);
+        expect((await send('GET', `/rest/src_compound_id_all_obsolete/${obsoleteNsc.id}/101/101`)).body).to.deep.equal([
+          { src_compound_id: obsoleteNsc.current, assignment: '1', UCI: String(obsoleteNsc.uci) },
+          { src_compound_id: obsoleteNsc.id, assignment: '0', UCI: String(obsoleteNsc.uci) },
+        ]);
+      },
+    );
 
     it('an id never assigned, a key of no structure or an unknown source: 404 on every route', async () => {
       const missing = [
@@ -278,15 +290,19 @@ describe('requests real UniChem clients send', function () {
       expect(checked).to.be.greaterThan(20);
     });
 
-    it('a 14-letter first-block query gives those 14 letters as "Full Query InChIKey"; cpd_search the key of the id\'s structure', async () => {
-      const byBlock = (await send('GET', `/rest/key_search/${glucoseBlock}`)).body;
-      expect(byBlock['1'].every((source: Json) => source['Full Query InChIKey'] === glucoseBlock)).to.equal(true);
-      expect(byBlock['1'][0]['Full Query InChI']).to.equal(
-        'InChI=1S/C6H12O6/c7-1-3(9)5(11)6(12)4(10)2-8/h1,3-6,8-12H,2H2',
-      );
-      const byId = (await send('GET', `/rest/cpd_search/${paracetamol.chembl}/1`)).body;
-      expect(byId['1'].every((source: Json) => source['Full Query InChIKey'] === paracetamol.key)).to.equal(true);
-    });
+    it(
+      'a 14-letter first-block query gives those 14 letters as "Full Query ' +
+        'InChIKey"; cpd_search the key of the id\'s structure',
+      async () => {
+        const byBlock = (await send('GET', `/rest/key_search/${glucoseBlock}`)).body;
+        expect(byBlock['1'].every((source: Json) => source['Full Query InChIKey'] === glucoseBlock)).to.equal(true);
+        expect(byBlock['1'][0]['Full Query InChI']).to.equal(
+          'InChI=1S/C6H12O6/c7-1-3(9)5(11)6(12)4(10)2-8/h1,3-6,8-12H,2H2',
+        );
+        const byId = (await send('GET', `/rest/cpd_search/${paracetamol.chembl}/1`)).body;
+        expect(byId['1'].every((source: Json) => source['Full Query InChIKey'] === paracetamol.key)).to.equal(true);
+      },
+    );
   });
 
   describe('paths from a base URL with a trailing slash', () => {

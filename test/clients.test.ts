@@ -69,7 +69,10 @@ describe('UniChem clients against chemxref (issue 23)', function () {
       const title = `${client.name} finds paracetamol's ids, sources and related structures${trailingSlash ? ', with a base URL ending in a slash' : ''}`;
       it(title, async function () {
         if (!importable.get(client.script) || !api) {
-          this.test!.title = `${title} (skipped: ${python} cannot import ${client.modules.join(', ')}; set CHEMXREF_CLIENTS_PYTHON to a Python that can)`;
+          this.test!.title =
+            `${title} (skipped: ${python} cannot import ` +
+            `${client.modules.join(', ')}; set CHEMXREF_CLIENTS_PYTHON to a Python ` +
+            `that can)`;
           this.skip();
         }
         const { code, output } = await runExample(client.script, api!.url + (trailingSlash ? '/' : ''));

@@ -52,54 +52,59 @@ describe('the Quick start: npm run demo', function () {
     for (const child of running.splice(0)) killGroup(child, 'SIGKILL');
   });
 
-  it('loads the sample, serves the API on PORT, every example request it prints answers, and Ctrl-C stops the demo but not the engine', async () => {
-    const port = await freePort();
-    // The test engine holds the other tests' indices: --force, as the demo's refusal says.
-    const run = demo({ PORT: String(port), ES_INDEX_PREFIX: freshPrefix('demo') }, ['--force']);
-    running.push(run.child);
-    const since = Date.now();
-    while (!run.output().includes('Stop with Ctrl-C')) {
-      if (Date.now() - since > 150_000 || run.child.exitCode !== null)
-        throw new Error(`the demo did not start:\n${run.output()}`);
-      await sleep(200);
-    }
-    const loaded = run
-      .output()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .find((line) => line.message === 'sample loaded');
-    expect(loaded, run.output()).to.deep.include({
-      rowsRead: 7 + 28_359 + 28_659,
-      rowsLoaded: 7 + 28_359 + 28_658,
-      rowsRejected: 0,
-    });
-    expect(run.output()).to.include(`chemxref is running on http://127.0.0.1:${port}`);
-    expect(run.output()).to.include(`Stop with Ctrl-C (the engine keeps running: ${esStopCommand(config)}).`);
-    const examples = run
-      .output()
-      .split('\n')
-      .filter((line) => line.startsWith('  curl '))
-      .map((line) => line.trim());
-    expect(examples).to.have.length(4);
-    for (const example of examples) {
-      const curl = spawn('bash', ['-c', example], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let body = '';
-      curl.stdout!.on('data', (chunk: Buffer) => {
-        body += chunk.toString();
+  it(
+    'loads the sample, serves the API on PORT, every example request it ' +
+      'prints answers, and Ctrl-C stops the demo but not the engine',
+    async () => {
+      const port = await freePort();
+      // The test engine holds the other tests' indices: --force, as the demo's refusal says.
+      const run = demo({ PORT: String(port), ES_INDEX_PREFIX: freshPrefix('demo') }, ['--force']);
+      running.push(run.child);
+      const since = Date.now();
+      while (!run.output().includes('Stop with Ctrl-C')) {
+        if (Date.now() - since > 150_000 || run.child.exitCode !== null)
+          throw new Error(`the demo did not start:\n${run.output()}`);
+        await sleep(200);
+      }
+      const loaded = run
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((line) => line.message === 'sample loaded');
+      expect(loaded, run.output()).to.deep.include({
+        rowsRead: 7 + 28_359 + 28_659,
+        rowsLoaded: 7 + 28_359 + 28_658,
+        rowsRejected: 0,
       });
-      await once(curl, 'close');
-      const answer = JSON.parse(body) as { response?: string } | unknown[];
-      if (Array.isArray(answer)) expect(answer, example).to.not.be.empty;
-      else expect(answer.response, `${example}\n${body.slice(0, 300)}`).to.equal('Success');
-    }
-    killGroup(run.child, 'SIGINT');
-    await once(run.child, 'exit');
-    const stopped = `the demo stops; the engine on ${config.ES_URL} keeps running (${esStopCommand(config)} stops it)`;
-    expect(run.output()).to.include(stopped);
-    const health = await fetch(`${config.ES_URL.split(',')[0]}/_cluster/health`);
-    expect(health.status, 'the engine still answers after Ctrl-C').to.equal(200);
-  });
+      expect(run.output()).to.include(`chemxref is running on http://127.0.0.1:${port}`);
+      expect(run.output()).to.include(`Stop with Ctrl-C (the engine keeps running: ${esStopCommand(config)}).`);
+      const examples = run
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('  curl '))
+        .map((line) => line.trim());
+      expect(examples).to.have.length(4);
+      for (const example of examples) {
+        const curl = spawn('bash', ['-c', example], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let body = '';
+        curl.stdout!.on('data', (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        await once(curl, 'close');
+        const answer = JSON.parse(body) as { response?: string } | unknown[];
+        if (Array.isArray(answer)) expect(answer, example).to.not.be.empty;
+        else expect(answer.response, `${example}\n${body.slice(0, 300)}`).to.equal('Success');
+      }
+      killGroup(run.child, 'SIGINT');
+      await once(run.child, 'exit');
+      const stopped =
+        `the demo stops; the engine on ${config.ES_URL} keeps running ` + `(${esStopCommand(config)} stops it)`;
+      expect(run.output()).to.include(stopped);
+      const health = await fetch(`${config.ES_URL.split(',')[0]}/_cluster/health`);
+      expect(health.status, 'the engine still answers after Ctrl-C').to.equal(200);
+    },
+  );
 
   it('refuses to write into an engine that holds indices of others, and says how to go on', async () => {
     const run = demo({ PORT: String(await freePort()), ES_INDEX_PREFIX: freshPrefix('demo-refused') });
@@ -123,10 +128,13 @@ describe('the Quick start: npm run demo', function () {
     );
   });
 
-  it('the engine runs in a session of its own, so Ctrl-C in the terminal that started it does not reach it', function () {
-    const [node] = clusterNodes(config.ES_URL, config.ES_NODES);
-    // An engine this checkout did not start (another checkout's, a remote one) has no pid here.
-    if (node.pid === undefined) this.skip();
-    expect(sessionOf(node.pid!)).to.not.equal(sessionOf('self'));
-  });
+  it(
+    'the engine runs in a session of its own, so Ctrl-C in the terminal ' + 'that started it does not reach it',
+    function () {
+      const [node] = clusterNodes(config.ES_URL, config.ES_NODES);
+      // An engine this checkout did not start (another checkout's, a remote one) has no pid here.
+      if (node.pid === undefined) this.skip();
+      expect(sessionOf(node.pid!)).to.not.equal(sessionOf('self'));
+    },
+  );
 });

@@ -349,16 +349,19 @@ describe('the real Elasticsearch node', () => {
       await catalogEngine.close();
     });
 
-    it('finds a source loaded after it was read once it is stale, and keeps serving the old list meanwhile', async () => {
-      const catalog = new SourceCatalog(catalogEngine, 0);
-      expect([...(await catalog.all()).keys()]).to.deep.equal([1]);
-      await putSource(catalogEngine, source(101, 'nci_dtp'));
-      // The list read before is served while a newer one is read ...
-      expect([...(await catalog.all()).keys()]).to.deep.equal([1]);
-      // ... and a source missing from it waits for the newer one.
-      expect((await catalog.get(101))?.name).to.equal('nci_dtp');
-      expect(await catalog.get(9)).to.equal(undefined);
-    });
+    it(
+      'finds a source loaded after it was read once it is stale, and keeps ' + 'serving the old list meanwhile',
+      async () => {
+        const catalog = new SourceCatalog(catalogEngine, 0);
+        expect([...(await catalog.all()).keys()]).to.deep.equal([1]);
+        await putSource(catalogEngine, source(101, 'nci_dtp'));
+        // The list read before is served while a newer one is read ...
+        expect([...(await catalog.all()).keys()]).to.deep.equal([1]);
+        // ... and a source missing from it waits for the newer one.
+        expect((await catalog.get(101))?.name).to.equal('nci_dtp');
+        expect(await catalog.get(9)).to.equal(undefined);
+      },
+    );
   });
 
   describe('the UCI sequence', () => {
@@ -369,60 +372,71 @@ describe('the real Elasticsearch node', () => {
       await sequenceEngine.close();
     });
 
-    it('a load that raises it batch after batch, without reading it first, still sees UCIs another load took in between', async () => {
-      const loader: SequenceMemory = {};
-      expect(await raiseSequenceAbove(sequenceEngine, 100, loader)).to.equal(1);
-      const reads = async (): Promise<number> =>
-        (await sequenceEngine.client.indices.stats({ index: sequenceEngine.names.meta, metric: 'get' }))._all.primaries!
-          .get!.total!;
-      const readsBefore = await reads();
-      expect(await raiseSequenceAbove(sequenceEngine, 200, loader)).to.equal(101);
-      expect(await reads()).to.equal(readsBefore);
-      // Another load takes UCIs 201–250: the next raise's write against the remembered version is refused and it reads
-      // again.
-      expect(await allocateUcis(sequenceEngine, 50)).to.equal(201);
-      expect(await raiseSequenceAbove(sequenceEngine, 300, loader)).to.equal(251);
-      expect(await raiseSequenceAbove(sequenceEngine, 280, loader)).to.equal(301);
-      expect(await nextUci(sequenceEngine)).to.equal(301);
-    });
+    it(
+      'a load that raises it batch after batch, without reading it first, ' +
+        'still sees UCIs another load took in between',
+      async () => {
+        const loader: SequenceMemory = {};
+        expect(await raiseSequenceAbove(sequenceEngine, 100, loader)).to.equal(1);
+        const reads = async (): Promise<number> =>
+          (await sequenceEngine.client.indices.stats({ index: sequenceEngine.names.meta, metric: 'get' }))._all
+            .primaries!.get!.total!;
+        const readsBefore = await reads();
+        expect(await raiseSequenceAbove(sequenceEngine, 200, loader)).to.equal(101);
+        expect(await reads()).to.equal(readsBefore);
+        // Another load takes UCIs 201–250: the next raise's write against the remembered version is refused and it
+        // reads again.
+        expect(await allocateUcis(sequenceEngine, 50)).to.equal(201);
+        expect(await raiseSequenceAbove(sequenceEngine, 300, loader)).to.equal(251);
+        expect(await raiseSequenceAbove(sequenceEngine, 280, loader)).to.equal(301);
+        expect(await nextUci(sequenceEngine)).to.equal(301);
+      },
+    );
   });
 
-  it('a release index gets one shard per RELEASE_SHARD_ASSIGNMENTS assignments it will hold, between one and ES_SHARDS', () => {
-    const engine = {
-      config: readConfig({ ...process.env, ES_SHARDS: '3', RELEASE_SHARD_ASSIGNMENTS: '200000000' }),
-    } as Engine;
-    // A small source, PubChem's 120M ids, a whole dump of 600M, more than three shards' worth.
-    expect(
-      [0, 1_000, 120_000_000, 200_000_001, 600_000_000, 2_000_000_000].map((n) => releaseShards(engine, n)),
-    ).to.deep.equal([1, 1, 1, 2, 3, 3]);
-  });
+  it(
+    'a release index gets one shard per RELEASE_SHARD_ASSIGNMENTS ' +
+      'assignments it will hold, between one and ES_SHARDS',
+    () => {
+      const engine = {
+        config: readConfig({ ...process.env, ES_SHARDS: '3', RELEASE_SHARD_ASSIGNMENTS: '200000000' }),
+      } as Engine;
+      // A small source, PubChem's 120M ids, a whole dump of 600M, more than three shards' worth.
+      expect(
+        [0, 1_000, 120_000_000, 200_000_001, 600_000_000, 2_000_000_000].map((n) => releaseShards(engine, n)),
+      ).to.deep.equal([1, 1, 1, 2, 3, 3]);
+    },
+  );
 
-  it('an answer longer than one page is read whole, in order, from one point in time that is closed after', async () => {
-    const engine = new Engine(testConfig(await fixturePrefix()));
-    try {
-      const ucis = Array.from({ length: 2_000 }, (_, i) => i + 1);
-      const openContexts = async (): Promise<number> => {
-        const stats = (await engine.client.nodes.stats({
-          metric: ['indices'],
-          index_metric: ['search'],
-        })) as unknown as { nodes: Record<string, { indices: { search: { open_contexts: number } } }> };
-        return Object.values(stats.nodes).reduce((sum, node) => sum + node.indices.search.open_contexts, 0);
-      };
-      const before = await openContexts();
-      const paged = await assignmentsByUcis(engine, ucis, { includeObsolete: true });
-      const whole = await engine.client.search<{ uci: number; sourceId: number; compoundId: string }>({
-        index: engine.names.assignments,
-        size: 10_000,
-        query: { terms: { uci: ucis } },
-        sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
-      });
-      expect(paged.length).to.be.greaterThan(100);
-      expect(paged.map((x) => `${x.uci}:${x.sourceId}:${x.compoundId}`)).to.deep.equal(
-        whole.hits.hits.map((h) => `${h._source!.uci}:${h._source!.sourceId}:${h._source!.compoundId}`),
-      );
-      expect(await openContexts()).to.equal(before);
-    } finally {
-      await engine.close();
-    }
-  });
+  it(
+    'an answer longer than one page is read whole, in order, from one ' + 'point in time that is closed after',
+    async () => {
+      const engine = new Engine(testConfig(await fixturePrefix()));
+      try {
+        const ucis = Array.from({ length: 2_000 }, (_, i) => i + 1);
+        const openContexts = async (): Promise<number> => {
+          const stats = (await engine.client.nodes.stats({
+            metric: ['indices'],
+            index_metric: ['search'],
+          })) as unknown as { nodes: Record<string, { indices: { search: { open_contexts: number } } }> };
+          return Object.values(stats.nodes).reduce((sum, node) => sum + node.indices.search.open_contexts, 0);
+        };
+        const before = await openContexts();
+        const paged = await assignmentsByUcis(engine, ucis, { includeObsolete: true });
+        const whole = await engine.client.search<{ uci: number; sourceId: number; compoundId: string }>({
+          index: engine.names.assignments,
+          size: 10_000,
+          query: { terms: { uci: ucis } },
+          sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
+        });
+        expect(paged.length).to.be.greaterThan(100);
+        expect(paged.map((x) => `${x.uci}:${x.sourceId}:${x.compoundId}`)).to.deep.equal(
+          whole.hits.hits.map((h) => `${h._source!.uci}:${h._source!.sourceId}:${h._source!.compoundId}`),
+        );
+        expect(await openContexts()).to.equal(before);
+      } finally {
+        await engine.close();
+      }
+    },
+  );
 });

@@ -185,101 +185,108 @@ describe('exports (issue 7)', function () {
     expect([...(await mappingFiles(fromOnly.out)).keys()].sort()).to.have.length(6);
   });
 
-  it('round trip: a dump loaded under another prefix serves the same sources, structures and assignments for every fixture key', async () => {
-    const original = await fixturePrefix();
-    const { out, summary } = await exportOf(original, 'dump', 'dump');
-    expect(summary.missingStructures).to.equal(0);
-    const reference = await tsv(join(out, 'reference.tsv.gz'));
-    expect(reference[0]).to.deep.equal(['UCI', 'SRC_ID', 'SRC_COMPOUND_ID', 'ASSIGMENT', 'AUX_SRC']);
-    expect(reference.slice(1).some((row) => row[3] === '0')).to.equal(true);
-    expect((await tsv(join(out, 'structure.tsv.gz')))[0]).to.deep.equal(['UCI', 'STANDARDINCHI', 'STANDARDINCHIKEY']);
-    const fixtureColumns = (await tsv(join(fixtureDump, 'source.tsv.gz')))[0];
-    expect((await tsv(join(out, 'source.tsv.gz')))[0].slice(0, fixtureColumns.length)).to.deep.equal(fixtureColumns);
+  it(
+    'round trip: a dump loaded under another prefix serves the same ' +
+      'sources, structures and assignments for every fixture key',
+    async () => {
+      const original = await fixturePrefix();
+      const { out, summary } = await exportOf(original, 'dump', 'dump');
+      expect(summary.missingStructures).to.equal(0);
+      const reference = await tsv(join(out, 'reference.tsv.gz'));
+      expect(reference[0]).to.deep.equal(['UCI', 'SRC_ID', 'SRC_COMPOUND_ID', 'ASSIGMENT', 'AUX_SRC']);
+      expect(reference.slice(1).some((row) => row[3] === '0')).to.equal(true);
+      expect((await tsv(join(out, 'structure.tsv.gz')))[0]).to.deep.equal(['UCI', 'STANDARDINCHI', 'STANDARDINCHIKEY']);
+      const fixtureColumns = (await tsv(join(fixtureDump, 'source.tsv.gz')))[0];
+      expect((await tsv(join(out, 'source.tsv.gz')))[0].slice(0, fixtureColumns.length)).to.deep.equal(fixtureColumns);
 
-    const copy = freshPrefix('export-round-trip');
-    const loaded = await load(copy, ['dump', out]);
-    expect(loaded.rowsRejected).to.equal(0);
-    const keys = (await tsv(join(fixtureDump, 'structure.tsv.gz'))).slice(1).map((row) => row[2]);
-    const [before, after] = [await servedState(original, keys), await servedState(copy, keys)];
-    expect(after.sources).to.deep.equal(before.sources);
-    expect(before.sources.every((source) => source.UCICount > 0)).to.equal(true);
-    expect(after.byKey).to.deep.equal(before.byKey);
+      const copy = freshPrefix('export-round-trip');
+      const loaded = await load(copy, ['dump', out]);
+      expect(loaded.rowsRejected).to.equal(0);
+      const keys = (await tsv(join(fixtureDump, 'structure.tsv.gz'))).slice(1).map((row) => row[2]);
+      const [before, after] = [await servedState(original, keys), await servedState(copy, keys)];
+      expect(after.sources).to.deep.equal(before.sources);
+      expect(before.sources.every((source) => source.UCICount > 0)).to.equal(true);
+      expect(after.byKey).to.deep.equal(before.byKey);
 
-    // The v1 and legacy answers of both services, for every fixture key, and their source lists.
-    const apis: RunningApi[] = [await startApi(testConfig(original)), await startApi(testConfig(copy))];
-    try {
-      const answers = async (api: RunningApi, key: string, i: number): Promise<unknown[]> => [
-        (await api.post('/api/v1/compounds', { type: 'inchikey', compound: key })).body,
-        (await api.get(`/rest/inchikey_all/${key}`)).body,
-        (await api.get(`/rest/verbose_inchikey/${key}`)).body,
-        // Connectivity answers are the slowest: every eighth key (108 of them) is enough to compare.
-        i % 8 === 0 ? (await api.post('/api/v1/connectivity', { type: 'inchikey', compound: key })).body : null,
-      ];
-      for (const path of ['/api/v1/sources/', '/rest/src_ids/']) {
-        expect((await apis[1].get(path)).body, path).to.deep.equal((await apis[0].get(path)).body);
-      }
-      for (const [i, key] of keys.entries()) {
-        const [first, second] = await Promise.all(apis.map((api) => answers(api, key, i)));
-        expect(second, key).to.deep.equal(first);
-      }
-      const ids = reference.slice(1, 40);
-      for (const [, source, id] of ids) {
-        const path = `/rest/src_compound_id_all/${encodeURIComponent(id)}/${source}`;
-        expect((await apis[1].get(path)).body, path).to.deep.equal((await apis[0].get(path)).body);
-      }
-      expect((await apis[1].get('/rest/mapping/1/101')).body).to.deep.equal(
-        (await apis[0].get('/rest/mapping/1/101')).body,
-      );
-    } finally {
-      await Promise.all(apis.map((api) => api.stop()));
-    }
-
-    // And a dump of the copy is the same dump, byte for byte once unzipped.
-    const again = await exportOf(copy, 'dump', 'dump-again');
-    for (const table of ['source', 'structure', 'reference']) {
-      expect(await tsv(join(again.out, `${table}.tsv.gz`)), table).to.deep.equal(
-        await tsv(join(out, `${table}.tsv.gz`)),
-      );
-    }
-  });
-
-  it("auxiliary data (aux_src) survives a dump and its load: AUX_SRC follows UniChem's four reference columns", async () => {
-    const prefix = await loadFixture(freshPrefix('export-aux'));
-    const [header, ...rows] = (await readFile(join(fixturesDir, 'releases', 'bzr-release-2.tsv'), 'utf8'))
-      .trim()
-      .split('\n');
-    const release = join(folder, 'bzr-release-aux.tsv');
-    await writeFile(release, `${header}\taux_src\n${rows.map((row, i) => `${row}\tbzr:${i}`).join('\n')}\n`);
-    await load(prefix, ['source', '104', release]);
-    const { out } = await exportOf(prefix, 'dump', 'dump-aux');
-    const reference = await tsv(join(out, 'reference.tsv.gz'));
-    expect(reference[0]).to.deep.equal(['UCI', 'SRC_ID', 'SRC_COMPOUND_ID', 'ASSIGMENT', 'AUX_SRC']);
-    expect(reference.filter((row) => row[1] === '104' && row[4] !== '')).to.have.length(rows.length);
-    expect(reference.filter((row) => row[1] !== '104' && row[1] !== 'SRC_ID').every((row) => row[4] === '')).to.equal(
-      true,
-    );
-
-    const copy = freshPrefix('export-aux-copy');
-    expect((await load(copy, ['dump', out])).rowsRejected).to.equal(0);
-    const auxOf = async (of: string): Promise<string[]> => {
-      const engine = new Engine(testConfig(of));
+      // The v1 and legacy answers of both services, for every fixture key, and their source lists.
+      const apis: RunningApi[] = [await startApi(testConfig(original)), await startApi(testConfig(copy))];
       try {
-        const result = await engine.client.search<AssignmentDocument>({
-          index: engine.names.assignmentsOf(104),
-          size: 1_000,
-          query: { exists: { field: 'auxSrc' } },
-        });
-        return result.hits.hits
-          .map((hit) => `${hit._source!.compoundId} ${hit._source!.assignment} ${hit._source!.auxSrc}`)
-          .sort();
+        const answers = async (api: RunningApi, key: string, i: number): Promise<unknown[]> => [
+          (await api.post('/api/v1/compounds', { type: 'inchikey', compound: key })).body,
+          (await api.get(`/rest/inchikey_all/${key}`)).body,
+          (await api.get(`/rest/verbose_inchikey/${key}`)).body,
+          // Connectivity answers are the slowest: every eighth key (108 of them) is enough to compare.
+          i % 8 === 0 ? (await api.post('/api/v1/connectivity', { type: 'inchikey', compound: key })).body : null,
+        ];
+        for (const path of ['/api/v1/sources/', '/rest/src_ids/']) {
+          expect((await apis[1].get(path)).body, path).to.deep.equal((await apis[0].get(path)).body);
+        }
+        for (const [i, key] of keys.entries()) {
+          const [first, second] = await Promise.all(apis.map((api) => answers(api, key, i)));
+          expect(second, key).to.deep.equal(first);
+        }
+        const ids = reference.slice(1, 40);
+        for (const [, source, id] of ids) {
+          const path = `/rest/src_compound_id_all/${encodeURIComponent(id)}/${source}`;
+          expect((await apis[1].get(path)).body, path).to.deep.equal((await apis[0].get(path)).body);
+        }
+        expect((await apis[1].get('/rest/mapping/1/101')).body).to.deep.equal(
+          (await apis[0].get('/rest/mapping/1/101')).body,
+        );
       } finally {
-        await engine.close();
+        await Promise.all(apis.map((api) => api.stop()));
       }
-    };
-    const original = await auxOf(prefix);
-    expect(original).to.have.length(rows.length);
-    expect(await auxOf(copy)).to.deep.equal(original);
-  });
+
+      // And a dump of the copy is the same dump, byte for byte once unzipped.
+      const again = await exportOf(copy, 'dump', 'dump-again');
+      for (const table of ['source', 'structure', 'reference']) {
+        expect(await tsv(join(again.out, `${table}.tsv.gz`)), table).to.deep.equal(
+          await tsv(join(out, `${table}.tsv.gz`)),
+        );
+      }
+    },
+  );
+
+  it(
+    'auxiliary data (aux_src) survives a dump and its load: AUX_SRC ' + "follows UniChem's four reference columns",
+    async () => {
+      const prefix = await loadFixture(freshPrefix('export-aux'));
+      const [header, ...rows] = (await readFile(join(fixturesDir, 'releases', 'bzr-release-2.tsv'), 'utf8'))
+        .trim()
+        .split('\n');
+      const release = join(folder, 'bzr-release-aux.tsv');
+      await writeFile(release, `${header}\taux_src\n${rows.map((row, i) => `${row}\tbzr:${i}`).join('\n')}\n`);
+      await load(prefix, ['source', '104', release]);
+      const { out } = await exportOf(prefix, 'dump', 'dump-aux');
+      const reference = await tsv(join(out, 'reference.tsv.gz'));
+      expect(reference[0]).to.deep.equal(['UCI', 'SRC_ID', 'SRC_COMPOUND_ID', 'ASSIGMENT', 'AUX_SRC']);
+      expect(reference.filter((row) => row[1] === '104' && row[4] !== '')).to.have.length(rows.length);
+      expect(reference.filter((row) => row[1] !== '104' && row[1] !== 'SRC_ID').every((row) => row[4] === '')).to.equal(
+        true,
+      );
+
+      const copy = freshPrefix('export-aux-copy');
+      expect((await load(copy, ['dump', out])).rowsRejected).to.equal(0);
+      const auxOf = async (of: string): Promise<string[]> => {
+        const engine = new Engine(testConfig(of));
+        try {
+          const result = await engine.client.search<AssignmentDocument>({
+            index: engine.names.assignmentsOf(104),
+            size: 1_000,
+            query: { exists: { field: 'auxSrc' } },
+          });
+          return result.hits.hits
+            .map((hit) => `${hit._source!.compoundId} ${hit._source!.assignment} ${hit._source!.auxSrc}`)
+            .sort();
+        } finally {
+          await engine.close();
+        }
+      };
+      const original = await auxOf(prefix);
+      expect(original).to.have.length(rows.length);
+      expect(await auxOf(copy)).to.deep.equal(original);
+    },
+  );
 
   describe('a reload of one source during an export', () => {
     let prefix: string;
@@ -324,23 +331,26 @@ describe('exports (issue 7)', function () {
       );
     });
 
-    it('an export running while a source is reloaded writes the state before or the state after, never a mix', async () => {
-      const stateBefore = await mappingFiles((await exportOf(prefix, 'mappings', 'race-before')).out);
-      const [race] = await Promise.all([
-        exportOf(prefix, 'mappings', 'race', { pageSize: 10 }),
-        load(prefix, ['source', '104', releaseOne]),
-      ]);
-      const stateAfter = await mappingFiles((await exportOf(prefix, 'mappings', 'race-after')).out);
-      expect(stateAfter).to.deep.equal(releaseOneState); // back to release 1's current assignments
-      expect(stateAfter).not.to.deep.equal(stateBefore);
-      const written = await mappingFiles(race.out);
-      const same = (state: Map<string, string>): boolean =>
-        [...state].every(([path, text]) => written.get(path) === text) && written.size === state.size;
-      expect(
-        same(stateBefore) || same(stateAfter),
-        'the export equals neither the state before nor the state after',
-      ).to.equal(true);
-    });
+    it(
+      'an export running while a source is reloaded writes the state before ' + 'or the state after, never a mix',
+      async () => {
+        const stateBefore = await mappingFiles((await exportOf(prefix, 'mappings', 'race-before')).out);
+        const [race] = await Promise.all([
+          exportOf(prefix, 'mappings', 'race', { pageSize: 10 }),
+          load(prefix, ['source', '104', releaseOne]),
+        ]);
+        const stateAfter = await mappingFiles((await exportOf(prefix, 'mappings', 'race-after')).out);
+        expect(stateAfter).to.deep.equal(releaseOneState); // back to release 1's current assignments
+        expect(stateAfter).not.to.deep.equal(stateBefore);
+        const written = await mappingFiles(race.out);
+        const same = (state: Map<string, string>): boolean =>
+          [...state].every(([path, text]) => written.get(path) === text) && written.size === state.size;
+        expect(
+          same(stateBefore) || same(stateAfter),
+          'the export equals neither the state before nor the state after',
+        ).to.equal(true);
+      },
+    );
   });
 
   describe('the external sort', () => {

@@ -228,20 +228,23 @@ describe('jobs: /api/v1/jobs', function () {
     expect((await results(api, accepted.body.jobId, -1 as number)).status).to.equal(400);
   });
 
-  it('a list of ids of source 999, which does not exist, is refused at submission with a 404, leaving no job', async () => {
-    api = await startApi(testConfig(prefix));
-    const before = await jobCount(prefix);
-    for (const [body, type, query] of [
-      ['CHEMBL112\nCHEMBL25\n', 'text/plain', '?type=sourceID&sourceID=999'],
-      ['CHEMBL112\n', 'text/plain; charset=utf-8', '?type=sourceID&sourceID=2147483647&op=connectivity'],
-      ['{"type": "sourceID", "compound": "CHEMBL112"}\n', 'application/x-ndjson', '?sourceID=999'],
-    ]) {
-      const answer = await submit(api, body, type, query);
-      const error = `source ${/sourceID=(\d+)/.exec(query)![1]} does not exist`;
-      expect([answer.status, answer.body], query).to.deep.equal([404, { response: 'Error', error, errors: [] }]);
-    }
-    expect(await jobCount(prefix)).to.equal(before);
-  });
+  it(
+    'a list of ids of source 999, which does not exist, is refused at ' + 'submission with a 404, leaving no job',
+    async () => {
+      api = await startApi(testConfig(prefix));
+      const before = await jobCount(prefix);
+      for (const [body, type, query] of [
+        ['CHEMBL112\nCHEMBL25\n', 'text/plain', '?type=sourceID&sourceID=999'],
+        ['CHEMBL112\n', 'text/plain; charset=utf-8', '?type=sourceID&sourceID=2147483647&op=connectivity'],
+        ['{"type": "sourceID", "compound": "CHEMBL112"}\n', 'application/x-ndjson', '?sourceID=999'],
+      ]) {
+        const answer = await submit(api, body, type, query);
+        const error = `source ${/sourceID=(\d+)/.exec(query)![1]} does not exist`;
+        expect([answer.status, answer.body], query).to.deep.equal([404, { response: 'Error', error, errors: [] }]);
+      }
+      expect(await jobCount(prefix)).to.equal(before);
+    },
+  );
 
   it('a job of no queries (an empty body, or blank lines) is done at once, with no result line', async () => {
     api = await startApi(testConfig(prefix));

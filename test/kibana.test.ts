@@ -52,23 +52,26 @@ function kqlFields(query: string): string[] {
 describe('Kibana saved objects for curators (kibana/chemxref.ndjson)', function () {
   this.timeout(180_000);
 
-  it('parses as Kibana 8 saved objects: one a line, stamped for 8.x, JSON-string attributes that parse, unique ids', () => {
-    expect(shipped.map((o) => o.type).sort()).to.deep.equal([
-      'dashboard',
-      ...Array(6).fill('index-pattern'),
-      ...Array(6).fill('search'),
-      ...Array(5).fill('visualization'),
-    ]);
-    expect(new Set(shipped.map((o) => o.id)).size).to.equal(shipped.length);
-    for (const object of shipped) {
-      expect(object.coreMigrationVersion, object.id).to.equal('8.8.0');
-      expect(object.typeMigrationVersion, object.id).to.equal(typeMigrationVersion[object.type]);
-      expect(object.attributes.title, object.id).to.be.a('string').and.not.equal('');
-      for (const key of jsonStrings[object.type])
-        expect(() => JSON.parse(object.attributes[key] as string), `${object.id} ${key}`).to.not.throw();
-      if (object.type !== 'index-pattern') expect(() => searchSourceOf(object), object.id).to.not.throw();
-    }
-  });
+  it(
+    'parses as Kibana 8 saved objects: one a line, stamped for 8.x, ' + 'JSON-string attributes that parse, unique ids',
+    () => {
+      expect(shipped.map((o) => o.type).sort()).to.deep.equal([
+        'dashboard',
+        ...Array(6).fill('index-pattern'),
+        ...Array(6).fill('search'),
+        ...Array(5).fill('visualization'),
+      ]);
+      expect(new Set(shipped.map((o) => o.id)).size).to.equal(shipped.length);
+      for (const object of shipped) {
+        expect(object.coreMigrationVersion, object.id).to.equal('8.8.0');
+        expect(object.typeMigrationVersion, object.id).to.equal(typeMigrationVersion[object.type]);
+        expect(object.attributes.title, object.id).to.be.a('string').and.not.equal('');
+        for (const key of jsonStrings[object.type])
+          expect(() => JSON.parse(object.attributes[key] as string), `${object.id} ${key}`).to.not.throw();
+        if (object.type !== 'index-pattern') expect(() => searchSourceOf(object), object.id).to.not.throw();
+      }
+    },
+  );
 
   it('every reference names an object of the file, and every indexRefName and panelRefName a reference', () => {
     for (const object of shipped) {
@@ -92,16 +95,20 @@ describe('Kibana saved objects for curators (kibana/chemxref.ndjson)', function 
     }
   });
 
-  it('the data views read the aliases and indices chemxref creates, never a release index (a reload never breaks them)', () => {
-    const names = new IndexNames('chemxref');
-    const titles = shipped
-      .filter((o) => o.type === 'index-pattern')
-      .map((o) => o.attributes.title)
-      .sort();
-    expect(titles).to.deep.equal(
-      [names.compounds, names.meta, names.rejects, names.rejectsOfLastLoad, names.sources, names.assignments].sort(),
-    );
-  });
+  it(
+    'the data views read the aliases and indices chemxref creates, never a ' +
+      'release index (a reload never breaks them)',
+    () => {
+      const names = new IndexNames('chemxref');
+      const titles = shipped
+        .filter((o) => o.type === 'index-pattern')
+        .map((o) => o.attributes.title)
+        .sort();
+      expect(titles).to.deep.equal(
+        [names.compounds, names.meta, names.rejects, names.rejectsOfLastLoad, names.sources, names.assignments].sort(),
+      );
+    },
+  );
 
   describe('against the real mappings of a loaded chemxref', () => {
     let prefix: string;
@@ -158,79 +165,96 @@ describe('Kibana saved objects for curators (kibana/chemxref.ndjson)', function 
       }
     });
 
-    it('every column, sort and query field of a saved search exists in its data view; sorted fields are aggregatable', () => {
-      for (const search of fitted.filter((o) => o.type === 'search' && !o.attributes.isTextBasedQuery)) {
-        const fields = caps.get(dataViewOf(search)!.id)!;
-        for (const column of search.attributes.columns as string[])
-          expect(fields[column], `${search.id}: column ${column}`).to.not.equal(undefined);
-        for (const [field] of search.attributes.sort as string[][])
-          expect(fields[field]?.aggregatable, `${search.id}: sort ${field}`).to.equal(true);
-        const source = searchSourceOf(search);
-        for (const field of kqlFields(source.query.query))
-          expect(fields[field]?.searchable, `${search.id}: query ${field}`).to.equal(true);
-        for (const filter of source.filter)
-          expect(fields[filter.meta.key]?.searchable, `${search.id}: filter ${filter.meta.key}`).to.equal(true);
-      }
-    });
-
-    it('the ES|QL search reads the assignments alias, its fields aggregatable there, with the data view id Kibana derives', () => {
-      const search = fitted.find((o) => o.id === 'chemxref-held-by-one-source')!;
-      const source = searchSourceOf(search);
-      expect(source.query.esql.split('\n')[0]).to.equal(`FROM ${prefix}-assignments`);
-      expect(source.index).to.include({
-        title: `${prefix}-assignments`,
-        type: 'esql',
-        id: esqlDataViewId(`${prefix}-assignments`),
-      });
-      const fields = caps.get('chemxref-assignments')!;
-      for (const field of ['assignment', 'sourceId', 'uci']) expect(fields[field]?.aggregatable, field).to.equal(true);
-    });
-
-    it('every field a visualization aggregates on, or queries, is aggregatable in its data view with a type the aggregation takes', () => {
-      for (const vis of fitted.filter((o) => o.type === 'visualization')) {
-        const fields = caps.get(dataViewOf(vis)!.id)!;
-        const state = JSON.parse(vis.attributes.visState as string);
-        for (const agg of state.aggs) {
-          for (const key of ['field', 'sortField']) {
-            const name = agg.params[key];
-            if (!name) continue;
-            expect(fields[name]?.aggregatable, `${vis.id}: ${agg.type} on ${name}`).to.equal(true);
-            if (['sum'].includes(agg.type))
-              expect(fields[name].type, `${vis.id}: sum of ${name}`).to.be.oneOf([
-                'long',
-                'integer',
-                'float',
-                'double',
-              ]);
-            if (['date_histogram'].includes(agg.type) || (agg.type === 'max' && ['started', 'age'].includes(name)))
-              expect(fields[name].type).to.equal('date');
-          }
+    it(
+      'every column, sort and query field of a saved search exists in its ' +
+        'data view; sorted fields are aggregatable',
+      () => {
+        for (const search of fitted.filter((o) => o.type === 'search' && !o.attributes.isTextBasedQuery)) {
+          const fields = caps.get(dataViewOf(search)!.id)!;
+          for (const column of search.attributes.columns as string[])
+            expect(fields[column], `${search.id}: column ${column}`).to.not.equal(undefined);
+          for (const [field] of search.attributes.sort as string[][])
+            expect(fields[field]?.aggregatable, `${search.id}: sort ${field}`).to.equal(true);
+          const source = searchSourceOf(search);
+          for (const field of kqlFields(source.query.query))
+            expect(fields[field]?.searchable, `${search.id}: query ${field}`).to.equal(true);
+          for (const filter of source.filter)
+            expect(fields[filter.meta.key]?.searchable, `${search.id}: filter ${filter.meta.key}`).to.equal(true);
         }
-        for (const field of kqlFields(searchSourceOf(vis).query.query))
-          expect(fields[field]?.searchable, `${vis.id}: query ${field}`).to.equal(true);
-      }
-    });
+      },
+    );
 
-    it("fits the objects to the installation: its prefix, the names of its sources, links to its chemxref and to each source's pages", async () => {
-      const assignments = fitted.find((o) => o.id === 'chemxref-assignments')!;
-      expect(assignments.attributes.title).to.equal(`${prefix}-assignments`);
-      const formats = JSON.parse(assignments.attributes.fieldFormatMap as string);
-      expect(formats.sourceId.params.lookupEntries).to.deep.include({ key: '1', value: 'ChEMBL (1)' });
-      expect(formats.sourceId.params.lookupEntries).to.have.length((await allSources(engine)).length);
-      expect(formats.standardInchiKey.params.urlTemplate).to.equal('https://chemxref.example.org/search?q={{value}}');
-      expect(formats.uci.params.urlTemplate).to.equal('https://chemxref.example.org/compound/{{value}}');
-      const runtime = JSON.parse(assignments.attributes.runtimeFieldMap as string);
-      expect(runtime.chemxrefPage.script.source).to.contain(
-        "emit('https://chemxref.example.org/search?q=' + doc['sourceId'].value + '%3A' + ",
-      );
-      expect(runtime.sourcePage.script.source).to.contain(
-        "if (id == 1) { emit('https://www.ebi.ac.uk/chembldb/compound/inspect/' + doc['compoundId'].value",
-      );
-      const loads = fitted.find((o) => o.id === 'chemxref-loads')!;
-      expect(JSON.parse(loads.attributes.fieldFormatMap as string).sourceIds.params.lookupEntries).to.deep.equal(
-        formats.sourceId.params.lookupEntries,
-      );
-    });
+    it(
+      'the ES|QL search reads the assignments alias, its fields aggregatable ' +
+        'there, with the data view id Kibana derives',
+      () => {
+        const search = fitted.find((o) => o.id === 'chemxref-held-by-one-source')!;
+        const source = searchSourceOf(search);
+        expect(source.query.esql.split('\n')[0]).to.equal(`FROM ${prefix}-assignments`);
+        expect(source.index).to.include({
+          title: `${prefix}-assignments`,
+          type: 'esql',
+          id: esqlDataViewId(`${prefix}-assignments`),
+        });
+        const fields = caps.get('chemxref-assignments')!;
+        for (const field of ['assignment', 'sourceId', 'uci'])
+          expect(fields[field]?.aggregatable, field).to.equal(true);
+      },
+    );
+
+    it(
+      'every field a visualization aggregates on, or queries, is ' +
+        'aggregatable in its data view with a type the aggregation takes',
+      () => {
+        for (const vis of fitted.filter((o) => o.type === 'visualization')) {
+          const fields = caps.get(dataViewOf(vis)!.id)!;
+          const state = JSON.parse(vis.attributes.visState as string);
+          for (const agg of state.aggs) {
+            for (const key of ['field', 'sortField']) {
+              const name = agg.params[key];
+              if (!name) continue;
+              expect(fields[name]?.aggregatable, `${vis.id}: ${agg.type} on ${name}`).to.equal(true);
+              if (['sum'].includes(agg.type))
+                expect(fields[name].type, `${vis.id}: sum of ${name}`).to.be.oneOf([
+                  'long',
+                  'integer',
+                  'float',
+                  'double',
+                ]);
+              if (['date_histogram'].includes(agg.type) || (agg.type === 'max' && ['started', 'age'].includes(name)))
+                expect(fields[name].type).to.equal('date');
+            }
+          }
+          for (const field of kqlFields(searchSourceOf(vis).query.query))
+            expect(fields[field]?.searchable, `${vis.id}: query ${field}`).to.equal(true);
+        }
+      },
+    );
+
+    it(
+      'fits the objects to the installation: its prefix, the names of its ' +
+        "sources, links to its chemxref and to each source's pages",
+      async () => {
+        const assignments = fitted.find((o) => o.id === 'chemxref-assignments')!;
+        expect(assignments.attributes.title).to.equal(`${prefix}-assignments`);
+        const formats = JSON.parse(assignments.attributes.fieldFormatMap as string);
+        expect(formats.sourceId.params.lookupEntries).to.deep.include({ key: '1', value: 'ChEMBL (1)' });
+        expect(formats.sourceId.params.lookupEntries).to.have.length((await allSources(engine)).length);
+        expect(formats.standardInchiKey.params.urlTemplate).to.equal('https://chemxref.example.org/search?q={{value}}');
+        expect(formats.uci.params.urlTemplate).to.equal('https://chemxref.example.org/compound/{{value}}');
+        const runtime = JSON.parse(assignments.attributes.runtimeFieldMap as string);
+        expect(runtime.chemxrefPage.script.source).to.contain(
+          "emit('https://chemxref.example.org/search?q=' + doc['sourceId'].value + '%3A' + ",
+        );
+        expect(runtime.sourcePage.script.source).to.contain(
+          "if (id == 1) { emit('https://www.ebi.ac.uk/chembldb/compound/inspect/' + doc['compoundId'].value",
+        );
+        const loads = fitted.find((o) => o.id === 'chemxref-loads')!;
+        expect(JSON.parse(loads.attributes.fieldFormatMap as string).sourceIds.params.lookupEntries).to.deep.equal(
+          formats.sourceId.params.lookupEntries,
+        );
+      },
+    );
   });
 
   it('a source name or URL with a quote or a backslash stays one Painless string', () => {
@@ -240,42 +264,46 @@ describe('Kibana saved objects for curators (kibana/chemxref.ndjson)', function 
     expect(script).to.contain("emit('https://x.example/it\\'s\\\\' + ");
   });
 
-  it("docker compose runs kibana:setup from the API's image once each Kibana is healthy, pointed at that Kibana and engine", () => {
-    type Service = {
-      command?: string[];
-      depends_on?: Record<string, { condition: string }>;
-      environment?: string[];
-      healthcheck?: { test: string[] };
-      ports?: string[];
-      profiles?: string[];
-      build?: string;
-    };
-    const services = (
-      parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
-        services: Record<string, Service>;
+  it(
+    "docker compose runs kibana:setup from the API's image once each " +
+      'Kibana is healthy, pointed at that Kibana and engine',
+    () => {
+      type Service = {
+        command?: string[];
+        depends_on?: Record<string, { condition: string }>;
+        environment?: string[];
+        healthcheck?: { test: string[] };
+        ports?: string[];
+        profiles?: string[];
+        build?: string;
+      };
+      const services = (
+        parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+          services: Record<string, Service>;
+        }
+      ).services;
+      for (const [setup, kibana, api] of [
+        ['kibana-setup', 'kibana', 'api'],
+        ['kibana-setup-cluster', 'kibana-cluster', 'api-cluster'],
+      ]) {
+        const service = services[setup];
+        expect(service.build, setup).to.equal('.');
+        expect(service.command).to.deep.equal(['node', 'dist/src/kibana/cli.js']);
+        expect(service.depends_on).to.deep.equal({ [kibana]: { condition: 'service_healthy' } });
+        expect(services[kibana].healthcheck?.test.join(' '), kibana).to.contain('/api/status');
+        const env = Object.fromEntries(service.environment!.map((entry) => entry.split(/=(.*)/s).slice(0, 2)));
+        expect(env.KIBANA_URL).to.equal(`http://${kibana}:5601`);
+        expect(env.ES_URL).to.equal(
+          Object.fromEntries(services[api].environment!.map((entry) => entry.split(/=(.*)/s).slice(0, 2))).ES_URL,
+        );
+        const published = services[api].ports![0].split(':');
+        expect(env.CHEMXREF_URL, 'links open in the browser: the API as published on the host').to.equal(
+          `http://${published[0]}:${published[1]}`,
+        );
+        expect(service.profiles, setup).to.deep.equal(services[api].profiles);
       }
-    ).services;
-    for (const [setup, kibana, api] of [
-      ['kibana-setup', 'kibana', 'api'],
-      ['kibana-setup-cluster', 'kibana-cluster', 'api-cluster'],
-    ]) {
-      const service = services[setup];
-      expect(service.build, setup).to.equal('.');
-      expect(service.command).to.deep.equal(['node', 'dist/src/kibana/cli.js']);
-      expect(service.depends_on).to.deep.equal({ [kibana]: { condition: 'service_healthy' } });
-      expect(services[kibana].healthcheck?.test.join(' '), kibana).to.contain('/api/status');
-      const env = Object.fromEntries(service.environment!.map((entry) => entry.split(/=(.*)/s).slice(0, 2)));
-      expect(env.KIBANA_URL).to.equal(`http://${kibana}:5601`);
-      expect(env.ES_URL).to.equal(
-        Object.fromEntries(services[api].environment!.map((entry) => entry.split(/=(.*)/s).slice(0, 2))).ES_URL,
-      );
-      const published = services[api].ports![0].split(':');
-      expect(env.CHEMXREF_URL, 'links open in the browser: the API as published on the host').to.equal(
-        `http://${published[0]}:${published[1]}`,
-      );
-      expect(service.profiles, setup).to.deep.equal(services[api].profiles);
-    }
-  });
+    },
+  );
 
   describe('npm run kibana:setup, against a recording stand-in for Kibana', () => {
     interface Recorded {
@@ -341,40 +369,45 @@ describe('Kibana saved objects for curators (kibana/chemxref.ndjson)', function 
       });
     }
 
-    it('waits for Kibana to be ready, then imports the fitted objects with overwrite in one multipart request, and prints what it installed', async () => {
-      statusAnswers = [
-        { status: 503, body: { status: { overall: { level: 'unavailable' } } } },
-        {
-          status: 200,
-          body: { status: { overall: { level: 'degraded' }, core: { savedObjects: { level: 'available' } } } },
-        },
-      ];
-      importAnswer = {
-        success: true,
-        successCount: shipped.length,
-        successResults: shipped.map((o) => ({ type: o.type, id: o.id, meta: { title: o.attributes.title } })),
-      };
-      const result = await setup();
-      expect(result.code, result.stderr).to.equal(0);
-      expect(recorded.map((r) => `${r.method} ${r.url}`)).to.deep.equal([
-        'GET /api/status',
-        'GET /api/status',
-        'POST /api/saved_objects/_import?overwrite=true',
-      ]);
-      const post = recorded[2];
-      expect(post.headers['kbn-xsrf']).to.equal('chemxref');
-      const boundary = /^multipart\/form-data; boundary=(.+)$/.exec(String(post.headers['content-type']))![1];
-      const engine = new Engine(testConfig(prefix));
-      const sources = await allSources(engine).finally(() => engine.close());
-      const expected = fitSavedObjects(shipped, { prefix, chemxrefUrl: 'https://chemxref.example.org', sources });
-      expect(post.body).to.equal(importBody(toNdjson(expected), boundary));
-      expect(post.body).to.contain('Content-Disposition: form-data; name="file"; filename="chemxref.ndjson"');
-      expect(result.stderr).to.contain(`waiting for Kibana at ${kibanaUrl} (HTTP 503, status unavailable)`);
-      expect(result.stdout).to.contain('installed dashboard "Sources overview"');
-      expect(result.stdout).to.contain(
-        `18 saved objects in ${kibanaUrl}, for the indices ${prefix}-*, 7 source names, links to https://chemxref.example.org`,
-      );
-    });
+    it(
+      'waits for Kibana to be ready, then imports the fitted objects with ' +
+        'overwrite in one multipart request, and prints what it installed',
+      async () => {
+        statusAnswers = [
+          { status: 503, body: { status: { overall: { level: 'unavailable' } } } },
+          {
+            status: 200,
+            body: { status: { overall: { level: 'degraded' }, core: { savedObjects: { level: 'available' } } } },
+          },
+        ];
+        importAnswer = {
+          success: true,
+          successCount: shipped.length,
+          successResults: shipped.map((o) => ({ type: o.type, id: o.id, meta: { title: o.attributes.title } })),
+        };
+        const result = await setup();
+        expect(result.code, result.stderr).to.equal(0);
+        expect(recorded.map((r) => `${r.method} ${r.url}`)).to.deep.equal([
+          'GET /api/status',
+          'GET /api/status',
+          'POST /api/saved_objects/_import?overwrite=true',
+        ]);
+        const post = recorded[2];
+        expect(post.headers['kbn-xsrf']).to.equal('chemxref');
+        const boundary = /^multipart\/form-data; boundary=(.+)$/.exec(String(post.headers['content-type']))![1];
+        const engine = new Engine(testConfig(prefix));
+        const sources = await allSources(engine).finally(() => engine.close());
+        const expected = fitSavedObjects(shipped, { prefix, chemxrefUrl: 'https://chemxref.example.org', sources });
+        expect(post.body).to.equal(importBody(toNdjson(expected), boundary));
+        expect(post.body).to.contain('Content-Disposition: form-data; name="file"; filename="chemxref.ndjson"');
+        expect(result.stderr).to.contain(`waiting for Kibana at ${kibanaUrl} (HTTP 503, status unavailable)`);
+        expect(result.stdout).to.contain('installed dashboard "Sources overview"');
+        expect(result.stdout).to.contain(
+          `18 saved objects in ${kibanaUrl}, for the indices ${prefix}-*, 7 ` +
+            `source names, links to https://chemxref.example.org`,
+        );
+      },
+    );
 
     it('installs into a Kibana space, with basic authentication', async () => {
       statusAnswers = [];
@@ -404,7 +437,8 @@ describe('Kibana saved objects for curators (kibana/chemxref.ndjson)', function 
       const result = await setup();
       expect(result.code).to.equal(1);
       expect(result.stderr).to.contain(
-        'kibana:setup failed: Kibana imported 17 of 18 saved objects; refused: search "Structures held by one source only": ES|QL is not enabled',
+        'kibana:setup failed: Kibana imported 17 of 18 saved objects; refused: ' +
+          'search "Structures held by one source only": ES|QL is not enabled',
       );
     });
 

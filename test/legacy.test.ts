@@ -330,7 +330,9 @@ describe('legacy API (UniChem 1 REST, issue 6)', function () {
   });
 
   describe('whole-source answers, streamed (issue 22)', () => {
-    /** The mapping in the order it is answered: by `src` id (UTF-8 byte order), then UCI, then `to_src` id; a pair once. */
+    /**
+     * The mapping in the order it is answered: by `src` id (UTF-8 byte order), then UCI, then `to_src` id; a pair once.
+     */
     const expectedMapping = (src: string, toSrc: string): Record<string, string>[] => {
       const current = references.filter((r) => r.assigment === '1');
       const from = current
@@ -462,30 +464,36 @@ describe('legacy API (UniChem 1 REST, issue 6)', function () {
         });
       });
 
-      it('an engine failure after the first byte cuts the answer short; before it, it is a 503 in the legacy shape', async () => {
-        await withPageSize(1, async () => {
-          api.failAt = api.pitSearches + 30;
-          api.slowMs = 5;
-          const opened = api.opened;
-          const response = await fetch(`${api.url}/rest/mapping/1/101`);
-          expect(response.status).to.equal(200);
-          let cut: unknown;
-          const text = await response.text().catch((error: unknown) => {
-            cut = error;
-            return '';
-          });
-          expect(cut, `a complete answer of ${text.length} characters`).to.be.an('error');
-          await until(() => api.closed === api.opened && api.opened === opened + 2, 'the points in time to be closed');
+      it(
+        'an engine failure after the first byte cuts the answer short; before ' + 'it, it is a 503 in the legacy shape',
+        async () => {
+          await withPageSize(1, async () => {
+            api.failAt = api.pitSearches + 30;
+            api.slowMs = 5;
+            const opened = api.opened;
+            const response = await fetch(`${api.url}/rest/mapping/1/101`);
+            expect(response.status).to.equal(200);
+            let cut: unknown;
+            const text = await response.text().catch((error: unknown) => {
+              cut = error;
+              return '';
+            });
+            expect(cut, `a complete answer of ${text.length} characters`).to.be.an('error');
+            await until(
+              () => api.closed === api.opened && api.opened === opened + 2,
+              'the points in time to be closed',
+            );
 
-          api.failAt = api.pitSearches + 1;
-          const refused = await fetch(`${api.url}/rest/mapping/1/101`, { headers: { Accept: 'text/xml' } });
-          expect(refused.status).to.equal(503);
-          expect(await refused.text()).to.contain(
-            '<opt><error>the search engine is unreachable; try again shortly</error></opt>',
-          );
-          await until(() => api.closed === api.opened, 'the points in time to be closed');
-        });
-      });
+            api.failAt = api.pitSearches + 1;
+            const refused = await fetch(`${api.url}/rest/mapping/1/101`, { headers: { Accept: 'text/xml' } });
+            expect(refused.status).to.equal(503);
+            expect(await refused.text()).to.contain(
+              '<opt><error>the search engine is unreachable; try again shortly</error></opt>',
+            );
+            await until(() => api.closed === api.opened, 'the points in time to be closed');
+          });
+        },
+      );
     });
   });
 
@@ -804,29 +812,32 @@ describe('legacy API (UniChem 1 REST, issue 6)', function () {
       await expectError('/rest/no_such_method/1', 405, /GET \(and HEAD\) only/, { method: 'DELETE' });
     });
 
-    it('400 for a malformed InChIKey or source id, an out-of-range criterion, a callback that is not an identifier', async () => {
-      await expectError('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA', 400, /not a Standard InChIKey/);
-      await expectError('/rest/inchi/RZVAJINKPMORJF-UHFFFAOYNA-N', 400, /not a Standard InChIKey/);
-      await expectError('/rest/key_search/RZVAJINKPMOR', 400, /neither a Standard InChIKey .* nor its first block/);
-      await expectError('/rest/src_compound_id/CHEMBL112/chembl', 400, /not a source id/);
-      for (const [criteria, name] of [
-        ['0/2', 'B'],
-        ['0/0/5', 'C'],
-        ['0/0/0/501', 'D'],
-        ['0/0/0/0/2001', 'E'],
-        ['0/0/0/0/0/2', 'F'],
-        ['0/0/0/0/0/0/2', 'G'],
-        ['0/0/0/0/0/0/0/2', 'H'],
-        ['-1', 'A'],
-        ['0/x', 'B'],
-      ]) {
-        await expectError(`/rest/key_search/${paracetamol.key}/${criteria}`, 400, new RegExp(`criterion ${name}`));
-      }
-      await expectError('/rest/cpd_search/CHEMBL112/1/0/0/7', 400, /criterion C/);
-      for (const callback of ['alert(1)', 'a.b', '1abc', 'x%3Balert(1)%2F%2F', '']) {
-        await expectError(`/rest/inchi/${paracetamol.key}?callback=${callback}`, 400, /callback/);
-      }
-    });
+    it(
+      '400 for a malformed InChIKey or source id, an out-of-range criterion, ' + 'a callback that is not an identifier',
+      async () => {
+        await expectError('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA', 400, /not a Standard InChIKey/);
+        await expectError('/rest/inchi/RZVAJINKPMORJF-UHFFFAOYNA-N', 400, /not a Standard InChIKey/);
+        await expectError('/rest/key_search/RZVAJINKPMOR', 400, /neither a Standard InChIKey .* nor its first block/);
+        await expectError('/rest/src_compound_id/CHEMBL112/chembl', 400, /not a source id/);
+        for (const [criteria, name] of [
+          ['0/2', 'B'],
+          ['0/0/5', 'C'],
+          ['0/0/0/501', 'D'],
+          ['0/0/0/0/2001', 'E'],
+          ['0/0/0/0/0/2', 'F'],
+          ['0/0/0/0/0/0/2', 'G'],
+          ['0/0/0/0/0/0/0/2', 'H'],
+          ['-1', 'A'],
+          ['0/x', 'B'],
+        ]) {
+          await expectError(`/rest/key_search/${paracetamol.key}/${criteria}`, 400, new RegExp(`criterion ${name}`));
+        }
+        await expectError('/rest/cpd_search/CHEMBL112/1/0/0/7', 400, /criterion C/);
+        for (const callback of ['alert(1)', 'a.b', '1abc', 'x%3Balert(1)%2F%2F', '']) {
+          await expectError(`/rest/inchi/${paracetamol.key}?callback=${callback}`, 400, /callback/);
+        }
+      },
+    );
 
     it('404 when the key, id or source does not exist', async () => {
       await expectError('/rest/inchikey/AAAAAAAAAAAAAA-BBBBBBBBSA-N', 404, /no structure with InChIKey/);
@@ -918,18 +929,22 @@ describe('legacy API (UniChem 1 REST, issue 6)', function () {
       reloaded = client(server.url);
     });
 
-    it('src_compound_id_all, queried with another current id of the structure, lists the removed id with assignment "0"', async () => {
-      const { status, body } = await reloaded('/legacy/rest/src_compound_id_all/drugs%2Fdiazepam/103');
-      expect(status).to.equal(200);
-      expect(body).to.deep.include({ src_id: '104', src_compound_id: 'Diazepam', assignment: '0' });
-      expect(body).to.deep.include({ src_id: '103', src_compound_id: 'drugs/diazepam', assignment: '1' });
-      // Medazepam was re-pointed to this structure by the release.
-      expect(body).to.deep.include({ src_id: '104', src_compound_id: 'Medazepam', assignment: '1' });
-      expect((await reloaded('/legacy/rest/src_compound_id_all/drugs%2Fdiazepam/103/104')).body).to.deep.equal([
-        { src_compound_id: 'Diazepam', assignment: '0' },
-        { src_compound_id: 'Medazepam', assignment: '1' },
-      ]);
-    });
+    it(
+      'src_compound_id_all, queried with another current id of the ' +
+        'structure, lists the removed id with assignment "0"',
+      async () => {
+        const { status, body } = await reloaded('/legacy/rest/src_compound_id_all/drugs%2Fdiazepam/103');
+        expect(status).to.equal(200);
+        expect(body).to.deep.include({ src_id: '104', src_compound_id: 'Diazepam', assignment: '0' });
+        expect(body).to.deep.include({ src_id: '103', src_compound_id: 'drugs/diazepam', assignment: '1' });
+        // Medazepam was re-pointed to this structure by the release.
+        expect(body).to.deep.include({ src_id: '104', src_compound_id: 'Medazepam', assignment: '1' });
+        expect((await reloaded('/legacy/rest/src_compound_id_all/drugs%2Fdiazepam/103/104')).body).to.deep.equal([
+          { src_compound_id: 'Diazepam', assignment: '0' },
+          { src_compound_id: 'Medazepam', assignment: '1' },
+        ]);
+      },
+    );
 
     it('src_compound_id does not list it', async () => {
       const { body } = await reloaded('/legacy/rest/src_compound_id/drugs%2Fdiazepam/103');
@@ -981,7 +996,8 @@ describe('legacy API (UniChem 1 REST, issue 6)', function () {
       expect((await withPageSize(2, () => reloaded('/rest/mappingaux/104'))).text).to.equal(whole.text);
       const xml = await withPageSize(2, () => reloaded('/rest/mappingaux/104', { headers: { Accept: 'text/xml' } }));
       expect(xml.text).to.contain(
-        `<opt><data src_compound_id="${expectedRows[0].src_compound_id}"><data key="auxiliary data">${expectedRows[0]['auxiliary data']}</data></data>`,
+        `<opt><data src_compound_id="${expectedRows[0].src_compound_id}"><data ` +
+          `key="auxiliary data">${expectedRows[0]['auxiliary data']}</data></data>`,
       );
     });
 

@@ -257,38 +257,42 @@ describe('npm run load', function () {
       expect(await uciOfKey(twice, demo[demo.length - 1].standardinchikey)).to.equal(undefined);
     });
 
-    it('after a batch of new structures, finds known ones by their refused creation: same UCI loaded, another UCI rejected', async () => {
-      const demo = table(join(__dirname, '..', 'examples', 'demo', 'structure.tsv.gz')).slice(
-        0,
-        2_500 + structureBatchRows,
-      );
-      const line = (row: Record<string, string>, uci: number): string =>
-        `${uci}\t${row.standardinchi}\t${row.standardinchikey}`;
-      const folder = mkdtempSync(join(tmpdir(), 'chemxref-known-later-'));
-      const write = (name: string, rows: string[]): string => {
-        writeFileSync(join(folder, name), `UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n${rows.join('\n')}\n`);
-        return join(folder, name);
-      };
-      const fresh = freshPrefix('known-later');
-      await load(fresh, [
-        'structures',
-        write(
-          'first.tsv',
-          demo.slice(0, 2_500).map((row, i) => line(row, 30_000 + i)),
-        ),
-      ]);
-      // A batch of new structures first (the key lookups stop), then ten known ones, one of them with another UCI.
-      const second = [
-        ...demo.slice(2_500).map((row, i) => line(row, 32_500 + i)),
-        ...demo.slice(0, 10).map((row, i) => line(row, i === 9 ? 39_999 : 30_000 + i)),
-      ];
-      const summary = await load(fresh, ['structures', write('second.tsv', second)]);
-      expect(summary.rejectedByReason).to.deep.equal({ 'uci-conflict': 1 });
-      expect(summary.rowsLoaded).to.equal(structureBatchRows + 9);
-      const known = engineFor(fresh);
-      expect(await uciOfKey(known, demo[9].standardinchikey), 'the known key keeps its UCI').to.equal(30_009);
-      expect(await uciOfKey(known, demo.at(-1)!.standardinchikey)).to.equal(32_500 + structureBatchRows - 1);
-    });
+    it(
+      'after a batch of new structures, finds known ones by their refused ' +
+        'creation: same UCI loaded, another UCI rejected',
+      async () => {
+        const demo = table(join(__dirname, '..', 'examples', 'demo', 'structure.tsv.gz')).slice(
+          0,
+          2_500 + structureBatchRows,
+        );
+        const line = (row: Record<string, string>, uci: number): string =>
+          `${uci}\t${row.standardinchi}\t${row.standardinchikey}`;
+        const folder = mkdtempSync(join(tmpdir(), 'chemxref-known-later-'));
+        const write = (name: string, rows: string[]): string => {
+          writeFileSync(join(folder, name), `UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n${rows.join('\n')}\n`);
+          return join(folder, name);
+        };
+        const fresh = freshPrefix('known-later');
+        await load(fresh, [
+          'structures',
+          write(
+            'first.tsv',
+            demo.slice(0, 2_500).map((row, i) => line(row, 30_000 + i)),
+          ),
+        ]);
+        // A batch of new structures first (the key lookups stop), then ten known ones, one of them with another UCI.
+        const second = [
+          ...demo.slice(2_500).map((row, i) => line(row, 32_500 + i)),
+          ...demo.slice(0, 10).map((row, i) => line(row, i === 9 ? 39_999 : 30_000 + i)),
+        ];
+        const summary = await load(fresh, ['structures', write('second.tsv', second)]);
+        expect(summary.rejectedByReason).to.deep.equal({ 'uci-conflict': 1 });
+        expect(summary.rowsLoaded).to.equal(structureBatchRows + 9);
+        const known = engineFor(fresh);
+        expect(await uciOfKey(known, demo[9].standardinchikey), 'the known key keeps its UCI').to.equal(30_009);
+        expect(await uciOfKey(known, demo.at(-1)!.standardinchikey)).to.equal(32_500 + structureBatchRows - 1);
+      },
+    );
 
     it('refuses a file with the wrong header and changes nothing', async () => {
       const before = await currentReleaseIndex(engine, 9);
@@ -355,41 +359,46 @@ describe('npm run load', function () {
     }
   });
 
-  it('a second dump replaces the first: every source moves at once, nothing is served twice, the old index stays as the previous release until the next dump', async () => {
-    const prefix = await loadFixture(freshPrefix('redump'));
-    const engine = engineFor(prefix);
-    const [first] = new Set((await currentReleaseIndices(engine)).values());
-    const countsBefore = (await allSources(engine)).map((s) => `${s.sourceID}:${s.UCICount}`);
-    // The same table in UCI order, as UniChem ships it: the loader counts the UCIs on the way.
-    const header = 'UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT';
-    const sorted = [...references]
-      .sort((a, b) => Number(a.uci) - Number(b.uci))
-      .map((r) => `${r.uci}\t${r.src_id}\t${r.src_compound_id}\t${r.assigment}`);
-    const file = join(mkdtempSync(join(tmpdir(), 'chemxref-redump-')), 'reference.tsv');
-    writeFileSync(file, `${header}\n${sorted.join('\n')}\n`);
-    const summary = await load(prefix, ['references', file]);
-    expect(summary.uciCountedBy).to.equal('loader');
-    expect(
-      (await allSources(engine)).map((s) => `${s.sourceID}:${s.UCICount}`),
-      'UCICount counted by the loader, as the engine counted it',
-    ).to.deep.equal(countsBefore);
-    const releases = new Set((await currentReleaseIndices(engine)).values());
-    expect(releases.size).to.equal(1);
-    expect(releases.has(first)).to.equal(false);
-    expect(await engine.client.indices.exists({ index: first }), 'kept for searches already routed to it').to.equal(
-      true,
-    );
-    expect(
-      Object.keys(await engine.client.indices.getAlias({ index: first }).then((a) => a[first].aliases)).sort(),
-    ).to.deep.equal((await allSources(engine)).map((s) => engine.names.previousAssignmentsOf(s.sourceID)).sort());
-    expect((await engine.client.count({ index: engine.names.assignments })).count).to.equal(references.length);
-    await load(prefix, ['references', file]);
-    expect(
-      await engine.client.indices.exists({ index: first }),
-      'gone once a newer release is the previous one',
-    ).to.equal(false);
-    expect((await engine.client.count({ index: engine.names.assignments })).count).to.equal(references.length);
-  });
+  it(
+    'a second dump replaces the first: every source moves at once, nothing ' +
+      'is served twice, the old index stays as the previous release until ' +
+      'the next dump',
+    async () => {
+      const prefix = await loadFixture(freshPrefix('redump'));
+      const engine = engineFor(prefix);
+      const [first] = new Set((await currentReleaseIndices(engine)).values());
+      const countsBefore = (await allSources(engine)).map((s) => `${s.sourceID}:${s.UCICount}`);
+      // The same table in UCI order, as UniChem ships it: the loader counts the UCIs on the way.
+      const header = 'UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT';
+      const sorted = [...references]
+        .sort((a, b) => Number(a.uci) - Number(b.uci))
+        .map((r) => `${r.uci}\t${r.src_id}\t${r.src_compound_id}\t${r.assigment}`);
+      const file = join(mkdtempSync(join(tmpdir(), 'chemxref-redump-')), 'reference.tsv');
+      writeFileSync(file, `${header}\n${sorted.join('\n')}\n`);
+      const summary = await load(prefix, ['references', file]);
+      expect(summary.uciCountedBy).to.equal('loader');
+      expect(
+        (await allSources(engine)).map((s) => `${s.sourceID}:${s.UCICount}`),
+        'UCICount counted by the loader, as the engine counted it',
+      ).to.deep.equal(countsBefore);
+      const releases = new Set((await currentReleaseIndices(engine)).values());
+      expect(releases.size).to.equal(1);
+      expect(releases.has(first)).to.equal(false);
+      expect(await engine.client.indices.exists({ index: first }), 'kept for searches already routed to it').to.equal(
+        true,
+      );
+      expect(
+        Object.keys(await engine.client.indices.getAlias({ index: first }).then((a) => a[first].aliases)).sort(),
+      ).to.deep.equal((await allSources(engine)).map((s) => engine.names.previousAssignmentsOf(s.sourceID)).sort());
+      expect((await engine.client.count({ index: engine.names.assignments })).count).to.equal(references.length);
+      await load(prefix, ['references', file]);
+      expect(
+        await engine.client.indices.exists({ index: first }),
+        'gone once a newer release is the previous one',
+      ).to.equal(false);
+      expect((await engine.client.count({ index: engine.names.assignments })).count).to.equal(references.length);
+    },
+  );
 
   it('two sources of one dump replaced at once: the old assignments of neither show again', async () => {
     const prefix = await loadFixture(freshPrefix('two-at-once'));
@@ -535,124 +544,130 @@ describe('npm run load', function () {
     expect(new Set(progress.map((line) => line.command))).to.include('references');
   });
 
-  it('consolidate serves every source from one merged release index again, with the same assignments and metadata', async () => {
-    const prefix = await loadFixture(freshPrefix('consolidate'));
-    const engine = engineFor(prefix);
-    await load(prefix, ['source', '104', join(fixturesDir, 'releases', 'bzr-release-2.tsv')]);
-    await load(prefix, ['remove-source', '102']);
-    const sourceIds = [1, 9, 22, 101, 102, 103, 104];
-    const served = async (): Promise<Record<number, AssignmentDocument[]>> =>
-      Object.fromEntries(
-        await Promise.all(sourceIds.map(async (id) => [id, await assignmentsOf(engine, id)] as const)),
+  it(
+    'consolidate serves every source from one merged release index again, ' + 'with the same assignments and metadata',
+    async () => {
+      const prefix = await loadFixture(freshPrefix('consolidate'));
+      const engine = engineFor(prefix);
+      await load(prefix, ['source', '104', join(fixturesDir, 'releases', 'bzr-release-2.tsv')]);
+      await load(prefix, ['remove-source', '102']);
+      const sourceIds = [1, 9, 22, 101, 102, 103, 104];
+      const served = async (): Promise<Record<number, AssignmentDocument[]>> =>
+        Object.fromEntries(
+          await Promise.all(sourceIds.map(async (id) => [id, await assignmentsOf(engine, id)] as const)),
+        );
+      const before = await served();
+      const sourcesBefore = await allSources(engine);
+      const { count: allBefore } = await engine.client.count({ index: engine.names.assignments });
+      expect(new Set((await currentReleaseIndices(engine)).values()).size).to.equal(3);
+
+      const dryRun = await load(prefix, ['consolidate', '--dry-run']);
+      expect(dryRun.rowsRead).to.equal(allBefore);
+      expect(new Set((await currentReleaseIndices(engine)).values()).size, 'a dry run publishes nothing').to.equal(3);
+
+      const summary = await load(prefix, ['consolidate']);
+      expect(summary).to.include({
+        status: 'done',
+        releaseIndicesBefore: 3,
+        releaseIndicesAfter: 1,
+        rowsLoaded: allBefore,
+        sources: 7,
+      });
+      const releases = await currentReleaseIndices(engine);
+      expect(new Set(releases.values()).size).to.equal(1);
+      expect(await served(), 'every source serves the same assignments').to.deep.equal(before);
+      expect(await allSources(engine), 'counts, dates and retired flags unchanged').to.deep.equal(sourcesBefore);
+      const { count: allAfter } = await engine.client.count({ index: engine.names.assignments });
+      expect(allAfter).to.equal(allBefore);
+      const [index] = releases.values();
+      const segments = await engine.client.indices.segments({ index });
+      const shards = Object.values(segments.indices[index].shards).flat() as {
+        num_committed_segments: number;
+        routing: { primary: boolean };
+      }[];
+      expect(
+        shards.filter((shard) => shard.routing.primary).map((shard) => shard.num_committed_segments),
+      ).to.deep.equal([1]);
+
+      const again = await load(prefix, ['consolidate']);
+      expect(again).to.include({ status: 'done', releaseIndicesBefore: 1, releaseIndicesAfter: 1 });
+      expect(again.note).to.equal('every source is already served from one release index');
+    },
+  );
+
+  it(
+    'a load killed half-way (kill -9) leaves the previous release served, ' + 'and the next run removes its leftovers',
+    async () => {
+      const prefix = await loadFixture(freshPrefix('killed'));
+      const engine = engineFor(prefix);
+      const served = await currentReleaseIndex(engine, 101);
+      const before = await assignmentsOf(engine, 101);
+      const structuresBefore = (await engine.client.count({ index: engine.names.compounds })).count;
+      // A big release of NCI/DTP: every demo structure under a made-up NSC-like id, so the load takes a while.
+      const demo = table(join(__dirname, '..', 'examples', 'demo', 'structure.tsv.gz'));
+      const folder = mkdtempSync(join(tmpdir(), 'chemxref-killed-'));
+      const file = join(folder, 'nci-release.tsv');
+      // Three ids per structure (about 86,000 rows), so the load is still running when it is killed.
+      const rows = [0, 1, 2].flatMap((copy) =>
+        demo.map((s, i) => `${900000 + copy * 100000 + i}\t${s.standardinchi}\t${s.standardinchikey}`),
       );
-    const before = await served();
-    const sourcesBefore = await allSources(engine);
-    const { count: allBefore } = await engine.client.count({ index: engine.names.assignments });
-    expect(new Set((await currentReleaseIndices(engine)).values()).size).to.equal(3);
-
-    const dryRun = await load(prefix, ['consolidate', '--dry-run']);
-    expect(dryRun.rowsRead).to.equal(allBefore);
-    expect(new Set((await currentReleaseIndices(engine)).values()).size, 'a dry run publishes nothing').to.equal(3);
-
-    const summary = await load(prefix, ['consolidate']);
-    expect(summary).to.include({
-      status: 'done',
-      releaseIndicesBefore: 3,
-      releaseIndicesAfter: 1,
-      rowsLoaded: allBefore,
-      sources: 7,
-    });
-    const releases = await currentReleaseIndices(engine);
-    expect(new Set(releases.values()).size).to.equal(1);
-    expect(await served(), 'every source serves the same assignments').to.deep.equal(before);
-    expect(await allSources(engine), 'counts, dates and retired flags unchanged').to.deep.equal(sourcesBefore);
-    const { count: allAfter } = await engine.client.count({ index: engine.names.assignments });
-    expect(allAfter).to.equal(allBefore);
-    const [index] = releases.values();
-    const segments = await engine.client.indices.segments({ index });
-    const shards = Object.values(segments.indices[index].shards).flat() as {
-      num_committed_segments: number;
-      routing: { primary: boolean };
-    }[];
-    expect(shards.filter((shard) => shard.routing.primary).map((shard) => shard.num_committed_segments)).to.deep.equal([
-      1,
-    ]);
-
-    const again = await load(prefix, ['consolidate']);
-    expect(again).to.include({ status: 'done', releaseIndicesBefore: 1, releaseIndicesAfter: 1 });
-    expect(again.note).to.equal('every source is already served from one release index');
-  });
-
-  it('a load killed half-way (kill -9) leaves the previous release served, and the next run removes its leftovers', async () => {
-    const prefix = await loadFixture(freshPrefix('killed'));
-    const engine = engineFor(prefix);
-    const served = await currentReleaseIndex(engine, 101);
-    const before = await assignmentsOf(engine, 101);
-    const structuresBefore = (await engine.client.count({ index: engine.names.compounds })).count;
-    // A big release of NCI/DTP: every demo structure under a made-up NSC-like id, so the load takes a while.
-    const demo = table(join(__dirname, '..', 'examples', 'demo', 'structure.tsv.gz'));
-    const folder = mkdtempSync(join(tmpdir(), 'chemxref-killed-'));
-    const file = join(folder, 'nci-release.tsv');
-    // Three ids per structure (about 86,000 rows), so the load is still running when it is killed.
-    const rows = [0, 1, 2].flatMap((copy) =>
-      demo.map((s, i) => `${900000 + copy * 100000 + i}\t${s.standardinchi}\t${s.standardinchikey}`),
-    );
-    writeFileSync(file, `compound_id\tstandard_inchi\tstandard_inchikey\n${rows.join('\n')}\n`);
-    // The loader runs in this one process (tsx as a require hook, not the tsx CLI, which would start
-    // the loader in a grandchild that SIGKILL of the child does not reach).
-    const child = spawn(
-      process.execPath,
-      [
-        '--require',
-        require.resolve('tsx/cjs'),
-        join(__dirname, '..', 'loaders', 'cli.ts'),
-        'source',
-        '101',
-        file,
-        '--no-progress',
-      ],
-      {
-        env: { ...process.env, ES_INDEX_PREFIX: prefix },
-        stdio: 'ignore',
-      },
-    );
-    const exited = new Promise((done) => child.once('exit', done));
-    // Kill once the new release index has assignments in it.
-    for (let i = 0; i < 1200; i += 1) {
-      const indices = Object.keys(await engine.client.indices.get({ index: `${prefix}-assignments-101-*` }));
-      const fresh = indices.filter((index) => index !== served);
-      if (fresh.length > 0) {
-        const stats = await engine.client.indices.stats({ index: fresh[0], metric: 'indexing' });
-        if ((stats._all.total?.indexing?.index_total ?? 0) > 0) break;
+      writeFileSync(file, `compound_id\tstandard_inchi\tstandard_inchikey\n${rows.join('\n')}\n`);
+      // The loader runs in this one process (tsx as a require hook, not the tsx CLI, which would start
+      // the loader in a grandchild that SIGKILL of the child does not reach).
+      const child = spawn(
+        process.execPath,
+        [
+          '--require',
+          require.resolve('tsx/cjs'),
+          join(__dirname, '..', 'loaders', 'cli.ts'),
+          'source',
+          '101',
+          file,
+          '--no-progress',
+        ],
+        {
+          env: { ...process.env, ES_INDEX_PREFIX: prefix },
+          stdio: 'ignore',
+        },
+      );
+      const exited = new Promise((done) => child.once('exit', done));
+      // Kill once the new release index has assignments in it.
+      for (let i = 0; i < 1200; i += 1) {
+        const indices = Object.keys(await engine.client.indices.get({ index: `${prefix}-assignments-101-*` }));
+        const fresh = indices.filter((index) => index !== served);
+        if (fresh.length > 0) {
+          const stats = await engine.client.indices.stats({ index: fresh[0], metric: 'indexing' });
+          if ((stats._all.total?.indexing?.index_total ?? 0) > 0) break;
+        }
+        await new Promise((done) => setTimeout(done, 50));
       }
-      await new Promise((done) => setTimeout(done, 50));
-    }
-    child.kill('SIGKILL');
-    await exited;
-    expect(await currentReleaseIndex(engine, 101)).to.equal(served);
-    expect(await assignmentsOf(engine, 101)).to.deep.equal(before);
-    const leftovers = Object.keys(await engine.client.indices.get({ index: `${prefix}-assignments-101-*` })).filter(
-      (i) => i !== served,
-    );
-    expect(leftovers, 'the killed load left its half-built index').to.have.length(1);
-    // Its heartbeat is seconds old, but its process is gone: the next load sweeps at once.
-    await load(prefix, ['sources', join(fixtureDump, 'source.tsv.gz')]);
-    expect(await engine.client.indices.exists({ index: leftovers[0] })).to.equal(false);
-    expect(await currentReleaseIndex(engine, 101)).to.equal(served);
-    const killed = (await loadHistory(engine, 10)).find((record) => record.command === 'source');
-    expect(killed?.status).to.equal('failed');
-    expect(killed?.message).to.match(/^interrupted: its process [0-9]+ on .* is gone$/);
-    await engine.client.indices.refresh({ index: engine.names.compounds });
-    expect(
-      (await engine.client.count({ index: engine.names.compounds })).count,
-      'structures only the killed load created are gone',
-    ).to.equal(structuresBefore);
-    const settings = await engine.client.indices.getSettings({
-      index: engine.names.compounds,
-      name: 'index.refresh_interval',
-    });
-    expect(JSON.stringify(settings), 'the refresh the killed load paused is on again').not.to.include('"-1"');
-  });
+      child.kill('SIGKILL');
+      await exited;
+      expect(await currentReleaseIndex(engine, 101)).to.equal(served);
+      expect(await assignmentsOf(engine, 101)).to.deep.equal(before);
+      const leftovers = Object.keys(await engine.client.indices.get({ index: `${prefix}-assignments-101-*` })).filter(
+        (i) => i !== served,
+      );
+      expect(leftovers, 'the killed load left its half-built index').to.have.length(1);
+      // Its heartbeat is seconds old, but its process is gone: the next load sweeps at once.
+      await load(prefix, ['sources', join(fixtureDump, 'source.tsv.gz')]);
+      expect(await engine.client.indices.exists({ index: leftovers[0] })).to.equal(false);
+      expect(await currentReleaseIndex(engine, 101)).to.equal(served);
+      const killed = (await loadHistory(engine, 10)).find((record) => record.command === 'source');
+      expect(killed?.status).to.equal('failed');
+      expect(killed?.message).to.match(/^interrupted: its process [0-9]+ on .* is gone$/);
+      await engine.client.indices.refresh({ index: engine.names.compounds });
+      expect(
+        (await engine.client.count({ index: engine.names.compounds })).count,
+        'structures only the killed load created are gone',
+      ).to.equal(structuresBefore);
+      const settings = await engine.client.indices.getSettings({
+        index: engine.names.compounds,
+        name: 'index.refresh_interval',
+      });
+      expect(JSON.stringify(settings), 'the refresh the killed load paused is on again').not.to.include('"-1"');
+    },
+  );
 
   it('two loads at once never give one InChIKey two UCIs, nor one UCI two keys', async () => {
     const prefix = await loadFixture(freshPrefix('concurrent'));

@@ -80,22 +80,25 @@ describe('GET /metrics (Prometheus)', function () {
     expect(value(after, 'chemxref_engine_request_errors_total', { operation: 'msearch' })).to.equal(0);
   });
 
-  it("reports the process (CPU, memory, event loop) and each source's last load, read from the load records", async () => {
-    const text = await scrape();
-    expect(value(text, 'process_cpu_seconds_total')).to.be.above(0);
-    expect(value(text, 'process_resident_memory_bytes')).to.be.above(0);
-    expect(text).to.match(/^nodejs_eventloop_lag_p99_seconds /m);
-    expect(value(text, 'chemxref_source_last_load_read')).to.equal(1);
-    const chembl = { source_id: '1', source: 'chembl' };
-    // The fixture's dump: its reference table replaced every source, ChEMBL among them.
-    expect(value(text, 'chemxref_source_last_load_status', { ...chembl, status: 'done' })).to.equal(1);
-    expect(value(text, 'chemxref_source_last_load_rows_loaded', chembl)).to.be.above(0);
-    expect(value(text, 'chemxref_source_last_load_rows_rejected', chembl)).to.equal(0);
-    const age = value(text, 'chemxref_source_last_load_age_seconds', chembl);
-    expect(age).to.be.at.least(0).and.below(3600);
-    expect(value(text, 'chemxref_source_last_load_end_timestamp_seconds', chembl)).to.be.closeTo(
-      Date.now() / 1000 - age,
-      60,
-    );
-  });
+  it(
+    "reports the process (CPU, memory, event loop) and each source's last " + 'load, read from the load records',
+    async () => {
+      const text = await scrape();
+      expect(value(text, 'process_cpu_seconds_total')).to.be.above(0);
+      expect(value(text, 'process_resident_memory_bytes')).to.be.above(0);
+      expect(text).to.match(/^nodejs_eventloop_lag_p99_seconds /m);
+      expect(value(text, 'chemxref_source_last_load_read')).to.equal(1);
+      const chembl = { source_id: '1', source: 'chembl' };
+      // The fixture's dump: its reference table replaced every source, ChEMBL among them.
+      expect(value(text, 'chemxref_source_last_load_status', { ...chembl, status: 'done' })).to.equal(1);
+      expect(value(text, 'chemxref_source_last_load_rows_loaded', chembl)).to.be.above(0);
+      expect(value(text, 'chemxref_source_last_load_rows_rejected', chembl)).to.equal(0);
+      const age = value(text, 'chemxref_source_last_load_age_seconds', chembl);
+      expect(age).to.be.at.least(0).and.below(3600);
+      expect(value(text, 'chemxref_source_last_load_end_timestamp_seconds', chembl)).to.be.closeTo(
+        Date.now() / 1000 - age,
+        60,
+      );
+    },
+  );
 });

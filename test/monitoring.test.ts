@@ -73,7 +73,9 @@ function readExposition(text: string): Exposition {
   return { types, labels };
 }
 
-/** Whether `name` is served: as samples, by its `# TYPE` line, or as the `_bucket`, `_sum` or `_count` of a histogram. */
+/**
+ * Whether `name` is served: as samples, by its `# TYPE` line, or as the `_bucket`, `_sum` or `_count` of a histogram.
+ */
 function serves(exposition: Exposition, name: string): boolean {
   if (exposition.labels.has(name) || exposition.types.has(name)) return true;
   const part = /^(.+)_(?:bucket|sum|count)$/.exec(name);
@@ -134,14 +136,18 @@ describe('Monitoring (Prometheus and Grafana of docker-compose.yml)', function (
     await api.stop();
   });
 
-  it('the chemxref dashboard is valid JSON with uid chemxref, every panel on the Prometheus chosen in its data source menu', () => {
-    const { uid, panels, templating } = dashboard();
-    expect(uid).to.equal('chemxref');
-    const menu = templating.list.find((variable) => variable.name === 'datasource');
-    expect(menu).to.deep.include({ type: 'datasource', query: 'prometheus' });
-    for (const panel of panelsOf(panels)) expect(panel.datasource?.uid, panel.title).to.equal('${datasource}');
-    expect(panelsOf(panels).map((panel) => panel.title)).to.include('Last load of each source');
-  });
+  it(
+    'the chemxref dashboard is valid JSON with uid chemxref, every panel ' +
+      'on the Prometheus chosen in its data source menu',
+    () => {
+      const { uid, panels, templating } = dashboard();
+      expect(uid).to.equal('chemxref');
+      const menu = templating.list.find((variable) => variable.name === 'datasource');
+      expect(menu).to.deep.include({ type: 'datasource', query: 'prometheus' });
+      for (const panel of panelsOf(panels)) expect(panel.datasource?.uid, panel.title).to.equal('${datasource}');
+      expect(panelsOf(panels).map((panel) => panel.title)).to.include('Last load of each source');
+    },
+  );
 
   it('every series a dashboard panel charts is one GET /metrics serves', () => {
     for (const panel of panelsOf(dashboard().panels).filter((candidate) => candidate.type !== 'row')) {

@@ -54,21 +54,25 @@ describe('reading table files', () => {
 
   for (const file of [plain, gzipped]) {
     const name = file.endsWith('.gz') ? 'gzip' : 'plain';
-    it(`reads every row of a ${name} TSV whose lines end in \\n, \\r\\n or \\r, line numbers and multi-byte ids intact`, async () => {
-      const read: string[][] = [];
-      for await (const batch of readRowBatches(file, 'tsv', 1_000)) {
-        for (const row of batch)
-          read.push([
-            String(row.line),
-            row.fields.uci,
-            row.fields.src_id,
-            row.fields.src_compound_id,
-            row.fields.assigment,
-          ]);
-      }
-      // Row i is on line i + 2, after the header: a '\r\n' cut in two would have added a line.
-      expect(read).to.deep.equal(rows.map((row, i) => [String(i + 2), ...row]));
-    });
+    it(
+      `reads every row of a ${name} TSV whose lines end in \\n, \\r\\n or ` +
+        `\\r, line numbers and multi-byte ids intact`,
+      async () => {
+        const read: string[][] = [];
+        for await (const batch of readRowBatches(file, 'tsv', 1_000)) {
+          for (const row of batch)
+            read.push([
+              String(row.line),
+              row.fields.uci,
+              row.fields.src_id,
+              row.fields.src_compound_id,
+              row.fields.assigment,
+            ]);
+        }
+        // Row i is on line i + 2, after the header: a '\r\n' cut in two would have added a line.
+        expect(read).to.deep.equal(rows.map((row, i) => [String(i + 2), ...row]));
+      },
+    );
   }
 
   it('cuts rows into batches of the size asked, the last one shorter', async () => {

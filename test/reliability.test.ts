@@ -194,7 +194,8 @@ describe('reliability (issue 21)', function () {
       for (const [i, answer] of answers.entries()) {
         expect(
           answer.status,
-          `lookup ${i + 1} with the engine frozen, ENGINE_TIMEOUT_MS=${deadlineMs}: ${answer.error ?? answer.text.slice(0, 200)}`,
+          `lookup ${i + 1} with the engine frozen, ` +
+            `ENGINE_TIMEOUT_MS=${deadlineMs}: ${answer.error ?? answer.text.slice(0, 200)}`,
         ).to.equal(503);
         expect(answer.retryAfter, `Retry-After of the 503 of lookup ${i + 1}`).to.match(/^\d+$/);
       }
@@ -232,44 +233,48 @@ describe('reliability (issue 21)', function () {
     }
   });
 
-  it('the open breaker keeps lookups off an engine that drops every connection, and a background probe finds it back', async () => {
-    const deadlineMs = 1_000;
-    const engineUrl = new URL(readConfig().ES_URL);
-    const proxy = new CuttableProxy({ host: engineUrl.hostname, port: Number(engineUrl.port || 80) });
-    const api = await startApi(
-      testConfig(await fixturePrefix(), { ES_URL: await proxy.listen(), ENGINE_TIMEOUT_MS: `${deadlineMs}ms` }),
-    );
-    try {
-      expect((await api.post('/api/v1/compounds', paracetamol)).status, 'through the proxy, before the cut').to.equal(
-        200,
+  it(
+    'the open breaker keeps lookups off an engine that drops every ' +
+      'connection, and a background probe finds it back',
+    async () => {
+      const deadlineMs = 1_000;
+      const engineUrl = new URL(readConfig().ES_URL);
+      const proxy = new CuttableProxy({ host: engineUrl.hostname, port: Number(engineUrl.port || 80) });
+      const api = await startApi(
+        testConfig(await fixturePrefix(), { ES_URL: await proxy.listen(), ENGINE_TIMEOUT_MS: `${deadlineMs}ms` }),
       );
-      proxy.cutOff();
-      const post = (): ReturnType<typeof postJson> =>
-        postJson(`${api.url}/api/v1/compounds`, paracetamol, { timeoutMs: 3 * deadlineMs });
-      for (let i = 0; i < 5; i += 1) {
-        const answer = await post();
-        expect(answer.status, `lookup ${i + 1} after the cut: ${answer.error ?? answer.text.slice(0, 200)}`).to.equal(
-          503,
+      try {
+        expect((await api.post('/api/v1/compounds', paracetamol)).status, 'through the proxy, before the cut').to.equal(
+          200,
         );
+        proxy.cutOff();
+        const post = (): ReturnType<typeof postJson> =>
+          postJson(`${api.url}/api/v1/compounds`, paracetamol, { timeoutMs: 3 * deadlineMs });
+        for (let i = 0; i < 5; i += 1) {
+          const answer = await post();
+          expect(answer.status, `lookup ${i + 1} after the cut: ${answer.error ?? answer.text.slice(0, 200)}`).to.equal(
+            503,
+          );
+        }
+        const before = proxy.connections;
+        for (let i = 0; i < 20; i += 1) {
+          const answer = await post();
+          expect(answer.status, `lookup ${i + 6} after the cut`).to.equal(503);
+          expect(answer.retryAfter, `Retry-After of lookup ${i + 6}`).to.match(/^\d+$/);
+        }
+        // Background probes may connect; lookups must not, one per lookup (or three, with retries) is what no breaker
+        // gives.
+        expect(
+          proxy.connections - before,
+          'connections to the engine during 20 lookups with the breaker open',
+        ).to.be.below(10);
+        proxy.restore();
+        const again = await answersAgain(api, 30_000);
+        expect(again.ok, `a 200 within 30 s of the engine coming back (before it: ${again.statuses})`).to.equal(true);
+      } finally {
+        await api.stop();
+        await proxy.close();
       }
-      const before = proxy.connections;
-      for (let i = 0; i < 20; i += 1) {
-        const answer = await post();
-        expect(answer.status, `lookup ${i + 6} after the cut`).to.equal(503);
-        expect(answer.retryAfter, `Retry-After of lookup ${i + 6}`).to.match(/^\d+$/);
-      }
-      // Background probes may connect; lookups must not, one per lookup (or three, with retries) is what no breaker
-      // gives.
-      expect(
-        proxy.connections - before,
-        'connections to the engine during 20 lookups with the breaker open',
-      ).to.be.below(10);
-      proxy.restore();
-      const again = await answersAgain(api, 30_000);
-      expect(again.ok, `a 200 within 30 s of the engine coming back (before it: ${again.statuses})`).to.equal(true);
-    } finally {
-      await api.stop();
-      await proxy.close();
-    }
-  });
+    },
+  );
 });

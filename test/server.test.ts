@@ -28,7 +28,9 @@ async function answers(port: number, host = '127.0.0.1'): Promise<boolean> {
   }
 }
 
-/** A search engine that accepts connections and never answers (a frozen node); `reached` resolves at its first request. */
+/**
+ * A search engine that accepts connections and never answers (a frozen node); `reached` resolves at its first request.
+ */
 async function frozenEngine(): Promise<{ url: string; reached: Promise<void>; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   let reach: () => void = () => {};
@@ -109,25 +111,28 @@ describe('the server process', function () {
     }
   });
 
-  it('SIGTERM to `npm start` stops the server: its port stops answering and nothing is left serving on it', async () => {
-    const port = await freePort();
-    started = startProcess('npm', ['start'], { PORT: String(port) });
-    await untilAnswering(started, port);
-    process.kill(started.child.pid!, 'SIGTERM');
-    const [code, signal] = await Promise.race([
-      started.exited,
-      sleep(15_000).then(() => {
-        throw new Error(`npm start still runs 15 s after SIGTERM:\n${started!.output()}`);
-      }),
-    ]);
-    expect({ code, signal }, started.output()).to.satisfy(
-      (x: { code: number | null; signal: string | null }) => x.code === 0 || x.signal === 'SIGTERM',
-    );
-    // npm gone is not enough: the server it started must be gone too, and nothing else serve the port.
-    await sleep(500);
-    expect(await answers(port), started.output()).to.equal(false);
-    expect(logLine(started.output(), 'stopped'), started.output()).to.not.equal(undefined);
-  });
+  it(
+    'SIGTERM to `npm start` stops the server: its port stops answering and ' + 'nothing is left serving on it',
+    async () => {
+      const port = await freePort();
+      started = startProcess('npm', ['start'], { PORT: String(port) });
+      await untilAnswering(started, port);
+      process.kill(started.child.pid!, 'SIGTERM');
+      const [code, signal] = await Promise.race([
+        started.exited,
+        sleep(15_000).then(() => {
+          throw new Error(`npm start still runs 15 s after SIGTERM:\n${started!.output()}`);
+        }),
+      ]);
+      expect({ code, signal }, started.output()).to.satisfy(
+        (x: { code: number | null; signal: string | null }) => x.code === 0 || x.signal === 'SIGTERM',
+      );
+      // npm gone is not enough: the server it started must be gone too, and nothing else serve the port.
+      await sleep(500);
+      expect(await answers(port), started.output()).to.equal(false);
+      expect(logLine(started.output(), 'stopped'), started.output()).to.not.equal(undefined);
+    },
+  );
 
   it('HOST chooses the address the server binds to, and the start log names it', async () => {
     const port = await freePort();
@@ -146,96 +151,101 @@ describe('the server process', function () {
     await started.exited;
   });
 
-  it('each request is logged as one JSON line (route, status, time, engine time, request id), answered with X-Request-Id, and its searches reach the engine with that id as X-Opaque-Id', async () => {
-    // A recording proxy in front of the real engine: what the API sends, headers included.
-    const config = testConfig(await fixturePrefix());
-    const engineUrl = new URL(config.ES_URL.split(',')[0]);
-    const seen: { path: string; opaqueId?: string }[] = [];
-    const proxy = createHttpServer((req, res) => {
-      seen.push({ path: req.url ?? '', opaqueId: req.headers['x-opaque-id'] as string | undefined });
-      const forwarded = httpRequest(
-        { host: engineUrl.hostname, port: engineUrl.port, path: req.url, method: req.method, headers: req.headers },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      forwarded.on('error', () => res.destroy());
-      req.pipe(forwarded);
-    });
-    await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
-    try {
-      const port = await freePort();
-      const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
-      started = startProcess(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-        PORT: String(port),
-        ES_URL: proxyUrl,
-        ES_INDEX_PREFIX: config.ES_INDEX_PREFIX,
-        LOG_FORMAT: 'json',
+  it(
+    'each request is logged as one JSON line (route, status, time, engine ' +
+      'time, request id), answered with X-Request-Id, and its searches reach ' +
+      'the engine with that id as X-Opaque-Id',
+    async () => {
+      // A recording proxy in front of the real engine: what the API sends, headers included.
+      const config = testConfig(await fixturePrefix());
+      const engineUrl = new URL(config.ES_URL.split(',')[0]);
+      const seen: { path: string; opaqueId?: string }[] = [];
+      const proxy = createHttpServer((req, res) => {
+        seen.push({ path: req.url ?? '', opaqueId: req.headers['x-opaque-id'] as string | undefined });
+        const forwarded = httpRequest(
+          { host: engineUrl.hostname, port: engineUrl.port, path: req.url, method: req.method, headers: req.headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
+        forwarded.on('error', () => res.destroy());
+        req.pipe(forwarded);
       });
-      await untilAnswering(started, port);
-      const lookup = await fetch(`http://127.0.0.1:${port}/api/v1/compounds`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-request-id': 'lookup-42' },
-        body: JSON.stringify({ type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
-      });
-      expect(lookup.status).to.equal(200);
-      expect(lookup.headers.get('x-request-id')).to.equal('lookup-42');
-      // Where its time went: each part a duration, the engine's wait within the total.
-      const timing = Object.fromEntries(
-        (lookup.headers.get('server-timing') ?? '')
-          .split(', ')
-          .map((part) => [part.split(';')[0], Number(part.split('dur=')[1])]),
-      );
-      expect(Object.keys(timing)).to.deep.equal(['total', 'validate', 'queue', 'engine', 'took', 'serialise', 'app']);
-      expect(timing.engine).to.be.above(0).and.at.most(timing.total);
-      expect(timing.validate + timing.queue + timing.engine + timing.serialise + timing.app).to.be.closeTo(
-        timing.total,
-        0.05,
-      );
-      const unnamed = await fetch(`http://127.0.0.1:${port}/rest/src_compound_id/CHEMBL112/1`, {
-        headers: { 'x-request-id': 'not a sensible id' },
-      });
-      expect(unnamed.status).to.equal(200);
-      const generated = unnamed.headers.get('x-request-id')!;
-      expect(generated).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-      await sleep(200);
-      const lines = started
-        .output()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as Record<string, unknown>);
-      const logged = lines.find((line) => line.message === 'request' && line.requestId === 'lookup-42');
-      expect(logged, started.output()).to.deep.include({
-        level: 'info',
-        method: 'POST',
-        path: '/api/v1/compounds',
-        route: '/api/v1/compounds',
-        status: 200,
-      });
-      expect(logged!.ms).to.be.a('number');
-      expect(logged!.engineMs)
-        .to.be.a('number')
-        .and.above(0)
-        .and.at.most(logged!.ms as number);
-      expect(lines.find((line) => line.message === 'request' && line.requestId === generated)).to.deep.include({
-        route: '/rest/src_compound_id/:id/:src',
-        status: 200,
-      });
-      expect(
-        seen.filter((request) => request.opaqueId === 'lookup-42').map((request) => request.path.split('?')[0]),
-        "the lookup's searches",
-      ).to.include('/_msearch');
-      expect(
-        seen.some((request) => request.opaqueId === generated),
-        "the legacy lookup's searches",
-      ).to.equal(true);
-      process.kill(started.child.pid!, 'SIGTERM');
-      await started.exited;
-    } finally {
-      await new Promise<void>((done) => proxy.close(() => done()));
-    }
-  });
+      await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+      try {
+        const port = await freePort();
+        const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+        started = startProcess(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+          PORT: String(port),
+          ES_URL: proxyUrl,
+          ES_INDEX_PREFIX: config.ES_INDEX_PREFIX,
+          LOG_FORMAT: 'json',
+        });
+        await untilAnswering(started, port);
+        const lookup = await fetch(`http://127.0.0.1:${port}/api/v1/compounds`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-request-id': 'lookup-42' },
+          body: JSON.stringify({ type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
+        });
+        expect(lookup.status).to.equal(200);
+        expect(lookup.headers.get('x-request-id')).to.equal('lookup-42');
+        // Where its time went: each part a duration, the engine's wait within the total.
+        const timing = Object.fromEntries(
+          (lookup.headers.get('server-timing') ?? '')
+            .split(', ')
+            .map((part) => [part.split(';')[0], Number(part.split('dur=')[1])]),
+        );
+        expect(Object.keys(timing)).to.deep.equal(['total', 'validate', 'queue', 'engine', 'took', 'serialise', 'app']);
+        expect(timing.engine).to.be.above(0).and.at.most(timing.total);
+        expect(timing.validate + timing.queue + timing.engine + timing.serialise + timing.app).to.be.closeTo(
+          timing.total,
+          0.05,
+        );
+        const unnamed = await fetch(`http://127.0.0.1:${port}/rest/src_compound_id/CHEMBL112/1`, {
+          headers: { 'x-request-id': 'not a sensible id' },
+        });
+        expect(unnamed.status).to.equal(200);
+        const generated = unnamed.headers.get('x-request-id')!;
+        expect(generated).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+        await sleep(200);
+        const lines = started
+          .output()
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
+        const logged = lines.find((line) => line.message === 'request' && line.requestId === 'lookup-42');
+        expect(logged, started.output()).to.deep.include({
+          level: 'info',
+          method: 'POST',
+          path: '/api/v1/compounds',
+          route: '/api/v1/compounds',
+          status: 200,
+        });
+        expect(logged!.ms).to.be.a('number');
+        expect(logged!.engineMs)
+          .to.be.a('number')
+          .and.above(0)
+          .and.at.most(logged!.ms as number);
+        expect(lines.find((line) => line.message === 'request' && line.requestId === generated)).to.deep.include({
+          route: '/rest/src_compound_id/:id/:src',
+          status: 200,
+        });
+        expect(
+          seen.filter((request) => request.opaqueId === 'lookup-42').map((request) => request.path.split('?')[0]),
+          "the lookup's searches",
+        ).to.include('/_msearch');
+        expect(
+          seen.some((request) => request.opaqueId === generated),
+          "the legacy lookup's searches",
+        ).to.equal(true);
+        process.kill(started.child.pid!, 'SIGTERM');
+        await started.exited;
+      } finally {
+        await new Promise<void>((done) => proxy.close(() => done()));
+      }
+    },
+  );
 
   it('binds 127.0.0.1 unless HOST says otherwise', async () => {
     const running = await startServer(testConfig('chemxref-test-host', { HOST: '' }), {}, 0);
@@ -305,7 +315,8 @@ describe('slow clients', function () {
 
   it('a client that sends its body too slowly gets a 408 and its connection closed', async () => {
     const sent =
-      'POST /api/v1/compounds HTTP/1.1\r\nHost: chemxref\r\nContent-Type: application/json\r\nContent-Length: 60\r\n\r\n{"type": "inchikey", ';
+      'POST /api/v1/compounds HTTP/1.1\r\nHost: chemxref\r\nContent-Type: ' +
+      'application/json\r\nContent-Length: 60\r\n\r\n{"type": "inchikey", ';
     expect(await replyToStalled(deadlines, sent)).to.match(/^HTTP\/1\.1 408 /);
   });
 
@@ -319,43 +330,47 @@ describe('slow clients', function () {
 describe('stopping the server with requests in flight', function () {
   this.timeout(60_000);
 
-  it("a request still running at the drain deadline is answered 503 with Retry-After in its API family's shape, not an empty reply", async () => {
-    const engine = await frozenEngine();
-    const running = await startServer(testConfig('chemxref-test-frozen', { ES_URL: engine.url }), {}, 0);
-    try {
-      const v1 = fetch(`${running.url}/api/v1/compounds`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 }),
-      });
-      const legacy = fetch(`${running.url}/rest/src_compound_id/CHEMBL112/1`);
-      const legacyXml = fetch(`${running.url}/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N`, {
-        headers: { accept: 'text/xml' },
-      });
-      await engine.reached;
-      await sleep(100);
-      const stopped = running.stop(300);
-      const [v1Response, legacyResponse, xmlResponse] = await Promise.all([v1, legacy, legacyXml]);
-      expect(v1Response.status).to.equal(503);
-      expect(v1Response.headers.get('retry-after')).to.match(/^[1-9][0-9]*$/);
-      expect(await v1Response.json())
-        .to.deep.include({ response: 'Error', errors: [] })
-        .and.to.have.property('error')
-        .that.matches(/shutting down/);
-      expect(legacyResponse.status).to.equal(503);
-      expect(legacyResponse.headers.get('retry-after')).to.match(/^[1-9][0-9]*$/);
-      expect(await legacyResponse.json())
-        .to.have.property('error')
-        .that.matches(/shutting down/);
-      expect(xmlResponse.status).to.equal(503);
-      expect(await xmlResponse.text()).to.match(/<opt><error>the service is shutting down[^<]*<\/error><\/opt>/);
-      await engine.close();
-      await stopped;
-    } finally {
-      await engine.close();
-      await running.stop(0);
-    }
-  });
+  it(
+    'a request still running at the drain deadline is answered 503 with ' +
+      "Retry-After in its API family's shape, not an empty reply",
+    async () => {
+      const engine = await frozenEngine();
+      const running = await startServer(testConfig('chemxref-test-frozen', { ES_URL: engine.url }), {}, 0);
+      try {
+        const v1 = fetch(`${running.url}/api/v1/compounds`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 }),
+        });
+        const legacy = fetch(`${running.url}/rest/src_compound_id/CHEMBL112/1`);
+        const legacyXml = fetch(`${running.url}/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N`, {
+          headers: { accept: 'text/xml' },
+        });
+        await engine.reached;
+        await sleep(100);
+        const stopped = running.stop(300);
+        const [v1Response, legacyResponse, xmlResponse] = await Promise.all([v1, legacy, legacyXml]);
+        expect(v1Response.status).to.equal(503);
+        expect(v1Response.headers.get('retry-after')).to.match(/^[1-9][0-9]*$/);
+        expect(await v1Response.json())
+          .to.deep.include({ response: 'Error', errors: [] })
+          .and.to.have.property('error')
+          .that.matches(/shutting down/);
+        expect(legacyResponse.status).to.equal(503);
+        expect(legacyResponse.headers.get('retry-after')).to.match(/^[1-9][0-9]*$/);
+        expect(await legacyResponse.json())
+          .to.have.property('error')
+          .that.matches(/shutting down/);
+        expect(xmlResponse.status).to.equal(503);
+        expect(await xmlResponse.text()).to.match(/<opt><error>the service is shutting down[^<]*<\/error><\/opt>/);
+        await engine.close();
+        await stopped;
+      } finally {
+        await engine.close();
+        await running.stop(0);
+      }
+    },
+  );
 });
 
 describe('security headers, bad numbers and blank compounds', function () {
@@ -369,102 +384,116 @@ describe('security headers, bad numbers and blank compounds', function () {
     await api?.stop();
   });
 
-  it('every answer (v1, legacy, error, docs) carries the security headers, a public resource policy and no HSTS', async () => {
-    const answers = [
-      await api.post('/api/v1/compounds', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
-      await api.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N'),
-      await api.get('/api/v1/nowhere'),
-      await api.get('/api/docs/'),
-    ];
-    for (const { status, headers } of answers) {
-      expect(headers.get('content-security-policy'), String(status))
-        .to.contain("default-src 'self'")
-        .and.to.contain("script-src 'self'")
-        .and.to.contain("object-src 'none'");
-      expect(headers.get('x-content-type-options')).to.equal('nosniff');
-      expect(headers.get('x-frame-options')).to.equal('SAMEORIGIN');
-      expect(headers.get('referrer-policy')).to.equal('no-referrer');
-      // Other sites embed depictions and load legacy JSONP: the resource policy must let them.
-      expect(headers.get('cross-origin-resource-policy')).to.equal('cross-origin');
-      expect(headers.get('strict-transport-security')).to.equal(null);
-      expect(headers.get('x-powered-by')).to.equal(null);
-    }
-  });
+  it(
+    'every answer (v1, legacy, error, docs) carries the security headers, ' + 'a public resource policy and no HSTS',
+    async () => {
+      const answers = [
+        await api.post('/api/v1/compounds', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
+        await api.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N'),
+        await api.get('/api/v1/nowhere'),
+        await api.get('/api/docs/'),
+      ];
+      for (const { status, headers } of answers) {
+        expect(headers.get('content-security-policy'), String(status))
+          .to.contain("default-src 'self'")
+          .and.to.contain("script-src 'self'")
+          .and.to.contain("object-src 'none'");
+        expect(headers.get('x-content-type-options')).to.equal('nosniff');
+        expect(headers.get('x-frame-options')).to.equal('SAMEORIGIN');
+        expect(headers.get('referrer-policy')).to.equal('no-referrer');
+        // Other sites embed depictions and load legacy JSONP: the resource policy must let them.
+        expect(headers.get('cross-origin-resource-policy')).to.equal('cross-origin');
+        expect(headers.get('strict-transport-security')).to.equal(null);
+        expect(headers.get('x-powered-by')).to.equal(null);
+      }
+    },
+  );
   // The docs page and the home page in a real browser under this policy: test/browser.test.ts.
 
-  it('sourceID 99999999999, past the 32-bit source ids, is a 400 naming 99999999999 in v1 lookups, connectivity and /sources', async () => {
-    const answers = [
-      await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 99999999999 }),
-      await api.post('/api/v1/connectivity', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 99999999999 }),
-      await api.get('/api/v1/sources/99999999999'),
-    ];
-    for (const { status, body } of answers) {
-      expect(status).to.equal(400);
-      expect(body.response).to.equal('Error');
-      expect(body.error).to.equal('"sourceID" is 99999999999: it must be <= 2147483647');
-    }
-  });
+  it(
+    'sourceID 99999999999, past the 32-bit source ids, is a 400 naming ' +
+      '99999999999 in v1 lookups, connectivity and /sources',
+    async () => {
+      const answers = [
+        await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 99999999999 }),
+        await api.post('/api/v1/connectivity', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 99999999999 }),
+        await api.get('/api/v1/sources/99999999999'),
+      ];
+      for (const { status, body } of answers) {
+        expect(status).to.equal(400);
+        expect(body.response).to.equal('Error');
+        expect(body.error).to.equal('"sourceID" is 99999999999: it must be <= 2147483647');
+      }
+    },
+  );
 
-  it('source 99999999999 in a legacy path is a 400 naming it; 2147483647 and 2147483648 are unknown sources (404)', async () => {
-    for (const path of [
-      '/rest/src_compound_id/CHEMBL112/99999999999',
-      '/rest/src_compound_id/CHEMBL112/1/99999999999',
-      '/rest/structure/CHEMBL112/99999999999',
-      '/rest/mapping/1/99999999999',
-      '/rest/sources/99999999999',
-      '/legacy/rest/orphanIdMap/CHEMBL112/99999999999',
-    ]) {
-      const { status, body } = await api.get(path);
-      expect(status, path).to.equal(400);
-      expect(body.error, path).to.equal(
-        '"99999999999" is not a source id: a source id is an integer from 1 to 2147483647',
-      );
-    }
-    const criterion = await api.get('/rest/cpd_search/CHEMBL112/1/99999999999/0/0');
-    expect(criterion.status).to.equal(400);
-    expect(criterion.body.error).to.contain('"99999999999"');
-    const largest = await api.get('/rest/src_compound_id/CHEMBL112/2147483647');
-    expect(largest.status).to.equal(404);
-    expect(largest.body.error).to.equal('source 2147483647 does not exist');
-    // Ten digits are the form of a source id (the document's pattern), but past 2147483647 no source has one.
-    const beyond = await api.get('/rest/src_compound_id/CHEMBL112/2147483648');
-    const error = 'source 2147483648 does not exist: source ids go up to 2147483647';
-    expect([beyond.status, beyond.body.error]).to.deep.equal([404, error]);
-  });
+  it(
+    'source 99999999999 in a legacy path is a 400 naming it; 2147483647 ' + 'and 2147483648 are unknown sources (404)',
+    async () => {
+      for (const path of [
+        '/rest/src_compound_id/CHEMBL112/99999999999',
+        '/rest/src_compound_id/CHEMBL112/1/99999999999',
+        '/rest/structure/CHEMBL112/99999999999',
+        '/rest/mapping/1/99999999999',
+        '/rest/sources/99999999999',
+        '/legacy/rest/orphanIdMap/CHEMBL112/99999999999',
+      ]) {
+        const { status, body } = await api.get(path);
+        expect(status, path).to.equal(400);
+        expect(body.error, path).to.equal(
+          '"99999999999" is not a source id: a source id is an integer from 1 to 2147483647',
+        );
+      }
+      const criterion = await api.get('/rest/cpd_search/CHEMBL112/1/99999999999/0/0');
+      expect(criterion.status).to.equal(400);
+      expect(criterion.body.error).to.contain('"99999999999"');
+      const largest = await api.get('/rest/src_compound_id/CHEMBL112/2147483647');
+      expect(largest.status).to.equal(404);
+      expect(largest.body.error).to.equal('source 2147483647 does not exist');
+      // Ten digits are the form of a source id (the document's pattern), but past 2147483647 no source has one.
+      const beyond = await api.get('/rest/src_compound_id/CHEMBL112/2147483648');
+      const error = 'source 2147483648 does not exist: source ids go up to 2147483647';
+      expect([beyond.status, beyond.body.error]).to.deep.equal([404, error]);
+    },
+  );
 
-  it('a compound of only whitespace is the same 400 in v1 lookups and connectivity (every type) and in every legacy path with a compound', async () => {
-    const v1 = [];
-    for (const type of ['uci', 'inchi', 'inchikey', 'sourceID']) {
-      for (const path of ['/api/v1/compounds', '/api/v1/connectivity'])
-        v1.push(await api.post(path, { type, compound: '   ', sourceID: 1 }));
-    }
-    v1.push(await api.post('/api/v1/compounds', { type: 'inchikey', compound: '' }));
-    for (const { status, body } of v1) {
-      expect(status).to.equal(400);
-      expect(body.error).to.equal('the compound is empty or only whitespace');
-    }
-    for (const path of [
-      '/rest/inchikey/%20%20%20',
-      '/rest/inchikey_all/%20',
-      '/rest/verbose_inchikey/%20',
-      '/rest/inchi/%09%20',
-      '/rest/key_search/%20%20%20/0/0',
-      '/rest/src_compound_id/%20%20/1',
-      '/rest/src_compound_id_all/%20/1/101',
-      '/rest/src_compound_id_url/%20/1/1',
-      '/rest/structure/%20/1',
-      '/rest/structure_all/%20/1',
-      '/rest/cpd_search/%20/1',
-      '/rest/orphanIdSource/%20%20',
-      '/legacy/rest/orphanIdMap/%20',
-    ]) {
-      const { status, body } = await api.get(path);
-      expect(status, path).to.equal(400);
-      expect(body.error, path).to.equal('the compound is empty or only whitespace');
-    }
-    const xml = await api.get('/rest/inchikey/%20%20%20', { accept: 'text/xml' });
-    expect(xml.text).to.contain('<opt><error>the compound is empty or only whitespace</error></opt>');
-  });
+  it(
+    'a compound of only whitespace is the same 400 in v1 lookups and ' +
+      'connectivity (every type) and in every legacy path with a compound',
+    async () => {
+      const v1 = [];
+      for (const type of ['uci', 'inchi', 'inchikey', 'sourceID']) {
+        for (const path of ['/api/v1/compounds', '/api/v1/connectivity'])
+          v1.push(await api.post(path, { type, compound: '   ', sourceID: 1 }));
+      }
+      v1.push(await api.post('/api/v1/compounds', { type: 'inchikey', compound: '' }));
+      for (const { status, body } of v1) {
+        expect(status).to.equal(400);
+        expect(body.error).to.equal('the compound is empty or only whitespace');
+      }
+      for (const path of [
+        '/rest/inchikey/%20%20%20',
+        '/rest/inchikey_all/%20',
+        '/rest/verbose_inchikey/%20',
+        '/rest/inchi/%09%20',
+        '/rest/key_search/%20%20%20/0/0',
+        '/rest/src_compound_id/%20%20/1',
+        '/rest/src_compound_id_all/%20/1/101',
+        '/rest/src_compound_id_url/%20/1/1',
+        '/rest/structure/%20/1',
+        '/rest/structure_all/%20/1',
+        '/rest/cpd_search/%20/1',
+        '/rest/orphanIdSource/%20%20',
+        '/legacy/rest/orphanIdMap/%20',
+      ]) {
+        const { status, body } = await api.get(path);
+        expect(status, path).to.equal(400);
+        expect(body.error, path).to.equal('the compound is empty or only whitespace');
+      }
+      const xml = await api.get('/rest/inchikey/%20%20%20', { accept: 'text/xml' });
+      expect(xml.text).to.contain('<opt><error>the compound is empty or only whitespace</error></opt>');
+    },
+  );
 });
 
 describe('rate limit (RATE_LIMIT)', function () {
@@ -486,26 +515,30 @@ describe('rate limit (RATE_LIMIT)', function () {
     for (const api of running.splice(0)) await api.stop();
   });
 
-  it('with RATE_LIMIT=10 a client gets 10 lookups, then a 429 in the v1 error shape with Retry-After and the RateLimit headers', async () => {
-    const api = await limitedApi({ RATE_LIMIT: '10' });
-    for (let i = 1; i <= 10; i += 1) {
-      const { status, headers } = await api.post('/api/v1/compounds', paracetamol);
-      expect(status, `lookup ${i}`).to.equal(200);
-      expect(headers.get('ratelimit-limit')).to.equal('10');
-      expect(headers.get('ratelimit-remaining')).to.equal(String(10 - i));
-      expect(headers.get('ratelimit-policy')).to.equal('10;w=60');
-    }
-    const { status, body, headers } = await api.post('/api/v1/compounds', paracetamol);
-    expect(status).to.equal(429);
-    expect(body).to.deep.include({ response: 'Error', errors: [] });
-    expect(body.error).to.match(
-      /^too many requests: this client may spend 10 cost units a minute \(RATE_LIMIT\); this request costs 1, 0 are left; try again in \d+ s$/,
-    );
-    // 10 units a minute come back one every 6 s.
-    expect(Number(headers.get('retry-after'))).to.be.within(1, 6);
-    expect(headers.get('ratelimit-remaining')).to.equal('0');
-    expect(Number(headers.get('ratelimit-reset'))).to.be.within(55, 60);
-  });
+  it(
+    'with RATE_LIMIT=10 a client gets 10 lookups, then a 429 in the v1 ' +
+      'error shape with Retry-After and the RateLimit headers',
+    async () => {
+      const api = await limitedApi({ RATE_LIMIT: '10' });
+      for (let i = 1; i <= 10; i += 1) {
+        const { status, headers } = await api.post('/api/v1/compounds', paracetamol);
+        expect(status, `lookup ${i}`).to.equal(200);
+        expect(headers.get('ratelimit-limit')).to.equal('10');
+        expect(headers.get('ratelimit-remaining')).to.equal(String(10 - i));
+        expect(headers.get('ratelimit-policy')).to.equal('10;w=60');
+      }
+      const { status, body, headers } = await api.post('/api/v1/compounds', paracetamol);
+      expect(status).to.equal(429);
+      expect(body).to.deep.include({ response: 'Error', errors: [] });
+      expect(body.error).to.match(
+        /^too many requests: this client may spend 10 cost units a minute \(RATE_LIMIT\); this request costs 1, 0 are left; try again in \d+ s$/,
+      );
+      // 10 units a minute come back one every 6 s.
+      expect(Number(headers.get('retry-after'))).to.be.within(1, 6);
+      expect(headers.get('ratelimit-remaining')).to.equal('0');
+      expect(Number(headers.get('ratelimit-reset'))).to.be.within(55, 60);
+    },
+  );
 
   it('a connectivity search costs five lookups', async () => {
     const api = await limitedApi({ RATE_LIMIT: '10' });
@@ -517,21 +550,25 @@ describe('rate limit (RATE_LIMIT)', function () {
     expect(refused.status).to.equal(429);
   });
 
-  it('the legacy API answers its 429 in its own shape (JSON or XML), and key_search costs as much as a v1 connectivity search', async () => {
-    const api = await limitedApi({ RATE_LIMIT: '6' });
-    expect((await api.get('/rest/key_search/RZVAJINKPMORJF-UHFFFAOYSA-N')).headers.get('ratelimit-remaining')).to.equal(
-      '1',
-    );
-    expect((await api.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N')).status).to.equal(200);
-    const json = await api.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N');
-    expect(json.status).to.equal(429);
-    expect(json.body).to.have.all.keys('error');
-    expect(json.body.error).to.match(/^too many requests/);
-    expect(json.headers.get('retry-after')).to.match(/^[1-9][0-9]*$/);
-    const xml = await api.get('/legacy/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { accept: 'text/xml' });
-    expect(xml.status).to.equal(429);
-    expect(xml.text).to.match(/<opt><error>too many requests[^<]*<\/error><\/opt>/);
-  });
+  it(
+    'the legacy API answers its 429 in its own shape (JSON or XML), and ' +
+      'key_search costs as much as a v1 connectivity search',
+    async () => {
+      const api = await limitedApi({ RATE_LIMIT: '6' });
+      expect(
+        (await api.get('/rest/key_search/RZVAJINKPMORJF-UHFFFAOYSA-N')).headers.get('ratelimit-remaining'),
+      ).to.equal('1');
+      expect((await api.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N')).status).to.equal(200);
+      const json = await api.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N');
+      expect(json.status).to.equal(429);
+      expect(json.body).to.have.all.keys('error');
+      expect(json.body.error).to.match(/^too many requests/);
+      expect(json.headers.get('retry-after')).to.match(/^[1-9][0-9]*$/);
+      const xml = await api.get('/legacy/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { accept: 'text/xml' });
+      expect(xml.status).to.equal(429);
+      expect(xml.text).to.match(/<opt><error>too many requests[^<]*<\/error><\/opt>/);
+    },
+  );
 
   it('health and readiness probes are never limited', async () => {
     const api = await limitedApi({ RATE_LIMIT: '1' });
@@ -551,25 +588,29 @@ describe('rate limit (RATE_LIMIT)', function () {
     }
   });
 
-  it('X-Forwarded-For names the client only behind a proxy listed in TRUST_PROXY, so a client cannot dodge the limit by sending it', async () => {
-    const direct = await limitedApi({ RATE_LIMIT: '1' });
-    expect(
-      (await direct.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status,
-    ).to.equal(200);
-    expect(
-      (await direct.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.2' })).status,
-    ).to.equal(429);
-    const proxied = await limitedApi({ RATE_LIMIT: '1', TRUST_PROXY: 'loopback' });
-    expect(
-      (await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status,
-    ).to.equal(200);
-    expect(
-      (await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.2' })).status,
-    ).to.equal(200);
-    expect(
-      (await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status,
-    ).to.equal(429);
-  });
+  it(
+    'X-Forwarded-For names the client only behind a proxy listed in ' +
+      'TRUST_PROXY, so a client cannot dodge the limit by sending it',
+    async () => {
+      const direct = await limitedApi({ RATE_LIMIT: '1' });
+      expect(
+        (await direct.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status,
+      ).to.equal(200);
+      expect(
+        (await direct.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.2' })).status,
+      ).to.equal(429);
+      const proxied = await limitedApi({ RATE_LIMIT: '1', TRUST_PROXY: 'loopback' });
+      expect(
+        (await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status,
+      ).to.equal(200);
+      expect(
+        (await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.2' })).status,
+      ).to.equal(200);
+      expect(
+        (await proxied.get('/rest/inchikey/RZVAJINKPMORJF-UHFFFAOYSA-N', { 'x-forwarded-for': '198.51.100.1' })).status,
+      ).to.equal(429);
+    },
+  );
 
   it('a bucket refills evenly over the minute, and an IPv6 client spends from the bucket of its /64', () => {
     let now = 0;
@@ -618,36 +659,39 @@ describe('Retry-After on every 503', function () {
     }
   });
 
-  it('a 503 whose error knows when the engine is back says so in Retry-After (whole seconds, rounded up), else 1', async () => {
-    const app = express();
-    app.get('/known', () => {
-      throw Object.assign(new EngineUnavailable('the search engine is unreachable; try again shortly'), {
-        retryAfter: 7,
+  it(
+    'a 503 whose error knows when the engine is back says so in ' + 'Retry-After (whole seconds, rounded up), else 1',
+    async () => {
+      const app = express();
+      app.get('/known', () => {
+        throw Object.assign(new EngineUnavailable('the search engine is unreachable; try again shortly'), {
+          retryAfter: 7,
+        });
       });
-    });
-    app.get('/fraction', () => {
-      throw new HttpError(503, 'busy', [], 2.2);
-    });
-    app.get('/unknown', () => {
-      throw new EngineUnavailable('the search engine is unreachable; try again shortly');
-    });
-    app.use(errorHandler(errorSender(renderLegacyError)));
-    const server = app.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as { port: number };
-    try {
-      for (const [path, seconds] of [
-        ['/known', '7'],
-        ['/fraction', '3'],
-        ['/unknown', '1'],
-      ]) {
-        const response = await fetch(`http://127.0.0.1:${port}${path}`);
-        expect(response.status, path).to.equal(503);
-        expect(response.headers.get('retry-after'), path).to.equal(seconds);
-        expect(await response.json(), path).to.include({ response: 'Error' });
+      app.get('/fraction', () => {
+        throw new HttpError(503, 'busy', [], 2.2);
+      });
+      app.get('/unknown', () => {
+        throw new EngineUnavailable('the search engine is unreachable; try again shortly');
+      });
+      app.use(errorHandler(errorSender(renderLegacyError)));
+      const server = app.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const { port } = server.address() as { port: number };
+      try {
+        for (const [path, seconds] of [
+          ['/known', '7'],
+          ['/fraction', '3'],
+          ['/unknown', '1'],
+        ]) {
+          const response = await fetch(`http://127.0.0.1:${port}${path}`);
+          expect(response.status, path).to.equal(503);
+          expect(response.headers.get('retry-after'), path).to.equal(seconds);
+          expect(await response.json(), path).to.include({ response: 'Error' });
+        }
+      } finally {
+        server.close();
       }
-    } finally {
-      server.close();
-    }
-  });
+    },
+  );
 });

@@ -86,17 +86,20 @@ describe('structures as input: SMILES and molfiles (docs/api.md)', function () {
       expect(computed).to.deep.equal({ standardInchi: paracetamol.inchi, standardInchiKey: paracetamol.key });
     });
 
-    it('paracetamol by molfile (V2000, its first header line empty, and V3000) finds what its InChIKey finds', async () => {
-      expect(paracetamolMolfile.startsWith('\n')).to.equal(true);
-      const byKey = await compounds({ type: 'inchikey', compound: paracetamol.key });
-      for (const molfile of [paracetamolMolfile, paracetamolV3000]) {
-        const byMolfile = await compounds({ type: 'molfile', compound: molfile });
-        expect(byMolfile.status).to.equal(200);
-        const { computed, ...rest } = byMolfile.body;
-        expect(rest).to.deep.equal(byKey.body);
-        expect(computed).to.deep.equal({ standardInchi: paracetamol.inchi, standardInchiKey: paracetamol.key });
-      }
-    });
+    it(
+      'paracetamol by molfile (V2000, its first header line empty, and ' + 'V3000) finds what its InChIKey finds',
+      async () => {
+        expect(paracetamolMolfile.startsWith('\n')).to.equal(true);
+        const byKey = await compounds({ type: 'inchikey', compound: paracetamol.key });
+        for (const molfile of [paracetamolMolfile, paracetamolV3000]) {
+          const byMolfile = await compounds({ type: 'molfile', compound: molfile });
+          expect(byMolfile.status).to.equal(200);
+          const { computed, ...rest } = byMolfile.body;
+          expect(rest).to.deep.equal(byKey.body);
+          expect(computed).to.deep.equal({ standardInchi: paracetamol.inchi, standardInchiKey: paracetamol.key });
+        }
+      },
+    );
 
     it('a structure no source holds is "Not found", with the structure as sent and what was computed', async () => {
       // Cerotic acid (hexacosanoic acid): a real fatty acid, not in the fixture.
@@ -223,24 +226,28 @@ describe('structures as input: SMILES and molfiles (docs/api.md)', function () {
       }
     });
 
-    it('a structure slower than STRUCTURE_TIMEOUT_MS is a 422 saying so, and the next request is answered', async () => {
-      const hurried = await startApi(testConfig(prefix, { STRUCTURE_TIMEOUT_MS: '1000' }));
-      try {
-        const slow = hurried.post('/api/v1/connectivity', { type: 'smiles', compound: toroidalCarbonNet(22) });
-        // The toolkit works in a thread of its own: other requests are answered meanwhile.
-        const meanwhile = hurried.post('/api/v1/compounds', { type: 'inchikey', compound: paracetamol.key });
-        expect((await meanwhile).status).to.equal(200);
-        const response = await slow;
-        expect(response.status).to.equal(422);
-        expect(response.body.error).to.equal(
-          'the Standard InChI of this SMILES took longer than the 1000 ms this service gives a structure (STRUCTURE_TIMEOUT_MS)',
-        );
-        const next = await hurried.post('/api/v1/compounds', { type: 'smiles', compound: paracetamol.smiles });
-        expect(next.status).to.equal(200);
-        expect(next.body.computed.standardInchiKey).to.equal(paracetamol.key);
-      } finally {
-        await hurried.stop();
-      }
-    });
+    it(
+      'a structure slower than STRUCTURE_TIMEOUT_MS is a 422 saying so, and ' + 'the next request is answered',
+      async () => {
+        const hurried = await startApi(testConfig(prefix, { STRUCTURE_TIMEOUT_MS: '1000' }));
+        try {
+          const slow = hurried.post('/api/v1/connectivity', { type: 'smiles', compound: toroidalCarbonNet(22) });
+          // The toolkit works in a thread of its own: other requests are answered meanwhile.
+          const meanwhile = hurried.post('/api/v1/compounds', { type: 'inchikey', compound: paracetamol.key });
+          expect((await meanwhile).status).to.equal(200);
+          const response = await slow;
+          expect(response.status).to.equal(422);
+          expect(response.body.error).to.equal(
+            'the Standard InChI of this SMILES took longer than the 1000 ms this ' +
+              'service gives a structure (STRUCTURE_TIMEOUT_MS)',
+          );
+          const next = await hurried.post('/api/v1/compounds', { type: 'smiles', compound: paracetamol.smiles });
+          expect(next.status).to.equal(200);
+          expect(next.body.computed.standardInchiKey).to.equal(paracetamol.key);
+        } finally {
+          await hurried.stop();
+        }
+      },
+    );
   });
 });

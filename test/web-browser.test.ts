@@ -53,21 +53,26 @@ describe('the search pages in a real browser', function () {
     await Promise.all([page.waitForURL(/\/search\?/), page.getByRole('button', { name: 'Search' }).click()]);
   }
 
-  it('searches paracetamol by key, by CHEMBL112 with ChEMBL, by InChI; the depiction loads; no console error', async () => {
-    const { page, problems } = await watchedPage();
-    const depiction = page.waitForResponse((response) => response.url().endsWith('/api/v1/images/614'));
-    await search(page, 'RZVAJINKPMORJF-UHFFFAOYSA-N');
-    expect(await page.locator('h1').textContent()).to.equal('UCI 614');
-    expect(await page.locator('table.assignments').textContent()).to.contain('CHEMBL112');
-    expect((await depiction).status(), 'the depiction loads').to.equal(200);
-    expect((await depiction).headers()['content-type']).to.match(/^image\/svg\+xml/);
-    await search(page, 'CHEMBL112', '1');
-    expect(await page.locator('.understood').textContent()).to.equal('Searched: compound id CHEMBL112 in ChEMBL.');
-    await search(page, 'InChI=1S/C8H9NO2/c1-6(10)9-7-2-4-8(11)5-3-7/h2-5,11H,1H3,(H,9,10)');
-    expect(await page.locator('h1').textContent()).to.equal('UCI 614');
-    expect(await page.locator('button.copy').first().isVisible(), 'copy buttons shown with JavaScript').to.equal(true);
-    expect(problems, problems.join('\n')).to.deep.equal([]);
-  });
+  it(
+    'searches paracetamol by key, by CHEMBL112 with ChEMBL, by InChI; the ' + 'depiction loads; no console error',
+    async () => {
+      const { page, problems } = await watchedPage();
+      const depiction = page.waitForResponse((response) => response.url().endsWith('/api/v1/images/614'));
+      await search(page, 'RZVAJINKPMORJF-UHFFFAOYSA-N');
+      expect(await page.locator('h1').textContent()).to.equal('UCI 614');
+      expect(await page.locator('table.assignments').textContent()).to.contain('CHEMBL112');
+      expect((await depiction).status(), 'the depiction loads').to.equal(200);
+      expect((await depiction).headers()['content-type']).to.match(/^image\/svg\+xml/);
+      await search(page, 'CHEMBL112', '1');
+      expect(await page.locator('.understood').textContent()).to.equal('Searched: compound id CHEMBL112 in ChEMBL.');
+      await search(page, 'InChI=1S/C8H9NO2/c1-6(10)9-7-2-4-8(11)5-3-7/h2-5,11H,1H3,(H,9,10)');
+      expect(await page.locator('h1').textContent()).to.equal('UCI 614');
+      expect(await page.locator('button.copy').first().isVisible(), 'copy buttons shown with JavaScript').to.equal(
+        true,
+      );
+      expect(problems, problems.join('\n')).to.deep.equal([]);
+    },
+  );
 
   it('follows a source link and a stereoisomer to its own page', async () => {
     const { page, problems } = await watchedPage();

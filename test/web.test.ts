@@ -24,44 +24,53 @@ describe('the web pages: search, compound, sources', function () {
     return { status: answer.status, text: answer.text, type: answer.headers.get('content-type') ?? '' };
   };
 
-  it('a Standard InChIKey finds paracetamol: its identifiers, depiction and every source holding it, linked to their pages', async () => {
-    const answer = await get(`/search?q=${paracetamol.key}`);
-    expect(answer.status).to.equal(200);
-    expect(answer.type).to.match(/^text\/html/);
-    expect(answer.text).to.contain('Searched: a Standard InChIKey.');
-    expect(answer.text).to.contain('<h1>UCI 614</h1>');
-    expect(answer.text).to.contain(`<img class="large" src="/api/v1/images/614"`);
-    expect(answer.text).to.contain(paracetamol.inchi);
-    expect(answer.text).to.contain(
-      '<a href="https://www.ebi.ac.uk/chembldb/compound/inspect/CHEMBL112" rel="noopener">CHEMBL112</a>',
-    );
-    expect(answer.text).to.contain('<a href="/sources/1">ChEMBL</a>');
-    expect(answer.text).to.contain('3 current ids in 3 sources');
-    expect(answer.text).to.contain('<link rel="canonical" href="/compound/614">');
-  });
+  it(
+    'a Standard InChIKey finds paracetamol: its identifiers, depiction and ' +
+      'every source holding it, linked to their pages',
+    async () => {
+      const answer = await get(`/search?q=${paracetamol.key}`);
+      expect(answer.status).to.equal(200);
+      expect(answer.type).to.match(/^text\/html/);
+      expect(answer.text).to.contain('Searched: a Standard InChIKey.');
+      expect(answer.text).to.contain('<h1>UCI 614</h1>');
+      expect(answer.text).to.contain(`<img class="large" src="/api/v1/images/614"`);
+      expect(answer.text).to.contain(paracetamol.inchi);
+      expect(answer.text).to.contain(
+        '<a href="https://www.ebi.ac.uk/chembldb/compound/inspect/CHEMBL112" rel="noopener">CHEMBL112</a>',
+      );
+      expect(answer.text).to.contain('<a href="/sources/1">ChEMBL</a>');
+      expect(answer.text).to.contain('3 current ids in 3 sources');
+      expect(answer.text).to.contain('<link rel="canonical" href="/compound/614">');
+    },
+  );
 
-  it('CHEMBL112 with ChEMBL picked, chembl:CHEMBL112, CHEMBL112 alone, the InChI, the SMILES and the UCI all open the same compound, each saying what it understood', async () => {
-    const searches: [string, string][] = [
-      ['/search?q=CHEMBL112&source=1', 'Searched: compound id CHEMBL112 in ChEMBL.'],
-      ['/search?q=chembl%3ACHEMBL112', 'Searched: compound id CHEMBL112 in ChEMBL.'],
-      ['/search?q=1%3ACHEMBL112', 'Searched: compound id CHEMBL112 in ChEMBL.'],
-      ['/search?q=CHEMBL112', 'Searched: compound id CHEMBL112, in every source.'],
-      [`/search?q=${encodeURIComponent(paracetamol.inchi)}`, 'Searched: a Standard InChI.'],
-      ['/search?q=614', 'Searched: UCI 614 (pick a source to search 614 as a compound id).'],
-      ['/search?q=%20rzvajinkpmorjf-uhfffaoysa-n%20', 'Searched: a Standard InChIKey.'],
-      ['/search?q=RzVaJiNkPmOrJf-UhFfFaOySa-N', 'Searched: a Standard InChIKey.'],
-      [
-        '/search?q=CC(%3DO)Nc1ccc(O)cc1',
-        'Searched: a SMILES, by the Standard InChIKey computed from it (RZVAJINKPMORJF-UHFFFAOYSA-N).',
-      ],
-    ];
-    for (const [path, said] of searches) {
-      const answer = await get(path);
-      expect(answer.status, path).to.equal(200);
-      expect(answer.text, path).to.contain(said);
-      expect(answer.text, path).to.contain('<h1>UCI 614</h1>');
-    }
-  });
+  it(
+    'CHEMBL112 with ChEMBL picked, chembl:CHEMBL112, CHEMBL112 alone, the ' +
+      'InChI, the SMILES and the UCI all open the same compound, each saying ' +
+      'what it understood',
+    async () => {
+      const searches: [string, string][] = [
+        ['/search?q=CHEMBL112&source=1', 'Searched: compound id CHEMBL112 in ChEMBL.'],
+        ['/search?q=chembl%3ACHEMBL112', 'Searched: compound id CHEMBL112 in ChEMBL.'],
+        ['/search?q=1%3ACHEMBL112', 'Searched: compound id CHEMBL112 in ChEMBL.'],
+        ['/search?q=CHEMBL112', 'Searched: compound id CHEMBL112, in every source.'],
+        [`/search?q=${encodeURIComponent(paracetamol.inchi)}`, 'Searched: a Standard InChI.'],
+        ['/search?q=614', 'Searched: UCI 614 (pick a source to search 614 as a compound id).'],
+        ['/search?q=%20rzvajinkpmorjf-uhfffaoysa-n%20', 'Searched: a Standard InChIKey.'],
+        ['/search?q=RzVaJiNkPmOrJf-UhFfFaOySa-N', 'Searched: a Standard InChIKey.'],
+        [
+          '/search?q=CC(%3DO)Nc1ccc(O)cc1',
+          'Searched: a SMILES, by the Standard InChIKey computed from it (RZVAJINKPMORJF-UHFFFAOYSA-N).',
+        ],
+      ];
+      for (const [path, said] of searches) {
+        const answer = await get(path);
+        expect(answer.status, path).to.equal(200);
+        expect(answer.text, path).to.contain(said);
+        expect(answer.text, path).to.contain('<h1>UCI 614</h1>');
+      }
+    },
+  );
 
   it('input it cannot use gets a clear message and the status that goes with it', async () => {
     const cases: [string, number, string][] = [
@@ -85,34 +94,45 @@ describe('the web pages: search, compound, sources', function () {
     }
   });
 
-  it('an InChIKey no source holds says so and offers the search of its skeleton, which lists the structures sharing it', async () => {
-    const missing = await get('/search?q=GZCGUPFRVQAUEE-AAAAAAAASA-N');
-    expect(missing.status).to.equal(404);
-    expect(missing.text).to.contain('<a href="/search?q=GZCGUPFRVQAUEE">Search its skeleton (GZCGUPFRVQAUEE)</a>');
-    const skeleton = await get('/search?q=GZCGUPFRVQAUEE');
-    expect(skeleton.status).to.equal(200);
-    expect(skeleton.text).to.contain('9 structures of skeleton GZCGUPFRVQAUEE');
-    expect(skeleton.text.match(/<a href="\/compound\/\d+">/g)).to.have.length(9);
-  });
+  it(
+    'an InChIKey no source holds says so and offers the search of its ' +
+      'skeleton, which lists the structures sharing it',
+    async () => {
+      const missing = await get('/search?q=GZCGUPFRVQAUEE-AAAAAAAASA-N');
+      expect(missing.status).to.equal(404);
+      expect(missing.text).to.contain('<a href="/search?q=GZCGUPFRVQAUEE">Search its skeleton (GZCGUPFRVQAUEE)</a>');
+      const skeleton = await get('/search?q=GZCGUPFRVQAUEE');
+      expect(skeleton.status).to.equal(200);
+      expect(skeleton.text).to.contain('9 structures of skeleton GZCGUPFRVQAUEE');
+      expect(skeleton.text.match(/<a href="\/compound\/\d+">/g)).to.have.length(9);
+    },
+  );
 
-  it('a compound page groups the structures of its skeleton by relation, with what differs in words and a thumbnail', async () => {
-    const answer = await get('/compound/229');
-    expect(answer.status).to.equal(200);
-    expect(answer.text).to.contain('<h3>Stereoisomers (8)</h3>');
-    expect(answer.text).to.contain('differs in tetrahedral stereo');
-    expect(answer.text).to.match(/<a href="\/compound\/230"><img class="thumb" src="\/api\/v1\/images\/230"/);
-  });
+  it(
+    'a compound page groups the structures of its skeleton by relation, ' +
+      'with what differs in words and a thumbnail',
+    async () => {
+      const answer = await get('/compound/229');
+      expect(answer.status).to.equal(200);
+      expect(answer.text).to.contain('<h3>Stereoisomers (8)</h3>');
+      expect(answer.text).to.contain('differs in tetrahedral stereo');
+      expect(answer.text).to.match(/<a href="\/compound\/230"><img class="thumb" src="\/api\/v1\/images\/230"/);
+    },
+  );
 
-  it('/sources lists every source with its structures, release and last load; /sources/{id} its load history', async () => {
-    const list = await get('/sources');
-    expect(list.status).to.equal(200);
-    const names = ['ChEMBL', 'ZINC', 'PubChem', 'NCI/DTP', 'CAS RN', 'Chemical structures', 'BZR names'];
-    for (const name of names) expect(list.text).to.contain(`>${name}</a>`);
-    const chembl = await get('/sources/1');
-    expect(chembl.status).to.equal(200);
-    expect(chembl.text).to.contain('<h1>ChEMBL <small>(source 1)</small></h1>');
-    expect(chembl.text).to.contain('<td>references</td><td>done</td>');
-  });
+  it(
+    '/sources lists every source with its structures, release and last ' + 'load; /sources/{id} its load history',
+    async () => {
+      const list = await get('/sources');
+      expect(list.status).to.equal(200);
+      const names = ['ChEMBL', 'ZINC', 'PubChem', 'NCI/DTP', 'CAS RN', 'Chemical structures', 'BZR names'];
+      for (const name of names) expect(list.text).to.contain(`>${name}</a>`);
+      const chembl = await get('/sources/1');
+      expect(chembl.status).to.equal(200);
+      expect(chembl.text).to.contain('<h1>ChEMBL <small>(source 1)</small></h1>');
+      expect(chembl.text).to.contain('<td>references</td><td>done</td>');
+    },
+  );
 
   it("/sources shows each source's own rows of the dump that loaded them all, not the dump's total", async () => {
     const table = gunzipSync(readFileSync(join(fixtureDump, 'reference.tsv.gz'))).toString('utf8');
@@ -124,53 +144,65 @@ describe('the web pages: search, compound, sources', function () {
     expect(cells.map(([id]) => id)).to.deep.equal([...own.keys()].sort((a, b) => Number(a) - Number(b)));
     for (const [id, row] of cells) {
       const count = own.get(id)!.toLocaleString('en');
-      const cell = `<td>\\d{4}-\\d\\d-\\d\\d, done: ${count} loaded <span class="shared">\\(references of 7 sources\\)</span></td>`;
+      const cell =
+        `<td>\\d{4}-\\d\\d-\\d\\d, done: ${count} loaded <span ` +
+        `class="shared">\\(references of 7 sources\\)</span></td>`;
       expect(row, `source ${id}`).to.match(new RegExp(cell));
     }
     expect(list.text, "no source has the dump's total").to.not.contain(`${rows.length.toLocaleString('en')} loaded`);
   });
 
-  it('/docs and /docs/ lead to the API docs at /api/docs/; other methods and paths under /docs are refused', async () => {
-    for (const path of ['/docs', '/docs/', '/docs?x=1']) {
-      const answer = await fetch(`${api.url}${path}`, { redirect: 'manual' });
-      expect([answer.status, answer.headers.get('location')], path).to.deep.equal([301, '/api/docs/']);
-    }
-    const docs = await fetch(`${api.url}/docs`);
-    expect([docs.status, docs.url], 'followed').to.deep.equal([200, `${api.url}/api/docs/`]);
-    expect(await docs.text()).to.contain('<title>chemxref API</title>');
-    const posted = await fetch(`${api.url}/docs`, { method: 'POST' });
-    expect([posted.status, posted.headers.get('allow')]).to.deep.equal([405, 'GET, HEAD, OPTIONS']);
-    const other = await get('/docs/other');
-    expect([other.status, JSON.parse(other.text).error]).to.deep.equal([404, 'there is no such path']);
-  });
+  it(
+    '/docs and /docs/ lead to the API docs at /api/docs/; other methods ' + 'and paths under /docs are refused',
+    async () => {
+      for (const path of ['/docs', '/docs/', '/docs?x=1']) {
+        const answer = await fetch(`${api.url}${path}`, { redirect: 'manual' });
+        expect([answer.status, answer.headers.get('location')], path).to.deep.equal([301, '/api/docs/']);
+      }
+      const docs = await fetch(`${api.url}/docs`);
+      expect([docs.status, docs.url], 'followed').to.deep.equal([200, `${api.url}/api/docs/`]);
+      expect(await docs.text()).to.contain('<title>chemxref API</title>');
+      const posted = await fetch(`${api.url}/docs`, { method: 'POST' });
+      expect([posted.status, posted.headers.get('allow')]).to.deep.equal([405, 'GET, HEAD, OPTIONS']);
+      const other = await get('/docs/other');
+      expect([other.status, JSON.parse(other.text).error]).to.deep.equal([404, 'there is no such path']);
+    },
+  );
 
-  it("escapes what it is given, serves its stylesheet and script from this origin under the API's security headers", async () => {
-    const hostile = await get('/search?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E');
-    expect(hostile.text).to.not.contain('<script>alert(1)</script>');
-    expect(hostile.text).to.contain('&lt;script&gt;alert(1)&lt;/script&gt;');
-    const home = await api.get('/');
-    expect(home.headers.get('content-security-policy')).to.contain("script-src 'self'");
-    expect(home.text).to.contain('<form class="search" action="/search" method="get" role="search">');
-    expect((await get('/static/chemxref.css')).type).to.match(/^text\/css/);
-    expect((await get('/static/chemxref.js')).type).to.match(/^text\/javascript/);
-    expect((await get('/static/nothing.js')).status).to.equal(404);
-  });
+  it(
+    'escapes what it is given, serves its stylesheet and script from this ' + "origin under the API's security headers",
+    async () => {
+      const hostile = await get('/search?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E');
+      expect(hostile.text).to.not.contain('<script>alert(1)</script>');
+      expect(hostile.text).to.contain('&lt;script&gt;alert(1)&lt;/script&gt;');
+      const home = await api.get('/');
+      expect(home.headers.get('content-security-policy')).to.contain("script-src 'self'");
+      expect(home.text).to.contain('<form class="search" action="/search" method="get" role="search">');
+      expect((await get('/static/chemxref.css')).type).to.match(/^text\/css/);
+      expect((await get('/static/chemxref.js')).type).to.match(/^text\/javascript/);
+      expect((await get('/static/nothing.js')).status).to.equal(404);
+    },
+  );
 
-  it('under RATE_LIMIT a page that searches costs what a connectivity search does, and a client over its limit gets a 429 page with Retry-After', async () => {
-    const limited = await startApi(testConfig(await fixturePrefix(), { RATE_LIMIT: '10' }));
-    try {
-      expect((await limited.get('/compound/614')).status).to.equal(200);
-      const first = await limited.get('/search?q=CHEMBL112');
-      expect(first.status).to.equal(200);
-      expect(first.headers.get('ratelimit-remaining')).to.equal('0');
-      const refused = await limited.get('/sources');
-      expect(refused.status).to.equal(429);
-      expect(refused.headers.get('content-type')).to.match(/^text\/html/);
-      expect(Number(refused.headers.get('retry-after'))).to.be.above(0);
-      expect(refused.text).to.contain('Too many searches');
-      expect((await limited.get('/')).status, 'the search box itself is free').to.equal(200);
-    } finally {
-      await limited.stop();
-    }
-  });
+  it(
+    'under RATE_LIMIT a page that searches costs what a connectivity ' +
+      'search does, and a client over its limit gets a 429 page with Retry-After',
+    async () => {
+      const limited = await startApi(testConfig(await fixturePrefix(), { RATE_LIMIT: '10' }));
+      try {
+        expect((await limited.get('/compound/614')).status).to.equal(200);
+        const first = await limited.get('/search?q=CHEMBL112');
+        expect(first.status).to.equal(200);
+        expect(first.headers.get('ratelimit-remaining')).to.equal('0');
+        const refused = await limited.get('/sources');
+        expect(refused.status).to.equal(429);
+        expect(refused.headers.get('content-type')).to.match(/^text\/html/);
+        expect(Number(refused.headers.get('retry-after'))).to.be.above(0);
+        expect(refused.text).to.contain('Too many searches');
+        expect((await limited.get('/')).status, 'the search box itself is free').to.equal(200);
+      } finally {
+        await limited.stop();
+      }
+    },
+  );
 });

@@ -9,7 +9,10 @@ import { EngineUnavailable, translateEngineError } from '../engine/errors';
 import { log } from '../log';
 import { currentRequest } from '../request-context';
 
-/** An HTTP error with a status and a message for the caller; `retryAfter` (seconds) becomes the Retry-After header of a 429 or 503. */
+/**
+ * An HTTP error with a status and a message for the caller; `retryAfter` (seconds) becomes the Retry-After header of a
+ * 429 or 503.
+ */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -32,7 +35,10 @@ interface ValidatorError {
   message?: string;
 }
 
-/** The value a validator finding is about, as the request sent it (a path segment as typed, a body value as JSON), shortened. */
+/**
+ * The value a validator finding is about, as the request sent it (a path segment as typed, a body value as JSON),
+ * shortened.
+ */
 function valueAt(req: Request | undefined, path: string): string | undefined {
   const parts = path.split('/');
   // Findings of a body checked by its discriminator's schema have paths without the /body prefix.
@@ -49,7 +55,9 @@ function valueAt(req: Request | undefined, path: string): string | undefined {
   return shown.length > 60 ? `${shown.slice(0, 60)}...` : shown;
 }
 
-/** Words for a request-validator finding: "body must have required property 'type'" → "the field \"type\" is missing". */
+/**
+ * Words for a request-validator finding: "body must have required property 'type'" → "the field \"type\" is missing".
+ */
 function validatorMessage(error: ValidatorError, req?: Request): string {
   const first = error.errors?.[0];
   if (!first) return error.message ?? 'the request is not valid';
@@ -95,7 +103,9 @@ function validatorMessage(error: ValidatorError, req?: Request): string {
   return `"${field}" ${message}`;
 }
 
-/** Whole seconds from a thrown error's `retryAfter` (on it or on the error it translates), when it carries a usable one. */
+/**
+ * Whole seconds from a thrown error's `retryAfter` (on it or on the error it translates), when it carries a usable one.
+ */
 function retryAfterOf(...errors: unknown[]): number | undefined {
   for (const error of errors) {
     const seconds = (error as { retryAfter?: unknown } | null)?.retryAfter;
@@ -158,7 +168,10 @@ export function isLegacyPath(path: string): boolean {
   return /^\/(legacy\/)?rest(\/|$)/.test(path);
 }
 
-/** Sends `error` as the error of `req`'s API family; what the error middleware does, also usable outside a route (the server's drain deadline). */
+/**
+ * Sends `error` as the error of `req`'s API family; what the error middleware does, also usable outside a route (the
+ * server's drain deadline).
+ */
 export type ErrorSender = (error: unknown, req: Request, res: Response) => void;
 
 /** The error sender. `legacy` renders legacy errors (JSON `{error}`, XML or JSONP as asked). */

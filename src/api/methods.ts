@@ -12,7 +12,9 @@ export interface Route {
   methods: Set<string>;
 }
 
-/** A path of the document (`/rest/inchi/{key}`) under a server base path, as a pattern of the request paths it answers. */
+/**
+ * A path of the document (`/rest/inchi/{key}`) under a server base path, as a pattern of the request paths it answers.
+ */
 function pathPattern(base: string, path: string): RegExp {
   const full = `${base.replace(/\/$/, '')}${path}`.replace(/\/$/, '') || '/';
   const source = full
@@ -23,7 +25,10 @@ function pathPattern(base: string, path: string): RegExp {
   return new RegExp(`^${source === '/' ? '' : source}/?$`, 'i');
 }
 
-/** The routes of `operations` (method, document path, server base paths) and of `pages` (GET-only paths outside the document). */
+/**
+ * The routes of `operations` (method, document path, server base paths) and of `pages` (GET-only paths outside the
+ * document).
+ */
 export function routeTable(
   operations: { method: string; path: string; servers: string[] }[],
   pages: string[],
@@ -60,7 +65,10 @@ export const collapseSlashes: RequestHandler = (req, _res, next) => {
   next();
 };
 
-/** Sets `Allow` on OPTIONS (CORS then answers it), and answers a method a known path does not take with a 405 naming the ones it does. */
+/**
+ * Sets `Allow` on OPTIONS (CORS then answers it), and answers a method a known path does not take with a 405 naming the
+ * ones it does.
+ */
 export function methodGuard(routes: Route[]): RequestHandler {
   // Every route's pattern is tried against a path once, not on each request: a lookup's path is
   // always the same one. Paths holding ids vary without end, so the memory is emptied when full.

@@ -24,7 +24,10 @@ export function routeOf(req: Request): string {
 
 let processRegistry: Registry | undefined;
 
-/** The process's own series (CPU, memory, event loop, GC), set up once per process however many apps it runs (tests start many). */
+/**
+ * The process's own series (CPU, memory, event loop, GC), set up once per process however many apps it runs (tests
+ * start many).
+ */
 function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();

@@ -37,7 +37,9 @@ export class CostLimiter {
   private readonly perMs: number;
   private readonly sweeper: NodeJS.Timeout;
 
-  /** `maxClients`: past this many tracked clients the longest known are forgotten (they start again with a full bucket). */
+  /**
+   * `maxClients`: past this many tracked clients the longest known are forgotten (they start again with a full bucket).
+   */
   constructor(
     readonly perMinute: number,
     private readonly now: () => number = Date.now,
@@ -158,7 +160,8 @@ export function rateLimit(limiter: CostLimiter, cost: (req: Request) => number):
     next(
       new HttpError(
         429,
-        `too many requests: this client may spend ${decision.limit} cost units a minute (RATE_LIMIT); this request costs ${price}, ` +
+        `too many requests: this client may spend ${decision.limit} cost units ` +
+          `a minute (RATE_LIMIT); this request costs ${price}, ` +
           `${decision.remaining} are left; try again in ${decision.retryAfterSeconds} s`,
         [],
         decision.retryAfterSeconds,

@@ -41,7 +41,9 @@ function headersOf(
   return headers;
 }
 
-/** The security headers of every answer; `docsHtml` is the docs page as served, whose inline styles the policy allows. */
+/**
+ * The security headers of every answer; `docsHtml` is the docs page as served, whose inline styles the policy allows.
+ */
 export function securityHeaders(docsHtml: string): RequestHandler {
   const headers = headersOf(helmetFor(docsHtml) as never);
   return (_req, res, next) => {

@@ -35,7 +35,10 @@ function header(marks: Marks, request: RequestContext | undefined, now: bigint):
   return [...parts, entry('app', total - validate - queue - engine - serialise)].join(', ');
 }
 
-/** Starts a request's clock (after its RequestContext is in res.locals.request), and sets the header as the headers leave. */
+/**
+ * Starts a request's clock (after its RequestContext is in res.locals.request), and sets the header as the headers
+ * leave.
+ */
 export const startTiming: RequestHandler = (_req, res, next) => {
   const marks: Marks = { started: process.hrtime.bigint() };
   res.locals.timing = marks;

@@ -148,7 +148,8 @@ function checkPrefix(inchi: string): void {
   if (inchi === '') throw new InchiError('empty InChI');
   if (inchi.startsWith('InChI=1/')) {
     throw new InchiError(
-      'not a Standard InChI: InChI=1/ is a non-standard InChI (made with non-default options); a Standard InChI starts with InChI=1S/',
+      'not a Standard InChI: InChI=1/ is a non-standard InChI (made with ' +
+        'non-default options); a Standard InChI starts with InChI=1S/',
     );
   }
   if (inchi.startsWith('InChI=1B/')) {
@@ -398,7 +399,8 @@ function checkFixedForm(kind: Kind, value: string, componentCount: number): void
   if (kind === Kind.StereoSp3Inverted || kind === Kind.IsotopicStereoSp3Inverted) {
     if (value.length > componentCount) {
       throw new InchiError(
-        `not a valid InChI: layer ${LAYER_LABEL[kind]} has more flags than the structure has components (${componentCount})`,
+        `not a valid InChI: layer ${LAYER_LABEL[kind]} has more flags than the ` +
+          `structure has components (${componentCount})`,
       );
     }
   }

@@ -126,7 +126,9 @@ export async function changeSpan(engine: Engine, sourceId: number, since: string
   }
   if (record.status !== 'done')
     throw new UnknownResource(
-      `load ${since} of source ${sourceId} did not complete (${record.status}): nothing of it was published; ask since a completed load`,
+      `load ${since} of source ${sourceId} did not complete ` +
+        `(${record.status}): nothing of it was published; ask since a ` +
+        `completed load`,
     );
   const later = (await loadHistory(engine, loadsKept, sourceId))
     .filter((load) => load.status === 'done' && !load.dryRun && load.loadId !== since && load.started > record.started)
@@ -135,7 +137,11 @@ export async function changeSpan(engine: Engine, sourceId: number, since: string
   if (unrecorded.length > 0) {
     const last = unrecorded[unrecorded.length - 1];
     throw new NoLongerAvailable(
-      `the changes of source ${sourceId} since load ${since} are not known: load ${last.loadId} (${last.command}, ended ${last.ended}) changed the source without recording its changes (it ran a version of chemxref that did not record them); ask since ${last.loadId} or a later load`,
+      `the changes of source ${sourceId} since load ${since} are not known: ` +
+        `load ${last.loadId} (${last.command}, ended ${last.ended}) changed ` +
+        `the source without recording its changes (it ran a version of ` +
+        `chemxref that did not record them); ask since ${last.loadId} or a ` +
+        `later load`,
     );
   }
   const until = later.length > 0 ? later[later.length - 1] : record;

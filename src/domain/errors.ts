@@ -16,5 +16,7 @@ export class UnknownResource extends Error {}
 /** A well-formed structure the toolkit read but could not turn into a Standard InChI, or not in time (HTTP 422). */
 export class UnprocessableStructure extends Error {}
 
-/** What was asked is not kept any more, or was never recorded (HTTP 410): the message says what can be asked instead. */
+/**
+ * What was asked is not kept any more, or was never recorded (HTTP 410): the message says what can be asked instead.
+ */
 export class NoLongerAvailable extends Error {}

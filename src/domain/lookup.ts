@@ -21,7 +21,9 @@ import type { CompoundDocument, SourceDocument, AssignmentDocument } from '../en
 
 /** Query types that name a structure by an identifier (UniChem's). */
 export const identifierTypes = ['uci', 'inchi', 'inchikey', 'sourceID'] as const;
-/** Query types that draw a structure (docs/api.md): its Standard InChI is computed, then it is looked up as an InChI. */
+/**
+ * Query types that draw a structure (docs/api.md): its Standard InChI is computed, then it is looked up as an InChI.
+ */
 export const structureTypes = ['smiles', 'molfile'] as const;
 export const queryTypes = [...identifierTypes, ...structureTypes] as const;
 export type QueryType = (typeof queryTypes)[number];
@@ -39,7 +41,10 @@ export interface IdentifierQuery extends CompoundQuery {
   type: IdentifierType;
 }
 
-/** Reads SMILES and molfiles (RDKit, in an isolated worker): the Standard InChI of one, or a domain error saying why not. */
+/**
+ * Reads SMILES and molfiles (RDKit, in an isolated worker): the Standard InChI of one, or a domain error saying why
+ * not.
+ */
 export interface StructureReader {
   standardInchi(type: StructureType, text: string): Promise<string>;
 }

@@ -31,10 +31,16 @@ function changeId(change: ChangeDocument): string {
   return `${change.loadId}:${digest}`;
 }
 
-/** A change to write, or one written earlier in the same load to take back (a row's `added` that turned out a move's end). */
+/**
+ * A change to write, or one written earlier in the same load to take back (a row's `added` that turned out a move's
+ * end).
+ */
 export type ChangeWrite = { write: ChangeDocument } | { retract: ChangeDocument };
 
-/** Writes and takes back changes, in order (not yet searchable: `refreshChanges` makes them so); throws with the engine's reason if it refuses one. */
+/**
+ * Writes and takes back changes, in order (not yet searchable: `refreshChanges` makes them so); throws with the
+ * engine's reason if it refuses one.
+ */
 export async function writeChanges(engine: Engine, changes: ChangeWrite[]): Promise<void> {
   if (changes.length === 0) return;
   const result = await engine.client.bulk({

@@ -88,7 +88,9 @@ export class IndexNames {
 
 /** What the API measures of the engine (src/api/metrics.ts). */
 export interface EngineObserver {
-  /** One HTTP request to a node: its operation (`search`, `msearch`, `count`, ...), how long it took, whether it failed. */
+  /**
+   * One HTTP request to a node: its operation (`search`, `msearch`, `count`, ...), how long it took, whether it failed.
+   */
   engineRequest(operation: string, seconds: number, failed: boolean): void;
   /** One `_msearch` left with this many searches. */
   msearchSent(searches: number): void;

@@ -76,6 +76,9 @@ export interface LoadRecord {
   /** Machine and process of the load: on that machine a dead process marks the load interrupted at once. */
   host?: string;
   pid?: number;
-  /** The load recorded what it changed in its sources' current assignments in the changes index (loads of older versions did not). */
+  /**
+   * The load recorded what it changed in its sources' current assignments in the changes index (loads of older versions
+   * did not).
+   */
   changesRecorded?: boolean;
 }

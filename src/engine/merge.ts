@@ -68,7 +68,9 @@ export interface Mergeable {
  */
 export const mergedLimits = { hits: maxResultWindow, values: 10_000 };
 
-/** The body keys a mergeable search may have; anything else (aggregations, search_after, from, ...) is sent as it is. */
+/**
+ * The body keys a mergeable search may have; anything else (aggregations, search_after, from, ...) is sent as it is.
+ */
 const mergeableKeys = new Set(['query', 'size', 'sort', '_source', 'track_total_hits']);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

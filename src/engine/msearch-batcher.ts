@@ -47,7 +47,10 @@ interface Pending {
 interface Outgoing {
   header: Record<string, unknown>;
   body: Record<string, unknown>;
-  /** `whole`: the `_msearch` itself failed (engine unreachable, 429, a body it could not parse ...), not this search alone. */
+  /**
+   * `whole`: the `_msearch` itself failed (engine unreachable, 429, a body it could not parse ...), not this search
+   * alone.
+   */
   settle: (outcome: { response: estypes.SearchResponse<unknown> } | { error: unknown; whole?: boolean }) => void;
   /** The API requests it answers. */
   requests: (RequestContext | undefined)[];
@@ -162,7 +165,10 @@ export class SearchBatcher {
     return outgoing;
   }
 
-  /** A search sent as it is: a partial answer or a failure of its shards goes again once, then fails with EngineUnavailable. */
+  /**
+   * A search sent as it is: a partial answer or a failure of its shards goes again once, then fails with
+   * EngineUnavailable.
+   */
   private alone(search: Pending): Outgoing {
     return {
       header: search.header,
@@ -285,7 +291,10 @@ export class SearchBatcher {
   }
 }
 
-/** The search as a mergeable one; undefined when it is not, or cannot even be serialised (it is then sent as it is, and its `_msearch` fails). */
+/**
+ * The search as a mergeable one; undefined when it is not, or cannot even be serialised (it is then sent as it is, and
+ * its `_msearch` fails).
+ */
 function mergeableOrNot(search: Pending, exact: ExactFields): Member | undefined {
   try {
     const shape = mergeable(search.header, search.body, exact);

@@ -17,7 +17,9 @@ export async function targetReplicas(engine: Engine): Promise<number> {
   return health.number_of_data_nodes >= 2 ? 1 : 0;
 }
 
-/** The settings of a new index of `name`: its mapping file's, with ES_SHARDS primaries for a large index and `replicas`. */
+/**
+ * The settings of a new index of `name`: its mapping file's, with ES_SHARDS primaries for a large index and `replicas`.
+ */
 function settingsOf(engine: Engine, name: MappingName, replicas: number): Record<string, unknown> {
   const index = (mappingOf(name).settings.index ?? {}) as Record<string, unknown>;
   return {
@@ -159,11 +161,18 @@ export async function sealReleaseIndex(engine: Engine, index: string): Promise<s
       health.relocating_shards === 0 &&
       health.status === 'yellow'
     ) {
-      return `${index} has ${copies} of ${replicas + 1} copies of each shard: the cluster has ${copies} data node${copies === 1 ? '' : 's'}; the missing replicas are made when nodes join`;
+      return (
+        `${index} has ${copies} of ${replicas + 1} copies of each shard: the ` +
+        `cluster has ${copies} data node${copies === 1 ? '' : 's'}; the ` +
+        `missing replicas are made when nodes join`
+      );
     }
     if (Date.now() > deadline) {
       throw new ReplicationTimeout(
-        `${index} was not fully replicated (${health.status}, ${health.unassigned_shards} shard copies unassigned) within ES_GREEN_TIMEOUT (${Math.round(engine.config.ES_GREEN_TIMEOUT / 1000)} s): nothing published`,
+        `${index} was not fully replicated (${health.status}, ` +
+          `${health.unassigned_shards} shard copies unassigned) within ` +
+          `ES_GREEN_TIMEOUT ` +
+          `(${Math.round(engine.config.ES_GREEN_TIMEOUT / 1000)} s): nothing published`,
       );
     }
   }

@@ -42,7 +42,10 @@ export class Progress {
     if (this.total > 0) {
       const done = Math.min(this.rows / this.total, 1);
       const eta = done > 0 ? (seconds * (1 - done)) / done : Infinity;
-      bar = `[${'#'.repeat(Math.round(done * 24)).padEnd(24, '.')}] ${(done * 100).toFixed(1)}% ETA ${Number.isFinite(eta) ? formatDuration(eta) : '--:--'} `;
+      bar =
+        `[${'#'.repeat(Math.round(done * 24)).padEnd(24, '.')}] ` +
+        `${(done * 100).toFixed(1)}% ETA ` +
+        `${Number.isFinite(eta) ? formatDuration(eta) : '--:--'} `;
     }
     const elapsed = formatDuration((now - this.started) / 1000);
     process.stderr.write(`\r\x1b[K${elapsed} ${this.phase} ${bar}${this.rows} rows ${rate} rows/s`);

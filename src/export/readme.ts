@@ -93,7 +93,8 @@ export function readmeText(input: ReadmeInput): string {
     '',
     'Source releases this export reflects (each source is read wholly from one release, resolved at the',
     'start; a source reloaded during the export is read wholly from its new release instead). "rows" is',
-    `the number of ${input.command === 'mappings' ? 'current assignments' : 'assignments (current and obsolete)'} read.`,
+    `the number of ` +
+      `${input.command === 'mappings' ? 'current assignments' : 'assignments (current and obsolete)'} read.`,
     '',
     table(releaseRows),
     '',

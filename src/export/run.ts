@@ -117,16 +117,22 @@ export async function runExport(
       Object.assign(extra, counts);
       if (counts.missingStructures > 0) {
         notes.push(
-          `${counts.missingStructures} UCI(s) are assigned in a release but missing from the structures index; their references are in reference.tsv.gz, their structures are not.`,
+          `${counts.missingStructures} UCI(s) are assigned in a release but ` +
+            `missing from the structures index; their references are in ` +
+            `reference.tsv.gz, their structures are not.`,
         );
       }
       notes.push(
-        "reference.tsv.gz has a fifth column, AUX_SRC, after UniChem's four: the sources' auxiliary data of each assignment (empty when none). Not carried by UniChem's formats, so not in this dump: the retired flag of retired sources.",
+        "reference.tsv.gz has a fifth column, AUX_SRC, after UniChem's four: " +
+          "the sources' auxiliary data of each assignment (empty when none). Not " +
+          "carried by UniChem's formats, so not in this dump: the retired flag " +
+          'of retired sources.',
       );
     }
     if (skippedIds > 0)
       notes.push(
-        `${skippedIds} assignment(s) left out: their compound ids hold a tab, a line break or NUL, which a tab-separated file cannot carry.`,
+        `${skippedIds} assignment(s) left out: their compound ids hold a tab, ` +
+          `a line break or NUL, which a tab-separated file cannot carry.`,
       );
     const restarts = releases.reduce((sum, release) => sum + release.restarts, 0);
     if (restarts > 0)

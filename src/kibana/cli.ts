@@ -16,8 +16,9 @@ export const kibanaSetupCli = {
   name: 'kibana:setup',
   usage: 'npm run kibana:setup [-- options]',
   options: {},
-  notes: 'Reads KIBANA_URL, KIBANA_SPACE, KIBANA_USERNAME, KIBANA_PASSWORD, KIBANA_WAIT, ES_URL, ES_INDEX_PREFIX and '
-    + 'CHEMXREF_URL from the environment.',
+  notes:
+    'Reads KIBANA_URL, KIBANA_SPACE, KIBANA_USERNAME, KIBANA_PASSWORD, KIBANA_WAIT, ES_URL, ES_INDEX_PREFIX and ' +
+    'CHEMXREF_URL from the environment.',
 } satisfies CliSpec;
 
 async function main(argv: string[]): Promise<void> {
@@ -31,7 +32,13 @@ async function main(argv: string[]): Promise<void> {
 
 async function setup(): Promise<void> {
   const config = readConfig();
-  const target = { url: config.KIBANA_URL, space: config.KIBANA_SPACE, username: config.KIBANA_USERNAME, password: config.KIBANA_PASSWORD, waitMs: config.KIBANA_WAIT };
+  const target = {
+    url: config.KIBANA_URL,
+    space: config.KIBANA_SPACE,
+    username: config.KIBANA_USERNAME,
+    password: config.KIBANA_PASSWORD,
+    waitMs: config.KIBANA_WAIT,
+  };
   const engine = new Engine(config);
   let sources: SourceDocument[];
   try {
@@ -42,12 +49,22 @@ async function setup(): Promise<void> {
   } finally {
     await engine.close();
   }
-  if (sources.length === 0) process.stderr.write(`no source is loaded under ${config.ES_INDEX_PREFIX} yet: source ids show as numbers until kibana:setup runs again after a load\n`);
+  if (sources.length === 0)
+    process.stderr.write(
+      `no source is loaded under ${config.ES_INDEX_PREFIX} yet: source ids ` +
+        `show as numbers until kibana:setup runs again after a load\n`,
+    );
   await waitForKibana(target, (message) => process.stderr.write(`${message}\n`));
-  const objects = fitSavedObjects(readSavedObjects(), { prefix: config.ES_INDEX_PREFIX, chemxrefUrl: config.CHEMXREF_URL, sources });
+  const objects = fitSavedObjects(readSavedObjects(), {
+    prefix: config.ES_INDEX_PREFIX,
+    chemxrefUrl: config.CHEMXREF_URL,
+    sources,
+  });
   const installed = await importSavedObjects(target, objects);
   for (const object of installed) process.stdout.write(`installed ${object.type} "${object.title}"\n`);
-  process.stdout.write(`${installed.length} saved objects in ${config.KIBANA_URL}${config.KIBANA_SPACE ? ` (space ${config.KIBANA_SPACE})` : ''}, for the indices ${config.ES_INDEX_PREFIX}-*, ${sources.length} source names, links to ${config.CHEMXREF_URL}\n`);
+  process.stdout.write(
+    `${installed.length} saved objects in ${config.KIBANA_URL}${config.KIBANA_SPACE ? ` (space ${config.KIBANA_SPACE})` : ''}, for the indices ${config.ES_INDEX_PREFIX}-*, ${sources.length} source names, links to ${config.CHEMXREF_URL}\n`,
+  );
 }
 
 if (require.main === module) runCli(kibanaSetupCli, main);

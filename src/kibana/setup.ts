@@ -27,7 +27,10 @@ export interface SavedObject {
 
 /** The shipped saved objects, one a line. */
 export function readSavedObjects(file = savedObjectsFile): SavedObject[] {
-  return readFileSync(file, 'utf8').split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as SavedObject);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as SavedObject);
 }
 
 /** The id Kibana gives the ad hoc data view of an ES|QL query on `pattern`. */
@@ -47,7 +50,10 @@ function painlessString(text: string): string {
 }
 
 /** Painless that percent-encodes the characters of a compound id that would break a URL's path or query. */
-const encodedCompoundId = "doc['compoundId'].value.replace('%', '%25').replace('/', '%2F').replace('?', '%3F').replace('#', '%23').replace(' ', '%20').replace('&', '%26').replace('+', '%2B')";
+const encodedCompoundId =
+  "doc['compoundId'].value.replace('%', '%25').replace('/', " +
+  "'%2F').replace('?', '%3F').replace('#', '%23').replace(' ', " +
+  "'%20').replace('&', '%26').replace('+', '%2B')";
 
 /**
  * The runtime field `sourcePage` of the assignments data view: the compound's page at its source
@@ -57,7 +63,10 @@ export function sourcePageScript(sources: SourceDocument[]): string {
   const linked = sources.filter((source) => source.baseIdUrlAvailable && source.baseIdUrl);
   const guard = "if (doc['sourceId'].size() == 0 || doc['compoundId'].size() == 0) { return; }";
   if (linked.length === 0) return guard;
-  const cases = linked.map((source) => `if (id == ${source.sourceID}) { emit(${painlessString(source.baseIdUrl!)} + ${encodedCompoundId}); }`);
+  const cases = linked.map(
+    (source) =>
+      `if (id == ${source.sourceID}) { ` + `emit(${painlessString(source.baseIdUrl!)} + ${encodedCompoundId}); }`,
+  );
   return `${guard} long id = doc['sourceId'].value; ${cases.join(' else ')}`;
 }
 
@@ -70,8 +79,13 @@ export interface Installation {
   sources: SourceDocument[];
 }
 
-interface FieldFormat { id?: string; params?: Record<string, unknown> }
-interface RuntimeField { script?: { source?: unknown } }
+interface FieldFormat {
+  id?: string;
+  params?: Record<string, unknown>;
+}
+interface RuntimeField {
+  script?: { source?: unknown };
+}
 
 /** A saved object's attribute that holds JSON text, parsed (an empty object when it is absent). */
 function parsed<Value>(attributes: Record<string, unknown>, key: string): Record<string, Value | undefined> {
@@ -93,8 +107,12 @@ export function fitSavedObjects(objects: SavedObject[], installation: Installati
   const lookup = {
     id: 'static_lookup',
     params: {
-      lookupEntries: [...installation.sources].sort((a, b) => a.sourceID - b.sourceID)
-        .map((source) => ({ key: String(source.sourceID), value: `${source.nameLabel ?? source.name} (${source.sourceID})` })),
+      lookupEntries: [...installation.sources]
+        .sort((a, b) => a.sourceID - b.sourceID)
+        .map((source) => ({
+          key: String(source.sourceID),
+          value: `${source.nameLabel ?? source.name} (${source.sourceID})`,
+        })),
       unknownKeyValue: null,
     },
   };
@@ -115,7 +133,8 @@ export function fitSavedObjects(objects: SavedObject[], installation: Installati
       const runtime = parsed<RuntimeField>(attributes, 'runtimeFieldMap');
       for (const field of Object.values(runtime)) {
         const source = field?.script?.source;
-        if (field?.script && typeof source === 'string') field.script.source = source.split(shippedChemxrefUrl).join(chemxrefUrl);
+        if (field?.script && typeof source === 'string')
+          field.script.source = source.split(shippedChemxrefUrl).join(chemxrefUrl);
       }
       if (runtime.sourcePage) runtime.sourcePage.script = { source: sourcePageScript(installation.sources) };
       attributes.runtimeFieldMap = JSON.stringify(runtime);
@@ -165,7 +184,13 @@ interface ImportAnswer {
   success: boolean;
   successCount: number;
   successResults?: { type: string; id: string; meta?: { title?: string } }[];
-  errors?: { type: string; id: string; title?: string; meta?: { title?: string }; error: { type: string; message?: string } }[];
+  errors?: {
+    type: string;
+    id: string;
+    title?: string;
+    meta?: { title?: string };
+    error: { type: string; message?: string };
+  }[];
 }
 
 function base(target: KibanaTarget): string {
@@ -175,7 +200,8 @@ function base(target: KibanaTarget): string {
 
 function headers(target: KibanaTarget): Record<string, string> {
   const sent: Record<string, string> = { 'kbn-xsrf': 'chemxref' };
-  if (target.username) sent.authorization = `Basic ${Buffer.from(`${target.username}:${target.password ?? ''}`).toString('base64')}`;
+  if (target.username)
+    sent.authorization = `Basic ${Buffer.from(`${target.username}:${target.password ?? ''}`).toString('base64')}`;
   return sent;
 }
 
@@ -184,14 +210,22 @@ function headers(target: KibanaTarget): Record<string, string> {
  * when it tells no more, `available`), polling
  * every `everyMs`; throws with the last thing it heard when `target.waitMs` runs out.
  */
-export async function waitForKibana(target: KibanaTarget, onWait: (message: string) => void = () => undefined, everyMs = 2_000): Promise<void> {
+export async function waitForKibana(
+  target: KibanaTarget,
+  onWait: (message: string) => void = () => undefined,
+  everyMs = 2_000,
+): Promise<void> {
   const deadline = Date.now() + target.waitMs;
   let last: string;
   let told = false;
   for (;;) {
     try {
-      const response = await fetch(`${base(target)}/api/status`, { headers: headers(target), signal: AbortSignal.timeout(10_000) });
-      const body = await response.json().catch(() => undefined) as { status?: { overall?: { level?: string }; core?: { savedObjects?: { level?: string } } } } | undefined;
+      const response = await fetch(`${base(target)}/api/status`, {
+        headers: headers(target),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const body = (await response.json().catch(() => undefined)) as
+        { status?: { overall?: { level?: string }; core?: { savedObjects?: { level?: string } } } } | undefined;
       // Saved objects available is what an import needs; the overall level may stay degraded for a plugin's sake.
       const level = body?.status?.core?.savedObjects?.level ?? body?.status?.overall?.level;
       if (response.ok && level === 'available') return;
@@ -199,7 +233,10 @@ export async function waitForKibana(target: KibanaTarget, onWait: (message: stri
     } catch (error) {
       last = (error as Error & { cause?: Error }).cause?.message ?? (error as Error).message;
     }
-    if (Date.now() + everyMs > deadline) throw new Error(`Kibana at ${target.url} is not ready after ${Math.round(target.waitMs / 1000)} s (${last})`);
+    if (Date.now() + everyMs > deadline)
+      throw new Error(
+        `Kibana at ${target.url} is not ready after ` + `${Math.round(target.waitMs / 1000)} s (${last})`,
+      );
     if (!told) onWait(`waiting for Kibana at ${target.url} (${last})`);
     told = true;
     await new Promise((done) => setTimeout(done, everyMs));
@@ -210,7 +247,10 @@ export async function waitForKibana(target: KibanaTarget, onWait: (message: stri
  * Imports `objects` into Kibana, overwriting the objects of the same ids. Returns what Kibana says
  * it installed; throws naming each object it refused.
  */
-export async function importSavedObjects(target: KibanaTarget, objects: SavedObject[]): Promise<{ type: string; id: string; title: string }[]> {
+export async function importSavedObjects(
+  target: KibanaTarget,
+  objects: SavedObject[],
+): Promise<{ type: string; id: string; title: string }[]> {
   const boundary = `chemxref-${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`;
   const response = await fetch(`${base(target)}/api/saved_objects/_import?overwrite=true`, {
     method: 'POST',
@@ -225,10 +265,21 @@ export async function importSavedObjects(target: KibanaTarget, objects: SavedObj
   } catch {
     answer = undefined;
   }
-  if (!response.ok || !answer) throw new Error(`Kibana refused the import: HTTP ${response.status} ${text.slice(0, 500)}`);
+  if (!response.ok || !answer)
+    throw new Error(`Kibana refused the import: HTTP ${response.status} ${text.slice(0, 500)}`);
   if (!answer.success || (answer.errors?.length ?? 0) > 0) {
-    const refused = (answer.errors ?? []).map((error) => `${error.type} "${error.meta?.title ?? error.title ?? error.id}": ${error.error.message ?? error.error.type}`);
-    throw new Error(`Kibana imported ${answer.successCount} of ${objects.length} saved objects; refused: ${refused.join('; ') || 'no reason given'}`);
+    const refused = (answer.errors ?? []).map(
+      (error) =>
+        `${error.type} "${error.meta?.title ?? error.title ?? error.id}": ${error.error.message ?? error.error.type}`,
+    );
+    throw new Error(
+      `Kibana imported ${answer.successCount} of ${objects.length} saved ` +
+        `objects; refused: ${refused.join('; ') || 'no reason given'}`,
+    );
   }
-  return (answer.successResults ?? []).map((result) => ({ type: result.type, id: result.id, title: result.meta?.title ?? result.id }));
+  return (answer.successResults ?? []).map((result) => ({
+    type: result.type,
+    id: result.id,
+    title: result.meta?.title ?? result.id,
+  }));
 }

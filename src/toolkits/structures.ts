@@ -31,7 +31,8 @@ export class StructureConverter implements StructureReader {
     } catch (error) {
       if (error instanceof WorkerTimedOut)
         throw new UnprocessableStructure(
-          `the Standard InChI of this ${name} took longer than the ${this.timeoutMs} ms this service gives a structure (STRUCTURE_TIMEOUT_MS)`,
+          `the Standard InChI of this ${name} took longer than the ` +
+            `${this.timeoutMs} ms this service gives a structure (STRUCTURE_TIMEOUT_MS)`,
         );
       if (error instanceof WorkerCrashed)
         throw new UnprocessableStructure(

@@ -37,7 +37,9 @@ export class IsolatedWorker<Request, Result> {
     return this.worker;
   }
 
-  /** Resolves when `worker` says it is ready; rejects, and drops it, when it dies first or takes longer than startupMs. */
+  /**
+   * Resolves when `worker` says it is ready; rejects, and drops it, when it dies first or takes longer than startupMs.
+   */
   private async readiness(worker: Worker): Promise<void> {
     await this.answer(
       worker,

@@ -62,7 +62,9 @@ export function understand(q: string, source: number | undefined, sources: Sourc
     if (!/^[A-Z]{14}-[A-Z]{8}SA-[A-Z]$/.test(key))
       return {
         kind: 'refused',
-        message: `${key} is a non-standard InChIKey (its second block does not end in SA): chemxref holds Standard InChIKeys.`,
+        message:
+          `${key} is a non-standard InChIKey (its second block does not end in ` +
+          `SA): chemxref holds Standard InChIKeys.`,
       };
     return { kind: 'inchikey', standardInchiKey: key, said: 'a Standard InChIKey' };
   }

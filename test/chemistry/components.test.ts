@@ -66,32 +66,35 @@ describe('chemistry: salts, hydrates and mixtures split into the molecules they 
     expect(components.slice(1)).to.deep.equal(new Array(8).fill(SODIUM));
   });
 
-  it('the 10-component aminoglycoside mixture (PubChem 134687631) splits into its 10 molecules, stereo included', () => {
-    const mixture = parseStandardInchi(inchiCase('pubchem:134687631').inchi);
-    expect(mixture.inchi).to.have.length(1865);
-    expect(split('pubchem:134687631')).to.deep.equal([
-      'C21H41N5O12 VDGAVKNERSZOPW',
-      'C21H41N5O11 XZNUGFQTQHRASN',
-      'C19H38N6O11 XCSTZNJIQFIVPE',
-      // 3C19H38N6O10: three isomers with one formula, different connections, one /t (3*...)
-      'C19H38N6O10 BXUDMXDCTTUXLQ',
-      'C19H38N6O10 ACQKFHZCTOKZKP',
-      'C19H38N6O10 YPPFEJHOHNPKLT',
-      'C18H37N5O10 SKKLOUVUUNMCJE',
-      'C18H37N5O9 NLVFBUXFDBBNBW',
-      'C18H36N4O11 MOWMHIINUAQFMU',
-      'C18H36N4O10 RTOAPJRCIZBHKA',
-    ]);
-    // /m1100000000/s1: one flag per component; each component keeps its own flag and /s1.
-    expect(mixture.components.map((c) => c.layers.stereoSp3Inverted).join('')).to.equal('1100000000');
-    expect(mixture.components.every((c) => c.layers.stereoType === '1')).to.equal(true);
-    const isomers = mixture.components.slice(3, 6);
-    expect(new Set(isomers.map((c) => c.layers.stereoSp3)).size).to.equal(1);
-    expect(new Set(isomers.map((c) => c.layers.connections)).size).to.equal(3);
-    for (const component of mixture.components) {
-      expect(component.inchi).to.match(/^InChI=1S\/C\d+H\d+N\dO\d+\/c[^;]*\/h[^;]*\/t[^;]*\/m[01]\/s1$/);
-    }
-  });
+  it(
+    'the 10-component aminoglycoside mixture (PubChem 134687631) splits ' + 'into its 10 molecules, stereo included',
+    () => {
+      const mixture = parseStandardInchi(inchiCase('pubchem:134687631').inchi);
+      expect(mixture.inchi).to.have.length(1865);
+      expect(split('pubchem:134687631')).to.deep.equal([
+        'C21H41N5O12 VDGAVKNERSZOPW',
+        'C21H41N5O11 XZNUGFQTQHRASN',
+        'C19H38N6O11 XCSTZNJIQFIVPE',
+        // 3C19H38N6O10: three isomers with one formula, different connections, one /t (3*...)
+        'C19H38N6O10 BXUDMXDCTTUXLQ',
+        'C19H38N6O10 ACQKFHZCTOKZKP',
+        'C19H38N6O10 YPPFEJHOHNPKLT',
+        'C18H37N5O10 SKKLOUVUUNMCJE',
+        'C18H37N5O9 NLVFBUXFDBBNBW',
+        'C18H36N4O11 MOWMHIINUAQFMU',
+        'C18H36N4O10 RTOAPJRCIZBHKA',
+      ]);
+      // /m1100000000/s1: one flag per component; each component keeps its own flag and /s1.
+      expect(mixture.components.map((c) => c.layers.stereoSp3Inverted).join('')).to.equal('1100000000');
+      expect(mixture.components.every((c) => c.layers.stereoType === '1')).to.equal(true);
+      const isomers = mixture.components.slice(3, 6);
+      expect(new Set(isomers.map((c) => c.layers.stereoSp3)).size).to.equal(1);
+      expect(new Set(isomers.map((c) => c.layers.connections)).size).to.equal(3);
+      for (const component of mixture.components) {
+        expect(component.inchi).to.match(/^InChI=1S\/C\d+H\d+N\dO\d+\/c[^;]*\/h[^;]*\/t[^;]*\/m[01]\/s1$/);
+      }
+    },
+  );
 
   it('the sodium salt of a chiral drug (CHEMBL1592257, /t10-;/m0./s1) keeps the stereo on the drug only', () => {
     const salt = parseStandardInchi(
@@ -110,16 +113,20 @@ describe('chemistry: salts, hydrates and mixtures split into the molecules they 
     expect(salt.components[1].layers.isotopicAtoms).to.equal('');
   });
 
-  it('a labelled 3-component mixture (PubChem 90417624, /t;;9-/m..1/s1/i;24+2;17+1) gives each component its own stereo and label', () => {
-    const inchi =
-      'InChI=1S/C23H21N3O4.C22H30N2O3.C14H21N3O3/c1-26-18-13-20(16-7-3-2-4-8-16)30-21(18)14-19(26)23(28)24-11-10-15-6-5-9-17(12-15)22(27)25-29;1-2-3-8-24(19-6-4-18(5-7-19)20(25)23-27)21(26)22-12-15-9-16(13-22)11-17(10-15)14-22;1-9(15-13(19)16-14(2,3)4)10-5-7-11(8-6-10)12(18)17-20/h2-9,12-14,29H,10-11H2,1H3,(H,24,28)(H,25,27);4-7,15-17,27H,2-3,8-14H2,1H3,(H,23,25);5-9,20H,1-4H3,(H,17,18)(H2,15,16,19)/t;;9-/m..1/s1/i;24+2;17+1';
-    const mixture = parseStandardInchi(inchi);
-    expect(inchiKeyOf(mixture)).to.equal('BTELADPZFARDOO-BOCUCPHYSA-N');
-    const [first, second, third] = mixture.components;
-    expect(first.inchi).to.not.match(/\/[tmsi]/);
-    expect(second.inchi).to.match(/\/h[^/]+\/i24\+2$/);
-    expect(third.inchi).to.match(/\/t9-\/m1\/s1\/i17\+1$/);
-  });
+  it(
+    'a labelled 3-component mixture (PubChem 90417624, ' +
+      '/t;;9-/m..1/s1/i;24+2;17+1) gives each component its own stereo and label',
+    () => {
+      const inchi =
+        'InChI=1S/C23H21N3O4.C22H30N2O3.C14H21N3O3/c1-26-18-13-20(16-7-3-2-4-8-16)30-21(18)14-19(26)23(28)24-11-10-15-6-5-9-17(12-15)22(27)25-29;1-2-3-8-24(19-6-4-18(5-7-19)20(25)23-27)21(26)22-12-15-9-16(13-22)11-17(10-15)14-22;1-9(15-13(19)16-14(2,3)4)10-5-7-11(8-6-10)12(18)17-20/h2-9,12-14,29H,10-11H2,1H3,(H,24,28)(H,25,27);4-7,15-17,27H,2-3,8-14H2,1H3,(H,23,25);5-9,20H,1-4H3,(H,17,18)(H2,15,16,19)/t;;9-/m..1/s1/i;24+2;17+1';
+      const mixture = parseStandardInchi(inchi);
+      expect(inchiKeyOf(mixture)).to.equal('BTELADPZFARDOO-BOCUCPHYSA-N');
+      const [first, second, third] = mixture.components;
+      expect(first.inchi).to.not.match(/\/[tmsi]/);
+      expect(second.inchi).to.match(/\/h[^/]+\/i24\+2$/);
+      expect(third.inchi).to.match(/\/t9-\/m1\/s1\/i17\+1$/);
+    },
+  );
 
   it('a single molecule (aspirin) is one component equal to itself', () => {
     const aspirin = parseStandardInchi(inchiCase('aspirin').inchi);

@@ -24,7 +24,10 @@ interface Query {
   body?: unknown;
 }
 
-/** Every structure by key, every tenth assignment by source id, every fifth structure's connectivity, a few legacy routes. */
+/**
+ * Every structure by key, every tenth assignment by source id, every fifth structure's connectivity, a few legacy
+ * routes.
+ */
 function queries(): Query[] {
   const structures = table(join(fixtureDump, 'structure.tsv.gz'));
   const references = table(join(fixtureDump, 'reference.tsv.gz'));
@@ -167,19 +170,25 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
       expect((await clustered.get('/health')).body.status).to.equal('ok');
     });
 
-    it('consolidate then serves the reloaded source and the others from one release index, fully replicated, with the same answers', async () => {
-      const reloaded = await answers(clustered, all);
-      const summary = await load(prefix, ['consolidate']);
-      expect(summary).to.include({ status: 'done', releaseIndicesBefore: 2, releaseIndicesAfter: 1 });
-      const layout = (await clustered.get('/health')).body.engine.indices[`${prefix}-assignments`];
-      expect(layout.indices).to.have.length(1);
-      expect(layout).to.include({ shards: 3, replicas: 1 });
-      expect((await admin.cluster.health({ index: layout.indices[0] })).status).to.equal('green');
-      const got = await answers(clustered, all);
-      const differing = got
-        .map((answer, i) => (answer === reloaded[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`))
-        .filter(Boolean);
-      expect(differing, `${all.length} queries after consolidate`).to.deep.equal([]);
-    });
+    it(
+      'consolidate then serves the reloaded source and the others from one ' +
+        'release index, fully replicated, with the same answers',
+      async () => {
+        const reloaded = await answers(clustered, all);
+        const summary = await load(prefix, ['consolidate']);
+        expect(summary).to.include({ status: 'done', releaseIndicesBefore: 2, releaseIndicesAfter: 1 });
+        const layout = (await clustered.get('/health')).body.engine.indices[`${prefix}-assignments`];
+        expect(layout.indices).to.have.length(1);
+        expect(layout).to.include({ shards: 3, replicas: 1 });
+        expect((await admin.cluster.health({ index: layout.indices[0] })).status).to.equal('green');
+        const got = await answers(clustered, all);
+        const differing = got
+          .map((answer, i) =>
+            answer === reloaded[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`,
+          )
+          .filter(Boolean);
+        expect(differing, `${all.length} queries after consolidate`).to.deep.equal([]);
+      },
+    );
   });
 });

@@ -138,7 +138,9 @@ for (const document of documents) {
           API: server!.url,
           ES_INDEX_PREFIX: prefix,
         });
-        const shown = `${document} line ${example.line}:\n${example.script}\n--- stdout ---\n${stdout.slice(-3000)}\n--- stderr ---\n${stderr.slice(-3000)}`;
+        const shown =
+          `${document} line ${example.line}:\n${example.script}\n--- stdout ` +
+          `---\n${stdout.slice(-3000)}\n--- stderr ---\n${stderr.slice(-3000)}`;
         expect(code, shown).to.equal(0);
         if (!example.answersErrors)
           expect(

@@ -433,7 +433,10 @@ async function readEvents(file: string, operations: Operation[]): Promise<RunRep
   };
 }
 
-/** The findings grouped by cause (check, failure, status, Content-Type), each with the operations it hit and one request. */
+/**
+ * The findings grouped by cause (check, failure, status, Content-Type), each with the operations it hit and one
+ * request.
+ */
 function printReport(report: RunReport): void {
   const out = (line = ''): void => {
     process.stdout.write(`${line}\n`);
@@ -462,7 +465,8 @@ function printReport(report: RunReport): void {
   if (report.unreached.length > 0) {
     out();
     out(
-      `FAILED never reached (no 2xx, nor a legacy 404, to any request: a wrong base URL or path?): ${report.unreached.length} operations`,
+      `FAILED never reached (no 2xx, nor a legacy 404, to any request: a ` +
+        `wrong base URL or path?): ${report.unreached.length} operations`,
     );
     for (const label of report.unreached) out(`  - ${label}`);
   }
@@ -526,7 +530,9 @@ async function main(): Promise<number> {
     const server = await startServer(config, {}, 0);
     cleanups.push(() => server.stop(1000));
     say(
-      `${settings.data} loaded as ${config.ES_INDEX_PREFIX} (${summary.rowsLoaded} rows), API on ${server.url}, after ${((Date.now() - began) / 1000).toFixed(1)} s`,
+      `${settings.data} loaded as ${config.ES_INDEX_PREFIX} ` +
+        `(${summary.rowsLoaded} rows), API on ${server.url}, after ` +
+        `${((Date.now() - began) / 1000).toFixed(1)} s`,
     );
 
     const response = await fetch(`${server.url}/api/v1/openapi.json`);
@@ -585,7 +591,9 @@ async function main(): Promise<number> {
     const failed = exit !== 0 || report.failedOperations.size > 0 || report.errors.length > 0;
     if (failed)
       say(
-        `the run's document, configuration and events stay in ${runDir} (replay a case there: ${schemathesis} replay <id>; repeat the run: FUZZ_SEED=<Seed above>)`,
+        `the run's document, configuration and events stay in ${runDir} ` +
+          `(replay a case there: ${schemathesis} replay <id>; repeat the run: ` +
+          `FUZZ_SEED=<Seed above>)`,
       );
     else rmSync(runDir, { recursive: true, force: true });
     return failed ? 1 : 0;

@@ -20,7 +20,10 @@ export interface CheckedLookup {
   standardInchiKey: string;
 }
 
-/** right: 200 with the expected record; wrong: 200 without it; unavailable: 503; error: any other status, no answer, or a client timeout. */
+/**
+ * right: 200 with the expected record; wrong: 200 without it; unavailable: 503; error: any other status, no answer, or
+ * a client timeout.
+ */
 export type Verdict = 'right' | 'wrong' | 'unavailable' | 'error';
 
 export interface Answer {
@@ -240,7 +243,8 @@ export async function enginePid(esUrl: string): Promise<number> {
   const commandLine = existsSync(`/proc/${pid}/cmdline`) ? readFileSync(`/proc/${pid}/cmdline`, 'utf8') : '';
   if (!/java/.test(commandLine) || !/elasticsearch/i.test(commandLine)) {
     throw new Error(
-      `process ${pid} of ${esUrl} is not an Elasticsearch node of this machine (a remote or containerised engine cannot be frozen from here)`,
+      `process ${pid} of ${esUrl} is not an Elasticsearch node of this ` +
+        `machine (a remote or containerised engine cannot be frozen from here)`,
     );
   }
   return pid;

@@ -41,7 +41,9 @@ const maxima: Record<keyof Criteria, number> = { A: maxSourceId, B: 1, C: 4, D: 
 const meanings: Record<keyof Criteria, string> = {
   A: `a source id (1 to ${maxSourceId}), or 0 for every source`,
   B: '0 (first InChIKey block) or 1 (first two blocks)',
-  C: '0 (whole ~ whole), 1 (query ~ component of hit), 2 (component of query ~ hit), 3 (component ~ component) or 4 (all)',
+  C:
+    '0 (whole ~ whole), 1 (query ~ component of hit), 2 (component of ' +
+    'query ~ hit), 3 (component ~ component) or 4 (all)',
   D: `0 (the service's COMPONENT_FREQUENCY_CAP) to 500`,
   E: '0 (off) to 2000',
   F: '0 (labels) or 1 (none)',
@@ -127,7 +129,9 @@ async function searchedOfKeyTerm(
   return searchedStructureOf(structure);
 }
 
-/** The structures a cpd_search id stands for, by UCI: the ones it is current on (or, with G=1 and none current, was). */
+/**
+ * The structures a cpd_search id stands for, by UCI: the ones it is current on (or, with G=1 and none current, was).
+ */
 async function searchedOfId(
   context: LookupContext,
   id: string,

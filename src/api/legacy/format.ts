@@ -50,7 +50,10 @@ function isScalar(value: LegacyValue): value is string | null {
   return value === null || typeof value === 'string';
 }
 
-/** The children a key contributes: a list repeats its element; a key that is not an XML name (a source id) becomes `<data key="...">`. */
+/**
+ * The children a key contributes: a list repeats its element; a key that is not an XML name (a source id) becomes
+ * `<data key="...">`.
+ */
 function children(key: string, value: LegacyValue): string {
   const valid = xmlName.test(key);
   const tag = valid ? key : 'data';

@@ -28,7 +28,10 @@ import {
   verboseIdsOfKey,
 } from './lookups';
 
-/** The format `req` asks for (JSONP by `?callback=`, XML by `Accept: text/xml`, else JSON); InvalidQuery for a bad callback. */
+/**
+ * The format `req` asks for (JSONP by `?callback=`, XML by `Accept: text/xml`, else JSON); InvalidQuery for a bad
+ * callback.
+ */
 export function formatOf(req: Request): LegacyFormat {
   const best = req.accepts(['application/json', 'text/xml', 'application/xml']);
   return legacyFormat(req.query?.callback, best === 'text/xml' || best === 'application/xml');

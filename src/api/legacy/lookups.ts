@@ -60,7 +60,10 @@ function bySourceThenId(a: AssignmentDocument, b: AssignmentDocument): number {
   );
 }
 
-/** Rows of `assignments` by source then id, without repeats (an id on several of the structures appears once per assignment state). */
+/**
+ * Rows of `assignments` by source then id, without repeats (an id on several of the structures appears once per
+ * assignment state).
+ */
 function rows(assignments: AssignmentDocument[], row: (assignment: AssignmentDocument) => Row): Row[] {
   const seen = new Set<string>();
   const out: Row[] = [];
@@ -102,7 +105,10 @@ async function requireKeyAssigned(context: LookupContext, key: string): Promise<
     throw new UnknownResource(`no structure with InChIKey ${key}`);
 }
 
-/** The UCIs a (source, id) pair is assigned to under `filter`: none when the id exists without such an assignment, UnknownResource (404) when it does not exist. */
+/**
+ * The UCIs a (source, id) pair is assigned to under `filter`: none when the id exists without such an assignment,
+ * UnknownResource (404) when it does not exist.
+ */
 async function ucisOfId(
   context: LookupContext,
   id: string,
@@ -181,7 +187,10 @@ export async function idsOfId(
   }));
 }
 
-/** src_compound_id_url: the links of the ids in `to_src` on the structures an id is current on (ids without a link are left out). */
+/**
+ * src_compound_id_url: the links of the ids in `to_src` on the structures an id is current on (ids without a link are
+ * left out).
+ */
 export async function urlsOfId(
   context: LookupContext,
   id: string,
@@ -276,7 +285,10 @@ export async function* mappingOf(
   }
 }
 
-/** mappingaux/{src}: the current ids of a source that carry auxiliary data, with it, a page at a time (in id order, as mapping). */
+/**
+ * mappingaux/{src}: the current ids of a source that carry auxiliary data, with it, a page at a time (in id order, as
+ * mapping).
+ */
 export async function* auxiliaryDataOf(
   context: LookupContext,
   sourceText: string,
@@ -377,7 +389,10 @@ export async function releaseFigures(context: LookupContext): Promise<Row> {
   };
 }
 
-/** The sources where an id (of any source) is current: none when it is only obsolete, UnknownResource when no source ever held it. */
+/**
+ * The sources where an id (of any source) is current: none when it is only obsolete, UnknownResource when no source
+ * ever held it.
+ */
 async function currentHolders(context: LookupContext, id: string): Promise<Map<number, number[]>> {
   const holders = new Map<number, number[]>();
   for (const x of await assignmentsByCompoundId(context.engine, id))

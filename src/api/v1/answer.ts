@@ -35,7 +35,9 @@ export function parseLine(line: string): unknown {
   }
 }
 
-/** The operation a query asks for: its `op`, `compounds` when it has none (or one that is not valid: its line says so). */
+/**
+ * The operation a query asks for: its `op`, `compounds` when it has none (or one that is not valid: its line says so).
+ */
 export function operationOf(query: unknown): QueryOperation {
   return query !== null && typeof query === 'object' && (query as { op?: unknown }).op === 'connectivity'
     ? 'connectivity'

@@ -49,7 +49,10 @@ export async function* bodyLines(req: Request, maxBytes: number, tooLarge: () =>
   }
 }
 
-/** The queries of a body: parsed (JSON form) or as lines still to parse (NDJSON); throws an HttpError when the body cannot be a batch. */
+/**
+ * The queries of a body: parsed (JSON form) or as lines still to parse (NDJSON); throws an HttpError when the body
+ * cannot be a batch.
+ */
 export async function readQueries(
   req: Request,
   limits: { maxQueries: number; maxBytes: number; what: string; alternative?: string },
@@ -84,7 +87,9 @@ export async function readQueries(
     ) {
       throw new HttpError(
         400,
-        'the body must be a JSON object with a list of queries, {"queries": [{"type": "inchikey", "compound": "..."}, ...]}, or one query a line (Content-Type: application/x-ndjson)',
+        'the body must be a JSON object with a list of queries, {"queries": ' +
+          '[{"type": "inchikey", "compound": "..."}, ...]}, or one query a line ' +
+          '(Content-Type: application/x-ndjson)',
       );
     }
     const extra = Object.keys(body).filter((key) => key !== 'queries');
@@ -107,7 +112,9 @@ export async function readQueries(
   }
   throw new HttpError(
     415,
-    `the body must be JSON (Content-Type: application/json, {"queries": [...]}) or NDJSON (Content-Type: application/x-ndjson, one query a line), not ${sentAs(type)}`,
+    `the body must be JSON (Content-Type: application/json, {"queries": ` +
+      `[...]}) or NDJSON (Content-Type: application/x-ndjson, one query a ` +
+      `line), not ${sentAs(type)}`,
   );
 }
 
@@ -127,7 +134,10 @@ export async function writeOrWait(res: Response, text: string): Promise<boolean>
   return !res.destroyed;
 }
 
-/** The cost a query charges a client's bucket: a lookup 1, a connectivity search 5 (the single endpoints' `x-rate-cost`). */
+/**
+ * The cost a query charges a client's bucket: a lookup 1, a connectivity search 5 (the single endpoints'
+ * `x-rate-cost`).
+ */
 function costOf(costs: Map<string, number>, query: unknown): number {
   return (operationOf(query) === 'connectivity' ? costs.get('postConnectivity') : costs.get('postCompounds')) ?? 1;
 }

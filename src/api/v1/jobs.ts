@@ -126,7 +126,9 @@ async function readJob(req: Request, writer: JobWriter, config: Config, paramete
   } else {
     throw new HttpError(
       415,
-      `the body must be NDJSON queries (Content-Type: application/x-ndjson) or a list of compounds, one a line (Content-Type: text/plain, with ?type=), not ${sentAs(type)}`,
+      `the body must be NDJSON queries (Content-Type: application/x-ndjson) ` +
+        `or a list of compounds, one a line (Content-Type: text/plain, with ` +
+        `?type=), not ${sentAs(type)}`,
     );
   }
   const tooLarge = (): HttpError =>

@@ -169,7 +169,9 @@ export async function resolveSearched(
       const ucis = [...new Set(own.map((x) => x.uci))].sort((a, b) => a - b);
       if (ucis.length > 1) {
         throw new InvalidQuery(
-          `"${compound}" in source ${query.sourceID} is assigned to ${ucis.length} structures (UCIs ${ucis.join(', ')}): query one of them by "type": "uci"`,
+          `"${compound}" in source ${query.sourceID} is assigned to ` +
+            `${ucis.length} structures (UCIs ${ucis.join(', ')}): query one of ` +
+            `them by "type": "uci"`,
         );
       }
       return ucis.length === 1 ? fromIndexed(ucis[0]) : undefined;
