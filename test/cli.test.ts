@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { expect } from 'chai';
 import {
   CliExit,
@@ -10,31 +8,11 @@ import {
   UsageError,
   wholeNumber,
 } from '../src/cli';
-
-const root = join(__dirname, '..');
+import { runToEnd, type Finished } from './support/run';
 
 /** Runs `npm run <script> -- <args>` as a user types it; resolves with its exit code and output. */
-function npmRun(
-  script: string,
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn('npm', ['run', '--silent', script, '--', ...args], {
-      cwd: root,
-      env: { ...process.env, ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.on('error', fail);
-    child.on('exit', (code) => done({ code, stdout, stderr }));
-  });
+function npmRun(script: string, args: string[], env: Record<string, string> = {}): Promise<Finished> {
+  return runToEnd('npm', ['run', '--silent', script, '--', ...args], env);
 }
 
 /** The shape of every usage: the synopsis, then titled sections of one entry a line, `-h, --help` among the options. */

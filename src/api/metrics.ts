@@ -10,7 +10,12 @@ import type { LoadRecord, SourceDocument } from '../engine/documents';
 import type { EngineObserver } from '../engine/client';
 
 /** The last load of each source, and the sources (for their names). */
-export type LoadFigures = () => Promise<{ loads: Map<number, LoadRecord>; sources: Map<number, SourceDocument> }>;
+/** The last load of each source, each source's own rows of a load shared by several, and the sources. */
+export type LoadFigures = () => Promise<{
+  loads: Map<number, LoadRecord>;
+  ownRows: Map<number, number>;
+  sources: Map<number, SourceDocument>;
+}>;
 
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -97,7 +102,7 @@ export class Metrics implements EngineObserver {
       age: gauge('chemxref_source_last_load_age_seconds', 'Seconds since the last load of each source ended'),
       loaded: gauge(
         'chemxref_source_last_load_rows_loaded',
-        "Rows the last load of each source loaded (a reference table's load: all its sources' rows)",
+        "Rows the last load of each source loaded for it (of a dump or reference table, that source's own rows)",
       ),
       rejected: gauge('chemxref_source_last_load_rows_rejected', 'Rows the last load of each source rejected'),
       status: new Gauge({
@@ -123,14 +128,17 @@ export class Metrics implements EngineObserver {
     if (Date.now() - this.loadsReadAt < loadsCacheMs) return Promise.resolve();
     this.loadsReading ??= (async () => {
       try {
-        const { loads, sources } = await this.loadFigures();
+        const { loads, ownRows, sources } = await this.loadFigures();
         for (const series of Object.values(this.lastLoad)) series.reset();
         for (const [sourceId, record] of loads) {
           const label = { source_id: String(sourceId), source: sources.get(sourceId)?.name ?? '' };
           const ended = Date.parse(record.ended ?? record.heartbeat) / 1000;
           this.lastLoad.ended.set(label, ended);
           this.lastLoad.age.set(label, Math.max(0, Date.now() / 1000 - ended));
-          this.lastLoad.loaded.set(label, record.rowsLoaded);
+          // A load of several sources counts each source's own rows; a total would repeat on every source.
+          const shared = (record.sourceIds?.length ?? 1) > 1;
+          const loaded = shared ? ownRows.get(sourceId) : record.rowsLoaded;
+          if (loaded !== undefined) this.lastLoad.loaded.set(label, loaded);
           this.lastLoad.rejected.set(label, record.rowsRejected);
           for (const status of ['done', 'failed', 'refused'])
             this.lastLoad.status.set({ ...label, status }, record.status === status ? 1 : 0);

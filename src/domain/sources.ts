@@ -1,13 +1,34 @@
 /** Source metadata as the API shows it, and the link of a compound id in its source. */
 import type { Engine } from '../engine/client';
 import { allSources } from '../engine/sources';
-import type { SourceDocument } from '../engine/documents';
+import { assignmentsPerSource } from '../engine/assignments';
+import type { LoadRecord, SourceDocument } from '../engine/documents';
 
 /** The link of a compound in its source: baseIdUrl + id (or + auxSrc when auxForUrl), null when the source has none. */
 export function compoundUrl(source: SourceDocument, compoundId: string, auxSrc?: string | null): string | null {
   if (!source.baseIdUrlAvailable || !source.baseIdUrl) return null;
   if (source.auxForUrl) return auxSrc ? `${source.baseIdUrl}${auxSrc}` : null;
   return `${source.baseIdUrl}${compoundId}`;
+}
+
+/**
+ * Each source's own rows in its last load when that load loaded several sources (a dump, a reference
+ * table), by source id: counted in the release index that load wrote, unknown once that index is gone.
+ */
+export async function ownRowsOfSharedLoads(
+  engine: Engine,
+  loads: Map<number, LoadRecord>,
+): Promise<Map<number, number>> {
+  const shared = [...loads.values()].filter((record) => (record.sourceIds?.length ?? 1) > 1 && record.index);
+  const indices = [...new Set(shared.map((record) => record.index!))];
+  const figures = await Promise.all(indices.map((index) => assignmentsPerSource(engine, index)));
+  const byIndex = new Map(indices.map((index, i) => [index, figures[i]]));
+  const own = new Map<number, number>();
+  for (const [sourceId, record] of loads) {
+    const figures = record.index ? byIndex.get(record.index)?.get(sourceId) : undefined;
+    if (figures) own.set(sourceId, figures.current + figures.obsolete);
+  }
+  return own;
 }
 
 /** The source metadata of the v1 API (docs/api.md), without internal fields. */

@@ -57,52 +57,38 @@ export interface PageOptions {
 export function page(options: PageOptions, body: Html): string {
   const choices = options.sources.map(
     (s) =>
-      html`<option value="${s.sourceID}" ${options.source === s.sourceID ? new Html(' selected') : ''}>
-        ${s.label}
-      </option>`,
+      html`<option value="${s.sourceID}"${options.source === s.sourceID ? new Html(' selected') : ''}>${s.label}</option>`,
   );
   return `<!doctype html>${
     html`<html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${options.title} · chemxref</title>
-        ${options.canonical ? html`<link rel="canonical" href="${options.canonical}" />` : ''}
-        <link rel="icon" href="/static/favicon.svg" type="image/svg+xml" />
-        <link rel="stylesheet" href="/static/chemxref.css" />
-        <script src="/static/chemxref.js" defer></script>
-      </head>
-      <body>
-        <header>
-          <a class="home" href="/">chemxref</a>
-          <form class="search" action="/search" method="get" role="search">
-            <label for="q">InChIKey, InChI, UCI, SMILES, <code>source:id</code> or a compound id</label>
-            <div class="row">
-              <input
-                id="q"
-                name="q"
-                type="search"
-                value="${options.q ?? ''}"
-                required
-                autocomplete="off"
-                spellcheck="false"
-                placeholder="RZVAJINKPMORJF-UHFFFAOYSA-N"
-              />
-              <label class="visually-hidden" for="source">in source</label>
-              <select id="source" name="source">
-                <option value="">any source</option>
-                ${choices}
-              </select>
-              <button type="submit">Search</button>
-            </div>
-          </form>
-          <nav><a href="/sources">Sources</a> <a href="/api/docs">API</a></nav>
-        </header>
-        <main>${body}</main>
-        <footer>
-          Data licences: ChEMBL data CC BY-SA 3.0 (attribution: ChEMBL, EMBL-EBI); PubChem and NCI/DTP public domain.
-        </footer>
-      </body>
-    </html>`.text
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${options.title} · chemxref</title>
+${options.canonical ? html`<link rel="canonical" href="${options.canonical}">` : ''}
+<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/static/chemxref.css">
+<script src="/static/chemxref.js" defer></script>
+</head>
+<body>
+<header>
+<a class="home" href="/">chemxref</a>
+<form class="search" action="/search" method="get" role="search">
+<label for="q">InChIKey, InChI, UCI, SMILES, <code>source:id</code> or a compound id</label>
+<div class="row">
+<input id="q" name="q" type="search" value="${options.q ?? ''}" required autocomplete="off" spellcheck="false" placeholder="RZVAJINKPMORJF-UHFFFAOYSA-N">
+<label class="visually-hidden" for="source">in source</label>
+<select id="source" name="source"><option value="">any source</option>${choices}</select>
+<button type="submit">Search</button>
+</div>
+</form>
+<nav><a href="/sources">Sources</a> <a href="/api/docs">API</a></nav>
+</header>
+<main>
+${body}
+</main>
+<footer>Data licences: ChEMBL data CC BY-SA 3.0 (attribution: ChEMBL, EMBL-EBI); PubChem and NCI/DTP public domain.</footer>
+</body>
+</html>`.text
   }\n`;
 }

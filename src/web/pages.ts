@@ -11,12 +11,11 @@ import { inchiKeyOf, type Comparison } from '../chemistry';
 import { compoundsByConnectivityBlock, compoundsByUci } from '../engine/compounds';
 import type { CompoundDocument, LoadRecord, SourceDocument, AssignmentDocument } from '../engine/documents';
 import { lastLoadOfEachSource, loadHistory } from '../engine/loads';
-import { assignmentsPerSource } from '../engine/assignments';
 import { assignmentsByCompoundId, assignmentsByKeys, assignmentsByUcis } from '../engine/lookups';
 import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry } from '../domain/connectivity';
 import { InvalidQuery, UnprocessableStructure } from '../domain/errors';
 import { indexedStructure, parseQueryInchi, type LookupContext } from '../domain/lookup';
-import { compoundUrl } from '../domain/sources';
+import { compoundUrl, ownRowsOfSharedLoads } from '../domain/sources';
 import { computeStandardInchi } from '../domain/structures';
 import { html, Html, page, type SourceChoice } from './html';
 import { understand } from './input';
@@ -86,12 +85,11 @@ function label(source: SourceDocument | undefined, sourceId: number): string {
 }
 
 function depiction(uci: number, size: 'large' | 'thumb', alt: string): Html {
-  return html`<img class="${size}" src="/api/v1/images/${uci}" alt="${alt}" loading="lazy" />`;
+  return html`<img class="${size}" src="/api/v1/images/${uci}" alt="${alt}" loading="lazy">`;
 }
 
 function copyable(value: string, name: string): Html {
-  return html`<code>${value}</code>
-    <button type="button" class="copy" data-copy="${value}" hidden>Copy ${name}</button>`;
+  return html`<code>${value}</code> <button type="button" class="copy" data-copy="${value}" hidden>Copy ${name}</button>`;
 }
 
 function dateOf(iso: string | null | undefined): string {
@@ -112,28 +110,15 @@ function sourcesTable(assignments: AssignmentDocument[], sources: Map<number, So
       const source = sources.get(assignment.sourceId);
       const url = source ? compoundUrl(source, assignment.compoundId, assignment.auxSrc) : null;
       return html`<tr class="${assignment.assignment === 1 ? 'current' : 'obsolete'}">
-        <td><a href="/sources/${assignment.sourceId}">${label(source, assignment.sourceId)}</a></td>
-        <td>${url ? html`<a href="${url}" rel="noopener">${assignment.compoundId}</a>` : assignment.compoundId}</td>
-        <td>${assignment.assignment === 1 ? 'current' : 'obsolete'}</td>
-        ${withAux ? html`<td>${assignment.auxSrc ?? ''}</td>` : ''}
-      </tr>`;
+<td><a href="/sources/${assignment.sourceId}">${label(source, assignment.sourceId)}</a></td>
+<td>${url ? html`<a href="${url}" rel="noopener">${assignment.compoundId}</a>` : assignment.compoundId}</td>
+<td>${assignment.assignment === 1 ? 'current' : 'obsolete'}</td>
+${withAux ? html`<td>${assignment.auxSrc ?? ''}</td>` : ''}
+</tr>`;
     });
-  return html`<table class="assignments">
-    <caption>
-      ${plural(current.length, 'current id')} in ${plural(new Set(current.map((x) => x.sourceId)).size, 'source')}
-    </caption>
-    <thead>
-      <tr>
-        <th scope="col">Source</th>
-        <th scope="col">Compound id</th>
-        <th scope="col">Assignment</th>
-        ${withAux ? html`<th scope="col">Aux</th>` : ''}
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  return html`<table class="assignments"><caption>${plural(current.length, 'current id')} in ${plural(new Set(current.map((x) => x.sourceId)).size, 'source')}</caption>
+<thead><tr><th scope="col">Source</th><th scope="col">Compound id</th><th scope="col">Assignment</th>${withAux ? html`<th scope="col">Aux</th>` : ''}</tr></thead>
+<tbody>${rows}</tbody></table>`;
 }
 
 /** Structures as a list of thumbnails with their UCI and key, each linking to its page. */
@@ -141,17 +126,7 @@ function structureList(
   structures: CompoundDocument[],
   note: (structure: CompoundDocument) => Html | string = () => '',
 ): Html {
-  return html`<ul class="structures">
-    ${structures.map(
-      (s) =>
-        html`<li>
-          <a href="/compound/${s.uci}"
-            >${depiction(s.uci, 'thumb', `structure of UCI ${s.uci}`)}<span>UCI ${s.uci}</span
-            ><code>${s.standardInchiKey}</code></a
-          >${note(s)}
-        </li>`,
-    )}
-  </ul>`;
+  return html`<ul class="structures">${structures.map((s) => html`<li><a href="/compound/${s.uci}">${depiction(s.uci, 'thumb', `structure of UCI ${s.uci}`)}<span>UCI ${s.uci}</span><code>${s.standardInchiKey}</code></a>${note(s)}</li>`)}</ul>`;
 }
 
 interface Rendered {
@@ -189,26 +164,22 @@ async function compoundPage(
   const sections = groups.map((group) => {
     const members = shown.filter((entry) => groupOf(entry) === group.id);
     if (members.length === 0) return '';
-    return html`<section class="relatives" id="${group.id}">
-      <h3>${group.title} (${relatives.filter((e) => groupOf(e) === group.id).length})</h3>
-      ${structureList(
-        members.map((m) => m.structure),
-        (s) => {
-          const entry = byUci.get(s.uci)!;
-          const words =
-            entry.typeOfSearch === 'match'
-              ? `differs in ${differences(entry.comparison).join(', ') || 'no layer'}`
-              : relationWords[entry.typeOfSearch];
-          return html`<span class="relation">${words}</span>`;
-        },
-      )}
-    </section>`;
+    return html`<section class="relatives" id="${group.id}"><h3>${group.title} (${relatives.filter((e) => groupOf(e) === group.id).length})</h3>
+${structureList(
+  members.map((m) => m.structure),
+  (s) => {
+    const entry = byUci.get(s.uci)!;
+    const words =
+      entry.typeOfSearch === 'match'
+        ? `differs in ${differences(entry.comparison).join(', ') || 'no layer'}`
+        : relationWords[entry.typeOfSearch];
+    return html`<span class="relation">${words}</span>`;
+  },
+)}</section>`;
   });
   const pager =
     pages > 1
-      ? html`<nav class="pager" aria-label="relatives pages">
-          ${Array.from({ length: pages }, (_, i) => i + 1).map((n) => (n === pageNumber ? html`<span aria-current="page">${n}</span> ` : html`<a href="/compound/${structure.uci}?page=${n}#relatives">${n}</a> `))}
-        </nav>`
+      ? html`<nav class="pager" aria-label="relatives pages">${Array.from({ length: pages }, (_, i) => i + 1).map((n) => (n === pageNumber ? html`<span aria-current="page">${n}</span> ` : html`<a href="/compound/${structure.uci}?page=${n}#relatives">${n}</a> `))}</nav>`
       : '';
   const current = assignments.filter((x) => x.assignment === 1).length;
   return {
@@ -216,37 +187,28 @@ async function compoundPage(
     title: `UCI ${structure.uci}`,
     canonical: `/compound/${structure.uci}`,
     body: html`<article class="compound">
-      <h1>UCI ${structure.uci}</h1>
-      <div class="identity">
-        ${depiction(structure.uci, 'large', `structure of ${structure.standardInchiKey}`)}
-        <dl>
-          <dt>Standard InChIKey</dt>
-          <dd>${copyable(structure.standardInchiKey, 'InChIKey')}</dd>
-          <dt>Standard InChI</dt>
-          <dd class="inchi">${copyable(structure.standardInchi, 'InChI')}</dd>
-          <dt>UCI</dt>
-          <dd>${copyable(String(structure.uci), 'UCI')}</dd>
-          <dt>Formula</dt>
-          <dd>${structure.layers.formula}</dd>
-        </dl>
-      </div>
-      ${current === 0 ? html`<p class="message">No source holds this structure now; the ids below are obsolete.</p>` : ''}
-      <h2>In the sources</h2>
-      ${sourcesTable(assignments, sources)}
-      <h2 id="relatives">Same skeleton (${structure.connectivityBlock})</h2>
-      ${relatives.length === 0 ? html`<p>No other structure shares its skeleton or one of its components.</p>` : html`${sections}${pager}`}
-      ${related.truncated ? html`<p class="message">Only the first ${context.config.CONNECTIVITY_MAX_ENTRIES} assignments of the connectivity search are shown.</p>` : ''}
-    </article>`,
+<h1>UCI ${structure.uci}</h1>
+<div class="identity">
+${depiction(structure.uci, 'large', `structure of ${structure.standardInchiKey}`)}
+<dl>
+<dt>Standard InChIKey</dt><dd>${copyable(structure.standardInchiKey, 'InChIKey')}</dd>
+<dt>Standard InChI</dt><dd class="inchi">${copyable(structure.standardInchi, 'InChI')}</dd>
+<dt>UCI</dt><dd>${copyable(String(structure.uci), 'UCI')}</dd>
+<dt>Formula</dt><dd>${structure.layers.formula}</dd>
+</dl>
+</div>
+${current === 0 ? html`<p class="message">No source holds this structure now; the ids below are obsolete.</p>` : ''}
+<h2>In the sources</h2>
+${sourcesTable(assignments, sources)}
+<h2 id="relatives">Same skeleton (${structure.connectivityBlock})</h2>
+${relatives.length === 0 ? html`<p>No other structure shares its skeleton or one of its components.</p>` : html`${sections}${pager}`}
+${related.truncated ? html`<p class="message">Only the first ${context.config.CONNECTIVITY_MAX_ENTRIES} assignments of the connectivity search are shown.</p>` : ''}
+</article>`,
   };
 }
 
 function message(status: number, title: string, text: Html | string): Rendered {
-  return {
-    status,
-    title,
-    body: html`<h1>${title}</h1>
-      <p class="message" role="alert">${text}</p>`,
-  };
+  return { status, title, body: html`<h1>${title}</h1><p class="message" role="alert">${text}</p>` };
 }
 
 /** Several structures an input stands for: a list to pick from. */
@@ -259,9 +221,7 @@ function structuresPage(
   return {
     status: 200,
     title,
-    body: html`<h1>${title}</h1>
-      <p class="understood">Searched: ${said}.</p>
-      ${structureList(structures, note)}`,
+    body: html`<h1>${title}</h1><p class="understood">Searched: ${said}.</p>${structureList(structures, note)}`,
   };
 }
 
@@ -281,8 +241,7 @@ async function search(
   const input = understand(q, sourceId, [...sources.values()]);
   const understood = (rendered: Rendered, said: string): Rendered => ({
     ...rendered,
-    body: html`<p class="understood">Searched: ${said}.</p>
-      ${rendered.body}`,
+    body: html`<p class="understood">Searched: ${said}.</p>${rendered.body}`,
   });
   switch (input.kind) {
     case 'refused':
@@ -306,9 +265,7 @@ async function search(
         return message(
           404,
           'Not found',
-          html`No source holds the structure with InChIKey <code>${key}</code>.
-            <a href="/search?q=${block}">Search its skeleton (${block})</a> for stereoisomers, isotopologues and other
-            forms.`,
+          html`No source holds the structure with InChIKey <code>${key}</code>. <a href="/search?q=${block}">Search its skeleton (${block})</a> for stereoisomers, isotopologues and other forms.`,
         );
       }
       return understood(
@@ -383,67 +340,33 @@ function lastLoadCell(record: LoadRecord | undefined, own: number | undefined): 
   return html`<td>${when}${loaded} <span class="shared">(${load})</span></td>`;
 }
 
-/** Each source's rows in the last load of it that loaded several sources, by source id. */
-async function ownRowsOfSharedLoads(
-  context: LookupContext,
-  loads: Map<number, LoadRecord>,
-): Promise<Map<number, number>> {
-  const shared = [...loads.values()].filter((record) => (record.sourceIds?.length ?? 1) > 1 && record.index);
-  const indices = [...new Set(shared.map((record) => record.index!))];
-  const figures = await Promise.all(indices.map((index) => assignmentsPerSource(context.engine, index)));
-  const byIndex = new Map(indices.map((index, i) => [index, figures[i]]));
-  const own = new Map<number, number>();
-  for (const [sourceId, record] of loads) {
-    const figures = record.index ? byIndex.get(record.index)?.get(sourceId) : undefined;
-    if (figures) own.set(sourceId, figures.current + figures.obsolete);
-  }
-  return own;
-}
-
 async function sourcesPage(context: LookupContext): Promise<Rendered> {
   const [sources, loads] = await Promise.all([context.sources.all(), lastLoadOfEachSource(context.engine)]);
-  const own = await ownRowsOfSharedLoads(context, loads);
+  const own = await ownRowsOfSharedLoads(context.engine, loads);
   // Release and site are secondary: a phone's narrow screen hides them (chemxref.css), each source's page has them.
   const rows = [...sources.values()]
     .sort((a, b) => a.sourceID - b.sourceID)
     .map(
-      (s) =>
-        html`<tr>
-          <td class="id">${s.sourceID}</td>
-          <td class="name">
-            <a href="/sources/${s.sourceID}">${s.nameLabel ?? s.name}</a>${s.retired ? ' (retired)' : ''}
-          </td>
-          <td class="count">${s.UCICount.toLocaleString('en')}</td>
-          <td class="secondary">${s.srcReleaseNumber ?? '–'} (${dateOf(s.srcReleaseDate)})</td>
-          ${lastLoadCell(loads.get(s.sourceID), own.get(s.sourceID))}
-          <td class="secondary">
-            ${s.srcUrl ? html`<a href="${s.srcUrl}" rel="noopener">${s.nameLong ?? s.name}</a>` : s.nameLong}
-          </td>
-        </tr>`,
+      (s) => html`<tr>
+<td class="id">${s.sourceID}</td>
+<td class="name"><a href="/sources/${s.sourceID}">${s.nameLabel ?? s.name}</a>${s.retired ? ' (retired)' : ''}</td>
+<td class="count">${s.UCICount.toLocaleString('en')}</td>
+<td class="secondary">${s.srcReleaseNumber ?? '–'} (${dateOf(s.srcReleaseDate)})</td>
+${lastLoadCell(loads.get(s.sourceID), own.get(s.sourceID))}
+<td class="secondary">${
+        s.srcUrl ? html`<a href="${s.srcUrl}" rel="noopener">${s.nameLong ?? s.name}</a>` : s.nameLong
+      }</td>
+</tr>`,
     );
-  const head = html`<tr>
-    <th scope="col" class="id">Id</th>
-    <th scope="col">Name</th>
-    <th scope="col" class="count">Structures</th>
-    <th scope="col" class="secondary">Release (date)</th>
-    <th scope="col">Last load</th>
-    <th scope="col" class="secondary">Site</th>
-  </tr>`;
+  const head = html`<tr><th scope="col" class="id">Id</th><th scope="col">Name</th>
+<th scope="col" class="count">Structures</th><th scope="col" class="secondary">Release (date)</th>
+<th scope="col">Last load</th><th scope="col" class="secondary">Site</th></tr>`;
   return {
     status: 200,
     title: 'Sources',
     canonical: '/sources',
     body: html`<h1>Sources</h1>
-      <div class="scroll">
-        <table class="sources">
-          <thead>
-            ${head}
-          </thead>
-          <tbody>
-            ${rows}
-          </tbody>
-        </table>
-      </div>`,
+<div class="scroll"><table class="sources"><thead>${head}</thead><tbody>${rows}</tbody></table></div>`,
   };
 }
 
@@ -453,59 +376,22 @@ async function sourcePage(context: LookupContext, sourceId: number): Promise<Ren
   const loads = await loadHistory(context.engine, 100, sourceId);
   const rows = loads.map(
     (l) =>
-      html`<tr>
-        <td>${l.started.replace('T', ' ').slice(0, 19)}</td>
-        <td>${l.command}</td>
-        <td>${l.status}${l.dryRun ? ' (dry run)' : ''}</td>
-        <td>${l.releaseNumber ?? ''}</td>
-        <td>${l.rowsRead.toLocaleString('en')}</td>
-        <td>${l.rowsLoaded.toLocaleString('en')}</td>
-        <td>${l.rowsRejected.toLocaleString('en')}</td>
-        <td>${l.message ?? ''}</td>
-      </tr>`,
+      html`<tr><td>${l.started.replace('T', ' ').slice(0, 19)}</td><td>${l.command}</td><td>${l.status}${l.dryRun ? ' (dry run)' : ''}</td><td>${l.releaseNumber ?? ''}</td><td>${l.rowsRead.toLocaleString('en')}</td><td>${l.rowsLoaded.toLocaleString('en')}</td><td>${l.rowsRejected.toLocaleString('en')}</td><td>${l.message ?? ''}</td></tr>`,
   );
   return {
     status: 200,
     title: source.nameLabel ?? source.name,
     canonical: `/sources/${sourceId}`,
     body: html`<h1>${source.nameLabel ?? source.name} <small>(source ${sourceId})</small></h1>
-      <p>${source.description ?? ''}</p>
-      <dl class="source">
-        <dt>Structures</dt>
-        <dd>${source.UCICount.toLocaleString('en')}</dd>
-        <dt>Release</dt>
-        <dd>${source.srcReleaseNumber ?? '–'}, ${dateOf(source.srcReleaseDate)}</dd>
-        <dt>Last updated</dt>
-        <dd>${dateOf(source.lastUpdated)}</dd>
-        ${
-          source.srcUrl
-            ? html`<dt>Site</dt>
-                <dd><a href="${source.srcUrl}" rel="noopener">${source.srcUrl}</a></dd>`
-            : ''
-        }
-      </dl>
-      <h2>Loads</h2>
-      ${
-        loads.length === 0
-          ? html`<p>No load of this source is recorded.</p>`
-          : html`<table class="loads">
-              <thead>
-                <tr>
-                  <th scope="col">Started (UTC)</th>
-                  <th scope="col">Command</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Release</th>
-                  <th scope="col">Read</th>
-                  <th scope="col">Loaded</th>
-                  <th scope="col">Rejected</th>
-                  <th scope="col">Message</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows}
-              </tbody>
-            </table>`
-      }`,
+<p>${source.description ?? ''}</p>
+<dl class="source">
+<dt>Structures</dt><dd>${source.UCICount.toLocaleString('en')}</dd>
+<dt>Release</dt><dd>${source.srcReleaseNumber ?? '–'}, ${dateOf(source.srcReleaseDate)}</dd>
+<dt>Last updated</dt><dd>${dateOf(source.lastUpdated)}</dd>
+${source.srcUrl ? html`<dt>Site</dt><dd><a href="${source.srcUrl}" rel="noopener">${source.srcUrl}</a></dd>` : ''}
+</dl>
+<h2>Loads</h2>
+${loads.length === 0 ? html`<p>No load of this source is recorded.</p>` : html`<table class="loads"><thead><tr><th scope="col">Started (UTC)</th><th scope="col">Command</th><th scope="col">Status</th><th scope="col">Release</th><th scope="col">Read</th><th scope="col">Loaded</th><th scope="col">Rejected</th><th scope="col">Message</th></tr></thead><tbody>${rows}</tbody></table>`}`,
   };
 }
 
@@ -514,12 +400,8 @@ const home: Rendered = {
   title: 'Search',
   canonical: '/',
   body: html`<h1>Find a compound in every source</h1>
-    <p>
-      Give a Standard InChIKey (<a href="/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N">RZVAJINKPMORJF-UHFFFAOYSA-N</a>), a
-      Standard InChI, a UCI, a SMILES (<a href="/search?q=CC(%3DO)Nc1ccc(O)cc1">CC(=O)Nc1ccc(O)cc1</a>),
-      <code>source:id</code> (<a href="/search?q=chembl%3ACHEMBL112">chembl:CHEMBL112</a>) or a compound id with its
-      source.
-    </p>`,
+<p>Give a Standard InChIKey (<a href="/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N">RZVAJINKPMORJF-UHFFFAOYSA-N</a>), a Standard InChI, a UCI,
+a SMILES (<a href="/search?q=CC(%3DO)Nc1ccc(O)cc1">CC(=O)Nc1ccc(O)cc1</a>), <code>source:id</code> (<a href="/search?q=chembl%3ACHEMBL112">chembl:CHEMBL112</a>) or a compound id with its source.</p>`,
 };
 
 function positive(text: unknown): number | undefined {

@@ -11,15 +11,15 @@
  * `<!-- example: answers errors -->` lets its answers be errors (it shows them), otherwise an
  * error or "Not found" answer in what it prints fails it.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { startServer, type RunningServer } from '../../src/server';
 import { freshPrefix, load, testConfig } from '../support/fixture';
+import { repoRoot, runToEnd, type Finished } from '../support/run';
 
-const root = join(__dirname, '..', '..');
+const root = repoRoot;
 const demoDump = join(root, 'examples', 'demo');
 
 interface ShellExample {
@@ -68,25 +68,8 @@ function shellExamples(markdown: string): ShellExample[] {
 }
 
 /** Runs one example with bash (-euo pipefail); resolves with its exit code and output. */
-async function runExample(
-  script: string,
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn('bash', ['-c', `set -euo pipefail\n${script}`], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
+function runExample(script: string, env: Record<string, string>): Promise<Finished> {
+  return runToEnd('bash', ['-c', `set -euo pipefail\n${script}`], env);
 }
 
 const errorAnswer = /"response":\s*"(Error|Not found)"|^\{"error":|<error>/m;
