@@ -1,5 +1,5 @@
 /**
- * The fixture dump (test/fixtures/dump: real molecules of ../shared/data) loaded into the real
+ * The fixture dump (test/fixtures/dump: real molecules of test/fixtures/chemistry) loaded into the real
  * engine. `fixturePrefix()` is loaded once per test run and shared read-only by every test file;
  * a test that changes data loads its own copy under `freshPrefix(name)`.
  */
