@@ -1,165 +1,90 @@
-// Benchmark of `npm run export` (issue 7): all whole-source mapping files of the 500,000-structure
-// benchmark set (the real molecules of ../shared/data/make-samples.sh, spread over the first 20
-// sources of UniChem's source table), and a table dump of it. Each export runs as `npm run export`
-// does, in a child process, which reports its own peak RSS. Prints rows/s and peak RSS.
-//
-// The data set is written as a UniChem dump and loaded with the real loader under the index prefix
-// BENCH_EXPORT_PREFIX (default bench-export); it is reused by later runs when complete, and deleted
-// at the end unless BENCH_KEEP=1. BENCH_500K names the molecule file (id, InChI, InChIKey).
+// Benchmark of `npm run export`: all whole-source mapping files and a table dump of the benchmark
+// set's structures over its 20 sources, with 5 % second ids and 3 % obsolete ones, loaded under
+// BENCH_EXPORT_PREFIX (bench-export; kept with BENCH_KEEP=1). Each export runs in a child process,
+// which reports its own peak RSS; BENCH_ROUNDS (2) rounds of mapping files.
 import { execFile } from 'node:child_process';
-import { createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
-import { gzipSync } from 'node:zlib';
-import { parse as parseCsv } from 'csv-parse/sync';
-import { readConfig } from '../src/config';
-import { Engine } from '../src/engine/client';
+import type { Config } from '../src/config';
+import type { Engine } from '../src/engine/client';
 import { loadHistory } from '../src/engine/loads';
-import { TextWriter } from '../src/export/files';
 import { parseArguments, runCommand } from '../loaders/cli';
-import { Reject } from '../loaders/run';
-import { checkStructure } from '../loaders/structure-rules';
+import { deleteIndicesByPrefix } from '../scripts/engine';
+import { draw, fmt, openBench, out, repository, runBench } from './common';
+import { coverage, readStructures, sourceTable, writeDump, type Assignment, type Source } from './dataset';
 
-const run = promisify(execFile);
-const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
 const prefix = process.env.BENCH_EXPORT_PREFIX || 'bench-export';
-const repository = join(__dirname, '..');
 const rounds = Number(process.env.BENCH_ROUNDS || 2);
-
-/**
- * The share of all structures each of the 20 sources holds (the same spread as bench:load): about
- * 1.57 million current assignments for 500,000 structures. In each source 5 % of the structures
- * have a second id, and 3 % an obsolete one.
- */
-const coverage = [0.97, 0.55, 0.35, 0.30, 0.22, 0.18, 0.12, 0.10, 0.08, 0.06, 0.05, 0.04, 0.03, 0.03, 0.02, 0.02, 0.01, 0.01, 0.01, 0.005];
-const secondIdShare = 0.05;
-const obsoleteShare = 0.03;
-// Ids are a bijection of the UCI modulo this prime, so they are unique and not in UCI order.
+// Ids are a bijection of the UCI modulo this prime: unique, and not in UCI order.
 const idModulus = 9_999_991;
 
-/** A small deterministic PRNG (mulberry32), so every run builds the same data set. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Writes the benchmark dump (source.tsv.gz, structure.tsv.gz, reference.tsv.gz) into `folder`. */
-async function writeDump(folder: string): Promise<{ structures: number; references: number }> {
-  const table = parseCsv(readFileSync(join(repository, '..', 'shared', 'data', 'source-table.csv'), 'utf8'), { columns: true }) as Record<string, string>[];
-  const sources = table.slice(0, coverage.length);
-  const columns = Object.keys(sources[0]);
-  const clean = (value: string | undefined): string => (value ?? '').replace(/[\t\r\n]+/g, ' ');
-  writeFileSync(join(folder, 'source.tsv.gz'), gzipSync(`${columns.map((c) => c.toUpperCase()).join('\t')}\n${sources.map((row) => columns.map((c) => clean(row[c])).join('\t')).join('\n')}\n`));
-
-  const structures = new TextWriter(join(folder, 'structure.tsv.gz'), { gzip: true });
-  const references = new TextWriter(join(folder, 'reference.tsv.gz'), { gzip: true });
-  structures.write('UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
-  references.write('UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n');
-  const next = random(7);
-  const seen = new Set<string>();
-  let uci = 0;
-  let referenceCount = 0;
-  const maxInchiLength = readConfig().MAX_INCHI_LENGTH;
-  for await (const line of createInterface({ input: createReadStream(moleculesFile), crlfDelay: Infinity })) {
-    const [, inchi, key] = line.split('\t');
-    if (!inchi?.startsWith('InChI=1S/')) continue;
-    let standardInchiKey: string;
-    try {
-      standardInchiKey = checkStructure(inchi, key, maxInchiLength).standardInchiKey;
-      if (seen.has(standardInchiKey)) continue;
-      seen.add(standardInchiKey);
-    } catch (error) {
-      if (error instanceof Reject) continue;
-      throw error;
-    }
-    uci += 1;
-    let text = '';
-    sources.forEach((source, i) => {
-      if (next() >= coverage[i]) return;
-      const name = source.name.toUpperCase().replace(/[^A-Z]/g, '');
+/** The export's assignments: each source's share of the structures, some with a second id, some an obsolete one. */
+function* references(structureCount: number, sources: Source[]): Generator<Assignment> {
+  for (let uci = 1; uci <= structureCount; uci += 1) {
+    for (const [i, source] of sources.entries()) {
+      if (draw(`${uci}/${i}`) >= coverage[i]) continue;
       const id = (uci * (7_919 + 2 * i) + 104_729 * i) % idModulus;
-      text += `${uci}\t${source.src_id}\t${name}${id}\t1\n`;
-      if (next() < secondIdShare) text += `${uci}\t${source.src_id}\t${name}${id + idModulus}\t1\n`;
-      if (next() < obsoleteShare) text += `${uci}\t${source.src_id}\t${name}${id + 2 * idModulus}\t0\n`;
-    });
-    referenceCount += text.split('\n').length - 1;
-    await Promise.all([structures.write(`${uci}\t${inchi}\t${standardInchiKey}\n`), references.write(text)]);
+      const compoundId = (n: number): string => `${source.label}${id + n * idModulus}`;
+      const sourceId = source.id;
+      yield { uci, sourceId, compoundId: compoundId(0), assignment: 1 };
+      if (draw(`${uci}/${i}/second`) < 0.05) yield { uci, sourceId, compoundId: compoundId(1), assignment: 1 };
+      if (draw(`${uci}/${i}/obsolete`) < 0.03) yield { uci, sourceId, compoundId: compoundId(2), assignment: 0 };
+    }
   }
-  await structures.end();
-  await references.end();
-  return { structures: uci, references: referenceCount };
 }
 
-async function deletePrefix(engine: Engine): Promise<void> {
-  const indices = Object.keys(await engine.client.indices.get({ index: `${prefix}-*`, expand_wildcards: 'all' }, { ignore: [404] }) ?? {})
-    .filter((name) => name.startsWith(`${prefix}-`));
-  if (indices.length > 0) await engine.client.indices.delete({ index: indices.join(',') });
-}
-
-/** Loads the data set under the prefix, unless a complete load of it is already there. */
-async function ensureDataSet(engine: Engine, config: ReturnType<typeof readConfig>): Promise<void> {
+/** Loads the set under the prefix, unless a complete load of it is already there. */
+async function ensureDataSet(engine: Engine, config: Config): Promise<void> {
   const loads = await loadHistory(engine, 100).catch(() => []);
   if (loads.some((load) => load.command === 'references' && load.status === 'done')) {
-    process.stderr.write(`reusing the data set already loaded under ${prefix}\n`);
+    out(`reusing the set loaded under ${prefix}`);
     return;
   }
-  await deletePrefix(engine);
+  await deleteIndicesByPrefix(config.ES_URL, prefix);
   const folder = mkdtempSync(join(tmpdir(), 'chemxref-bench-export-dump-'));
   try {
-    const started = Date.now();
-    const written = await writeDump(folder);
-    process.stderr.write(`wrote the benchmark dump: ${written.structures} structures, ${written.references} assignments (${((Date.now() - started) / 1000).toFixed(0)} s); loading it under ${prefix}\n`);
-    const summary = await runCommand(parseArguments(['dump', folder, '--rejects', join(folder, 'rejects.tsv')]), config);
-    process.stderr.write(`loaded: ${summary.rowsLoaded} rows, ${summary.rowsRejected} rejected, ${summary.seconds} s\n`);
+    const set = await readStructures(config.MAX_INCHI_LENGTH);
+    const table = sourceTable();
+    const assignments = await writeDump(folder, set, table, references(set.keys.length, table.sources));
+    out(`the set: ${fmt(set.keys.length)} structures, ${fmt(assignments)} assignments; loading it under ${prefix}`);
+    const args = ['dump', folder, '--no-progress', '--rejects', join(folder, 'rejects.tsv')];
+    await runCommand(parseArguments(args), config);
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
 }
 
-/** Runs `npm run export -- <command> <folder>` as a child process (no tsx wrapper, so its own RSS is the export's). */
+/** `npm run export -- <command> <folder>` in a child process (no tsx wrapper, so its own RSS is the export's). */
 async function exportInChild(command: string, folder: string): Promise<Record<string, number>> {
-  const { stdout } = await run(process.execPath, ['--require', 'tsx/cjs', join(repository, 'src', 'export', 'cli.ts'), command, folder, '--no-progress'], {
+  const args = ['--require', 'tsx/cjs', join(repository, 'src', 'export', 'cli.ts'), command, folder, '--no-progress'];
+  const { stdout } = await promisify(execFile)(process.execPath, args, {
     cwd: repository, env: { ...process.env, ES_INDEX_PREFIX: prefix }, maxBuffer: 16 * 1024 * 1024,
   });
-  return JSON.parse(stdout.trim().split('\n').pop()!);
+  return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, number>;
 }
 
 async function main(): Promise<void> {
-  const config = readConfig({ ...process.env, ES_INDEX_PREFIX: prefix });
-  const engine = new Engine(config);
+  const { config, engine } = await openBench('bench:export', prefix);
   const output = mkdtempSync(join(tmpdir(), 'chemxref-bench-export-'));
   try {
     await ensureDataSet(engine, config);
-    const results: string[] = [];
     for (let round = 1; round <= rounds; round += 1) {
-      const summary = await exportInChild('mappings', join(output, `mappings-${round}`));
-      const writeSeconds = summary.seconds - summary.readSeconds;
-      results.push(`mappings round ${round}: ${summary.files} files, ${summary.rows} rows in ${summary.seconds} s = ${summary.rowsPerSecond} rows/s ` +
-        `(read ${summary.assignmentsRead} current assignments from the engine: ${summary.readSeconds} s, ${Math.round(summary.assignmentsRead / summary.readSeconds)} rows/s; ` +
-        `pair, sort and write: ${writeSeconds.toFixed(2)} s, ${Math.round(summary.rows / writeSeconds)} rows/s), peak RSS ${summary.peakRssMB} MB`);
-      process.stderr.write(`${results[results.length - 1]}\n`);
+      const s = await exportInChild('mappings', join(output, `mappings-${round}`));
+      const write = s.seconds - s.readSeconds;
+      out(`mappings round ${round}: ${s.files} files, ${fmt(s.rows)} rows in ${s.seconds} s = ${fmt(s.rowsPerSecond)} `
+        + `rows/s (reading ${s.readSeconds} s, pairing and writing ${fmt(write, 2)} s), peak RSS ${s.peakRssMB} MB`);
       rmSync(join(output, `mappings-${round}`), { recursive: true, force: true });
     }
-    const dump = await exportInChild('dump', join(output, 'dump'));
-    results.push(`dump: ${dump.rows} rows (${dump.structures} structures, ${dump.references} references) in ${dump.seconds} s = ${dump.rowsPerSecond} rows/s ` +
-      `(read ${dump.assignmentsRead} assignments: ${dump.readSeconds} s), peak RSS ${dump.peakRssMB} MB`);
-    process.stdout.write(`export benchmark, ${cpus().length} cores, Node ${process.version}, index prefix ${prefix}\n${results.join('\n')}\n`);
+    const d = await exportInChild('dump', join(output, 'dump'));
+    out(`dump: ${fmt(d.rows)} rows in ${d.seconds} s = ${fmt(d.rowsPerSecond)} rows/s (reading the assignments `
+      + `${d.readSeconds} s), peak RSS ${d.peakRssMB} MB`);
   } finally {
     rmSync(output, { recursive: true, force: true });
-    if (!process.env.BENCH_KEEP) await deletePrefix(engine).catch(() => undefined);
+    if (!process.env.BENCH_KEEP) await deleteIndicesByPrefix(config.ES_URL, prefix).catch(() => undefined);
     await engine.close();
   }
 }
 
-void main().catch((error) => {
-  process.stderr.write(`bench:export failed: ${(error as Error).stack ?? error}\n`);
-  process.exit(1);
-});
+runBench(module, 'bench:export', main);

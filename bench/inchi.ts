@@ -1,61 +1,40 @@
-// Benchmark: parse + split into components + Standard InChIKey over the 28,657 real molecules
-// of test/fixtures/chemistry/molecules.tsv.gz, on one core. Prints molecules/s per round and
-// the median. Run with `npm run bench:inchi`.
+// Benchmark: parse + split into components + Standard InChIKey over the 28,657 real molecules of
+// test/fixtures/chemistry/molecules.tsv.gz, on one core; the median of 9 rounds after 3 of warm-up.
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { inchiKeyOf, parseStandardInchi } from '../src/chemistry';
+import { fmt, out, repository, runBench, since } from './common';
 
-const WARM_UP_ROUNDS = 3;
-const MEASURED_ROUNDS = 9;
-
-interface Row {
-  inchi: string;
-  inchiKey: string;
-}
-
-function readMolecules(): Row[] {
-  const text = gunzipSync(readFileSync(join(__dirname, '..', 'test', 'fixtures', 'chemistry', 'molecules.tsv.gz'))).toString('utf8');
-  return text.split('\n').slice(1).filter((line) => line !== '').map((line) => {
-    const columns = line.split('\t');
-    return { inchi: columns[3], inchiKey: columns[4] };
-  });
-}
-
-/** One pass over all molecules; returns the number of keys that differ from the file's. */
-function round(rows: Row[]): number {
+/** One pass over all molecules; returns the number of keys that differ from the published ones. */
+function round(rows: string[][]): number {
   let mismatches = 0;
-  for (let i = 0; i < rows.length; i++) {
-    const parsed = parseStandardInchi(rows[i].inchi);
+  for (const [, , , inchi, inchiKey] of rows) {
+    const parsed = parseStandardInchi(inchi);
     // Touch the components so the split is part of what is measured, as the loaders use it.
-    if (parsed.components.length === 0 || inchiKeyOf(parsed) !== rows[i].inchiKey) mismatches++;
+    if (parsed.components.length === 0 || inchiKeyOf(parsed) !== inchiKey) mismatches++;
   }
   return mismatches;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
-
-function main(): void {
-  const rows = readMolecules();
-  const components = rows.reduce((sum, row) => sum + parseStandardInchi(row.inchi).components.length, 0);
-  process.stdout.write(`InChI core benchmark: parse + split + InChIKey, ${rows.length} molecules (${components} components), one core\n`);
-  process.stdout.write(`node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores)\n`);
-  for (let r = 0; r < WARM_UP_ROUNDS; r++) round(rows);
+async function main(): Promise<void> {
+  const file = join(repository, 'test', 'fixtures', 'chemistry', 'molecules.tsv.gz');
+  const lines = gunzipSync(readFileSync(file)).toString('utf8').split('\n').slice(1).filter(Boolean);
+  const rows = lines.map((line) => line.split('\t'));
+  const components = rows.reduce((sum, row) => sum + parseStandardInchi(row[3]).components.length, 0);
+  out(`bench:inchi: parse + split + InChIKey, ${fmt(rows.length)} molecules (${fmt(components)} components), one core`);
+  out(`node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores)`);
+  for (let r = 0; r < 3; r++) round(rows);
   const rates: number[] = [];
-  for (let r = 0; r < MEASURED_ROUNDS; r++) {
+  for (let r = 0; r < 9; r++) {
     const start = process.hrtime.bigint();
     const mismatches = round(rows);
-    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     if (mismatches !== 0) throw new Error(`${mismatches} computed InChIKeys differ from the published ones`);
-    rates.push(rows.length / seconds);
-    process.stdout.write(`round ${r + 1}: ${Math.round(rows.length / seconds).toLocaleString('en-US')} molecules/s\n`);
+    rates.push(rows.length / since(start));
+    out(`round ${r + 1}: ${fmt(rates[r])} molecules/s`);
   }
-  process.stdout.write(`median: ${Math.round(median(rates)).toLocaleString('en-US')} molecules/s (all keys equal the published ones)\n`);
+  out(`median: ${fmt(rates.sort((a, b) => a - b)[4])} molecules/s (all keys equal the published ones)`);
 }
 
-main();
+runBench(module, 'bench:inchi', main);

@@ -1,31 +1,21 @@
-/**
- * The load generator of the API benchmarks (bench:api, bench:scale): POSTs at a fixed concurrency
- * (autocannon) or at a fixed rate (an open loop over keep-alive sockets), and what their latencies sum to.
- */
+// The load generator of the API benchmarks: POSTs at a fixed concurrency (autocannon, or async loops)
+// or at a fixed rate (an open loop over keep-alive sockets), and what their latencies sum to.
 import { connect, type Socket } from 'node:net';
 import autocannon from 'autocannon';
 
+/** A run: its rate, latency percentiles (ms), requests, and failures by why (`HTTP 503`, an error's code). */
 export interface Measure {
-  rps: number; p50: number; p99: number; requests: number; failures: number;
-  /** Why requests failed, with how many each: an answer's status (`HTTP 503`), an error's code or name. */
-  failedBy?: FailedBy;
-  /** CPU ms per request of the engine (every user of the node, so noisy), the API child and the load generator (bench:api). */
+  rps: number; p50: number; p99: number; requests: number; failures: number; failedBy?: FailedBy;
+  /** CPU ms a request of the engine (every user of the node, so noisy), the API and the load generator (bench:api). */
   cpuMs?: { engine: number; api: number; client: number };
-  /** The load generator's own GC pauses during the run (bench:api): their milliseconds, and how many were full collections. */
-  clientGc?: { ms: number; full: number };
 }
 
-export type FailedBy = Record<string, number>;
+type FailedBy = Record<string, number>;
 
 /** Why a request failed, for `FailedBy`: the engine's or the API's status, else the error's code or name. */
-export function failureReason(error: unknown): string {
+function failureReason(error: unknown): string {
   const { statusCode, code, name } = (error ?? {}) as { statusCode?: number; code?: string; name?: string };
   return statusCode ? `HTTP ${statusCode}` : code ?? name ?? String(error);
-}
-
-/** `failedBy` as text: "HTTP 503 × 20, ECONNRESET × 3". */
-export function describeFailures(failedBy: FailedBy): string {
-  return Object.entries(failedBy).map(([why, count]) => `${why} × ${count}`).join(', ');
 }
 
 /** The `p`th percentile of ascending `sorted`; NaN when it is empty. */
@@ -38,23 +28,25 @@ export function percentile(sorted: number[], p: number): number {
 export function summarise(latencies: number[], failedBy: FailedBy, elapsedSeconds: number): Measure {
   latencies.sort((a, b) => a - b);
   const failures = Object.values(failedBy).reduce((sum, count) => sum + count, 0);
-  return { rps: latencies.length / elapsedSeconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, failures, failedBy };
+  const [rps, p50, p99] = [latencies.length / elapsedSeconds, percentile(latencies, 50), percentile(latencies, 99)];
+  return { rps, p50, p99, requests: latencies.length, failures, failedBy };
 }
 
-/** Counts `count` failures (one by default) of `why`. */
-export function countFailure(failedBy: FailedBy, why: string, count = 1): void {
+function countFailure(failedBy: FailedBy, why: string, count = 1): void {
   failedBy[why] = (failedBy[why] ?? 0) + count;
 }
 
-/** The failures of several runs, summed by why. */
-export function failuresOf(runs: Measure[]): FailedBy {
+/** The failures of `runs` by why, as text: "HTTP 503 × 20, ECONNRESET × 3". */
+export function describeFailures(...runs: Measure[]): string {
   const all: FailedBy = {};
   for (const run of runs) for (const [why, count] of Object.entries(run.failedBy ?? {})) countFailure(all, why, count);
-  return all;
+  return Object.entries(all).map(([why, count]) => `${why} × ${count}`).join(', ');
 }
 
 /** autocannon at `connections` against one path, cycling through `bodies`; latencies taken per response, in ms. */
-export async function drive(url: string, path: string, bodies: object[], duration: number, connections: number): Promise<Measure> {
+export async function drive(
+  url: string, path: string, bodies: object[], duration: number, connections: number,
+): Promise<Measure> {
   const payloads = bodies.map((body) => JSON.stringify(body));
   let next = 0;
   const latencies: number[] = [];
@@ -77,35 +69,60 @@ export async function drive(url: string, path: string, bodies: object[], duratio
   return summarise(latencies, failedBy, result.duration);
 }
 
+/** `workers` loops calling `work(i)` (i counting up) for `duration` s; the rate is of the answers `work` counts. */
+export async function closedLoop(
+  workers: number, duration: number, work: (i: number) => Promise<{ answered: number; failed: number }>,
+): Promise<Measure> {
+  let [next, answered] = [0, 0];
+  const latencies: number[] = [];
+  const failedBy: FailedBy = {};
+  const started = process.hrtime.bigint();
+  const deadline = started + BigInt(duration * 1e9);
+  const worker = async (): Promise<void> => {
+    while (process.hrtime.bigint() < deadline) {
+      const begun = process.hrtime.bigint();
+      try {
+        const counts = await work(next++);
+        answered += counts.answered;
+        if (counts.failed > 0) countFailure(failedBy, 'not answered', counts.failed);
+        latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
+      } catch (error) {
+        countFailure(failedBy, failureReason(error));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, worker));
+  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  return { ...summarise(latencies, failedBy, elapsed), rps: answered / elapsed, requests: answered };
+}
+
 /**
- * Keep-alive HTTP/1.1 connections to one host for the open loop, with as little work per request as
- * the load generator can do: each request's bytes are built once, and an answer is read for its
- * status, its `Content-Length` and one header, nothing else. On a core it shares with the API, the
- * load generator's CPU is taken from the API: node:http's client cost it 0.1-0.2 ms a request.
+ * Keep-alive HTTP/1.1 connections for the open loop, as light as can be (node:http's client cost the
+ * API 0.1-0.2 ms of its core a request): request bytes built once, an answer read for its status,
+ * its Content-Length and one header.
  */
 export class Connections {
   private readonly idle: Connection[] = [];
   private readonly all = new Set<Connection>();
 
-  /**
-   * `maxIdleMs`: a connection idle longer is closed, not used, so that a request never races the
-   * server's own close of it (the API's keep-alive timeout is 5 s, src/server.ts): a request
-   * written as the server closes the socket fails with ECONNRESET, 3 in 56,000 in one bench:api run.
-   */
+  /** A connection idle over `maxIdleMs` is closed, not used: it would race the API's own close at 5 s (ECONNRESET). */
   constructor(private readonly target: URL, private readonly header?: string, private readonly maxIdleMs = 4_000) {}
 
   /** The bytes of a POST of `body` to `path`. */
   request(path: string, body: string): Buffer {
     const payload = Buffer.from(body);
-    const head = `POST ${path} HTTP/1.1\r\nHost: ${this.target.host}\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\n\r\n`;
+    const head = `POST ${path} HTTP/1.1\r\nHost: ${this.target.host}\r\nContent-Type: application/json\r\n`
+      + `Content-Length: ${payload.length}\r\n\r\n`;
     return Buffer.concat([Buffer.from(head, 'latin1'), payload]);
   }
 
-  /** Sends `request` on an idle connection (a new one if none is idle); resolves its status and the value of the header asked for. */
+  /** Sends `request` on an idle connection (or a new one); resolves its status and the asked-for header. */
   send(request: Buffer): Promise<Answer> {
     // The last connection to go idle is the first reused: when it has idled too long, so have the others.
     const last = this.idle.at(-1);
-    if (last && performance.now() - last.idleSince > this.maxIdleMs) for (const stale of this.idle.splice(0)) stale.close();
+    if (last && performance.now() - last.idleSince > this.maxIdleMs) {
+      for (const stale of this.idle.splice(0)) stale.close();
+    }
     const connection = this.idle.pop() ?? this.open();
     return connection.exchange(request).then((answer) => {
       connection.idleSince = performance.now();
@@ -122,7 +139,8 @@ export class Connections {
   }
 
   private open(): Connection {
-    const connection = new Connection(connect({ host: this.target.hostname, port: Number(this.target.port) }), this.header, () => {
+    const socket = connect({ host: this.target.hostname, port: Number(this.target.port) });
+    const connection = new Connection(socket, this.header, () => {
       // The server closes a connection idle past its keep-alive timeout: it leaves the pool.
       this.all.delete(connection);
       const at = this.idle.indexOf(connection);
@@ -137,11 +155,9 @@ interface Answer { status: number; header?: string }
 
 /** One keep-alive socket, one exchange at a time. */
 class Connection {
-  /** When its last answer was read (performance.now()). */
   idleSince = 0;
   private received: Buffer = Buffer.alloc(0);
-  /** Where the awaited answer ends in `received`, once its head is read. */
-  private end = -1;
+  private end = -1; // where the awaited answer ends in `received`, once its head is read
   private status = 0;
   private value?: string;
   private waiting?: { resolve: (answer: Answer) => void; reject: (error: Error) => void };
@@ -207,12 +223,12 @@ class Connection {
 }
 
 /**
- * Open loop at `rate` requests/s, evenly spaced (request i is sent at i/rate s, whatever the
- * answers), so the latency is that of a service at that load, not of bursts: autocannon's
- * `overallRate` sends each second's quota at once and then waits, which queues every burst.
- * `send(i)` resolves true for a success, or why it failed.
+ * Open loop at `rate` requests/s, evenly spaced (request i at i/rate s, whatever the answers), unlike
+ * autocannon's `overallRate`, which sends each second's quota at once. `send(i)`: true, or why it failed.
  */
-export async function paced(send: (i: number) => Promise<true | string>, duration: number, rate: number): Promise<Measure> {
+export async function paced(
+  send: (i: number) => Promise<true | string>, duration: number, rate: number,
+): Promise<Measure> {
   const latencies: number[] = [];
   const failedBy: FailedBy = {};
   const started = process.hrtime.bigint();
@@ -233,8 +249,11 @@ export async function paced(send: (i: number) => Promise<true | string>, duratio
   return summarise(latencies, failedBy, Number(process.hrtime.bigint() - started) / 1e9);
 }
 
-/** The service at `rate` requests/s, one body after the other; `onAnswer` sees each answer's status and the value of its header `header`. */
-export async function drivePaced(url: string, path: string, bodies: object[], duration: number, rate: number, header?: string, onAnswer?: (status: number, value: string | undefined) => void): Promise<Measure> {
+/** The service at `rate` requests/s, one body after the other; `onAnswer` sees each status and `header`. */
+export async function drivePaced(
+  url: string, path: string, bodies: object[], duration: number, rate: number,
+  header?: string, onAnswer?: (status: number, value: string | undefined) => void,
+): Promise<Measure> {
   const connections = new Connections(new URL(url), header);
   const requests = bodies.map((body) => connections.request(path, JSON.stringify(body)));
   try {

@@ -1,511 +1,292 @@
-// Growth curve (issue 22, part 5): how load rate, disk, engine memory and lookup latency change as
-// the data grows from the 500,000 real molecules of ../shared/data/make-samples.sh to 10 million
-// structures and 30 million assignments. Structures beyond the real set are isotopologues of real
-// molecules: a real single-component Standard InChI with an isotopic layer (/i) marking one or more
-// of its carbons as 13C. Each one is parsed by our parseStandardInchi, its key computed by our
-// inchiKeyOf, and it must keep its parent's connectivity block, so the skeletons' connectivity
-// groups grow as the set grows (about 20 structures a skeleton at 10 million).
+// Growth curve: one deployment grown in steps from the real molecules (scripts/make-bench-data.sh) to
+// 10 million structures, then measured after each step. Structures beyond the real set are
+// isotopologues (13C) of real single-component molecules, keyed by our own code and checked to keep
+// their parent's skeleton; each step's five sources hold about 3 assignments a structure. Each step
+// is loaded by the real loader; then its load rate against raw bulk of a sample of its documents,
+// disk, heap, segments, and the v1 API's lookups at 16 connections and at half their peak.
 //
-// Each step adds structures (UCIs continuing the previous step's) and the assignments of the step's
-// own five sources (about 3 a structure), written as UniChem dump tables (structure and reference
-// TSV, the source table once) and loaded by the real loader (`npm run load -- structures` and
-// `references`) in child processes, into `bench-scale-<tag>-*`. After each step it prints the load
-// rate against a raw bulk ceiling measured in the same step (the client's bulk helper writing a
-// sample of the step's own documents into fresh indices), bytes on disk per structure and per
-// assignment, the engine's heap, segment counts, and lookup p50/p99 and throughput of the v1 API
-// (in a child process) by InChIKey, by sourceID and connectivity (of any structure, whose answers
-// grow with its isotopologues, and of real mixtures, whose answers do not), at a fixed concurrency
-// and at fixed rates (half the first step's peak, and half the step's own peak). Every bench-scale
-// index and generated file is deleted
-// at the end (unless --keep).
-//
-//   npm run bench:scale                                    # steps 0.5,2,5,10 (millions of structures)
-//   npm run bench:scale -- --steps 0.5,2 --seconds 10      # a short run
-//   npm run bench:scale -- --results /tmp/scale.jsonl      # one JSON line per step appended there
-//   npm run bench:scale -- --consolidate                   # then the last step again, consolidated
-//
-// Flags: --steps (millions, cumulative), --seconds (per lookup run, 15), --connections (16),
-// --ceiling-sample (structures per step written by the ceiling, 100,000; assignments: 3×),
-// --work <folder> (generated tables; default a fresh folder under the OS temp dir), --keep (leave
-// the indices and files), --results <file>, --consolidate (after the last step, its lookups again
-// once `npm run load -- consolidate` has put the release indices into one merged index, and once
-// more with the compounds index merged into one segment too). BENCH_500K names the real molecule file.
-import { spawn } from 'node:child_process';
-import { serveApi, startApiChild, stopApiChild } from './api-child';
+//   npm run bench:scale -- [--steps 0.5,2,5,10] [--seconds 15]
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, createReadStream, createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, type WriteStream } from 'node:fs';
-import { descendants, readProc } from './proc';
-import { drive, drivePaced, type Measure } from './load-generator';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { readConfig, type Config } from '../src/config';
+import { parseArgs } from 'node:util';
 import { parseStandardInchi, inchiKeyOf } from '../src/chemistry';
 import { compoundDocument } from '../src/domain/compound';
-import { Engine, mappingOf, type MappingName } from '../src/engine/client';
-import { currentReleaseIndices, mergeIntoOneSegment } from '../src/engine/schema';
+import type { Engine } from '../src/engine/client';
+import { currentReleaseIndices } from '../src/engine/schema';
 import { assignmentId } from '../src/engine/assignments';
-import { Reject } from '../loaders/run';
-import { checkStructure } from '../loaders/structure-rules';
 import { deleteIndicesByPrefix } from '../scripts/engine';
+import {
+  bulkCeiling, createIndex, draw, fmt, molecules, openBench, out, runBench, runLoader, Sample, settle, since, startApi,
+} from './common';
+import { readStructures } from './dataset';
+import { drive, drivePaced, type Measure } from './load-generator';
 
-const moleculesFile = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
-const repository = join(__dirname, '..');
+const { values: options } = parseArgs({
+  options: {
+    steps: { type: 'string', default: '0.5,2,5,10' }, seconds: { type: 'string', default: '15' },
+  },
+});
+const steps = options.steps!.split(',').map((n) => Math.round(Number(n) * 1e6));
+const seconds = Number(options.seconds);
+// The ceiling writes the step's first 100,000 structures and their assignments.
+const [connections, warmUpSeconds, sampleSize, ceilingSample] = [16, 3, 5_000, 100_000];
 
-function flag(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1] : fallback;
-}
-const steps = flag('steps', '0.5,2,5,10').split(',').map((s) => Math.round(Number(s) * 1e6));
-const seconds = Number(flag('seconds', '15'));
-const connections = Number(flag('connections', '16'));
-const ceilingSample = Number(flag('ceiling-sample', '100000'));
-const keep = process.argv.includes('--keep');
-const consolidate = process.argv.includes('--consolidate');
-const resultsFile = flag('results', '');
-const warmUpSeconds = 3;
-const sampleSize = 5_000;
-
-const out = (text: string): boolean => process.stdout.write(`${text}\n`);
-const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const since = (start: bigint): number => Number(process.hrtime.bigint() - start) / 1e9;
-
-// ---------------------------------------------------------------------------------------------
-// The data
-
+interface Structure { inchi: string; key: string; parsed?: ReturnType<typeof parseStandardInchi> }
 interface Parent { inchi: string; key: string; carbons: number }
 
-/** Every distinct loadable structure of the real set; those that can carry a 13C layer are parents. */
-async function readRealSet(file: string, maxInchiLength: number): Promise<{ real: { inchi: string; key: string }[]; parents: Parent[] }> {
-  const real: { inchi: string; key: string }[] = [];
-  const parents: Parent[] = [];
-  const seen = new Set<string>();
-  const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
-  for await (const line of lines) {
-    const [, inchi, key] = line.split('\t');
-    if (!inchi?.startsWith('InChI=')) continue;
-    try {
-      const checked = checkStructure(inchi, key, maxInchiLength);
-      if (seen.has(checked.standardInchiKey)) continue;
-      seen.add(checked.standardInchiKey);
-      real.push({ inchi, key: checked.standardInchiKey });
-      // One component, no isotopic layer of its own, carbons first in the Hill formula (atoms 1..n).
-      const formula = inchi.split('/')[1];
-      const carbons = /^C([0-9]*)(?![a-z])/.exec(formula);
-      if (formula.includes('.') || /^[0-9]/.test(formula) || inchi.includes('/i') || !carbons) continue;
-      parents.push({ inchi, key: checked.standardInchiKey, carbons: carbons[1] ? Number(carbons[1]) : 1 });
-    } catch (error) {
-      if (!(error instanceof Reject)) throw error;
-    }
-  }
+/** The real set; single components without an isotopic layer, carbons first in the formula, are parents. */
+async function readRealSet(maxInchiLength: number): Promise<{ real: Structure[]; parents: Parent[] }> {
+  const set = await readStructures(maxInchiLength);
+  const real = set.keys.map((key, i) => ({ inchi: set.inchis[i], key }));
+  const parents = real.flatMap(({ inchi, key }) => {
+    const formula = inchi.split('/')[1];
+    const carbons = /^C([0-9]*)(?![a-z])/.exec(formula);
+    if (formula.includes('.') || /^[0-9]/.test(formula) || inchi.includes('/i') || !carbons) return [];
+    return [{ inchi, key, carbons: carbons[1] ? Number(carbons[1]) : 1 }];
+  });
   return { real, parents };
 }
 
 /**
- * Isotopologue `variant` (1, 2, ...) of a parent: the carbons named by the set bits of `variant`
- * become 13C (`/i1+1,3+1`). Variants of one parent differ, so their keys do; a variant beyond the
- * parent's 2^carbons - 1 does not exist (undefined).
+ * The structures of the set in UCI order: the real ones, then round after round of isotopologues
+ * (round n: the carbons named by the set bits of n become 13C, `/i1+1,3+1`, for every parent with
+ * that many carbons).
  */
-function isotopologue(parent: Parent, variant: number): string | undefined {
-  if (variant >= 2 ** Math.min(parent.carbons, 24)) return undefined;
-  const atoms: string[] = [];
-  for (let bit = 0; bit < 24; bit += 1) if (variant & (1 << bit)) atoms.push(`${bit + 1}+1`);
-  return `${parent.inchi}/i${atoms.join(',')}`;
-}
-
-/** The structures of the set in UCI order: the real ones, then round after round of isotopologues. */
-function* structures(real: { inchi: string; key: string }[], parents: Parent[], realKeys: Set<string>): Generator<{ inchi: string; key: string; parsed?: ReturnType<typeof parseStandardInchi> }> {
-  for (const r of real) yield r;
+function* structures(real: Structure[], parents: Parent[]): Generator<Structure> {
+  yield* real;
+  const realKeys = new Set(real.map((r) => r.key));
   for (let variant = 1; variant < 2 ** 24; variant += 1) {
-    let any = false;
-    for (const parent of parents) {
-      const inchi = isotopologue(parent, variant);
-      if (inchi === undefined) continue;
-      any = true;
+    const atoms = [...Array(24).keys()].filter((bit) => variant & (1 << bit)).map((bit) => `${bit + 1}+1`).join(',');
+    const round = parents.filter((parent) => variant < 2 ** Math.min(parent.carbons, 24));
+    if (round.length === 0) return;
+    for (const parent of round) {
+      const inchi = `${parent.inchi}/i${atoms}`;
       const parsed = parseStandardInchi(inchi);
       const key = inchiKeyOf(parsed);
       if (parsed.connectivityBlock !== parent.key.slice(0, 14) || key.slice(0, 14) !== parent.key.slice(0, 14)) {
         throw new Error(`isotopologue ${inchi} left its parent's skeleton (${key} against ${parent.key})`);
       }
-      if (realKeys.has(key)) continue; // a real labelled molecule of the set
-      yield { inchi, key, parsed };
+      if (!realKeys.has(key)) yield { inchi, key, parsed };
     }
-    if (!any) return;
   }
 }
 
 interface Source { id: number; label: string; coverage: number }
 
-/** Five sources a step, covering 100, 80, 60, 40 and 20 % of the step's new structures: 3 ids a structure. */
+/** Five sources a step, holding 100, 80, 60, 40 and 20 % of the step's new structures: 3 ids a structure. */
 function sourcesOf(step: number): Source[] {
-  return [1, 0.8, 0.6, 0.4, 0.2].map((coverage, i) => ({ id: 200 + step * 10 + i, label: `SCALE${step}S${i}X`, coverage }));
-}
-
-/** A fixed 32-bit hash of two integers, so which source holds which structure is deterministic. */
-function hash(a: number, b: number): number {
-  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(b + 0x7f4a7c15, 0xc2b2ae35);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x7feb352d);
-  h ^= h >>> 15;
-  return h >>> 0;
+  const shares = [1, 0.8, 0.6, 0.4, 0.2];
+  return shares.map((coverage, i) => ({ id: 200 + step * 10 + i, label: `SCALE${step}S${i}X`, coverage }));
 }
 
 function sourceTsv(all: Source[]): string {
-  const header = 'SRC_ID\tNAME\tNAME_LONG\tNAME_LABEL\tDESCRIPTION\tSRC_URL\tBASE_ID_URL\tBASE_ID_URL_AVAILABLE\tPRIVATE';
-  return `${header}\n${all.map((s) => `${s.id}\tscale_${s.id}\tScale bench source ${s.id}\t${s.label}\tsynthetic source of bench:scale\thttps://example.org/\t\t0\t0`).join('\n')}\n`;
+  const header = 'SRC_ID NAME NAME_LONG NAME_LABEL DESCRIPTION SRC_URL BASE_ID_URL BASE_ID_URL_AVAILABLE PRIVATE';
+  const row = (s: Source): unknown[] =>
+    [s.id, `scale_${s.id}`, `Scale source ${s.id}`, s.label, 'bench:scale', 'https://example.org/', '', 0, 0];
+  return [header.split(' '), ...all.map(row)].map((line) => `${line.join('\t')}\n`).join('');
 }
 
-/** Buffered writes with back-pressure. */
-class Writer {
-  private buffer = '';
-  constructor(private stream: WriteStream) {}
-  async write(text: string): Promise<void> {
-    this.buffer += text;
-    if (this.buffer.length < 1 << 20) return;
-    const ok = this.stream.write(this.buffer);
-    this.buffer = '';
-    if (!ok) await new Promise<void>((resolve) => this.stream.once('drain', () => resolve()));
-  }
-  async end(): Promise<void> {
-    this.stream.end(this.buffer);
-    await new Promise<void>((resolve) => this.stream.once('finish', () => resolve()));
-  }
+/** A table written a megabyte at a time: `write(text)`, then `write()` to flush what is left. */
+function tableWriter(file: string, header: string): (text?: string) => void {
+  writeFileSync(file, header);
+  let buffer = '';
+  return (text) => {
+    buffer += text ?? '';
+    if (text !== undefined && buffer.length < 1 << 20) return;
+    appendFileSync(file, buffer);
+    buffer = '';
+  };
 }
 
 interface StepFiles {
   structureFile: string; referenceFile: string; structures: number; assignments: number;
-  /** Serialised documents of the first structures and assignments of the step, for the ceiling. */
-  ceilingStructures: [string, string][]; ceilingAssignments: [string, string][];
-  secondsToWrite: number;
+  /** Serialised documents of the step's first structures and of their assignments, for the ceiling. */
+  ceilingStructures: Ceiling; ceilingAssignments: Ceiling;
 }
 
-/** Writes the step's new structures (UCI from `firstUci`) and their assignments as dump tables. */
-async function writeStep(folder: string, step: number, firstUci: number, count: number, source: Iterator<{ inchi: string; key: string; parsed?: ReturnType<typeof parseStandardInchi> }>): Promise<StepFiles> {
-  const started = process.hrtime.bigint();
-  const structureFile = join(folder, `structure-${step}.tsv`);
-  const referenceFile = join(folder, `reference-${step}.tsv`);
-  const structuresOut = new Writer(createWriteStream(structureFile));
-  const referencesOut = new Writer(createWriteStream(referenceFile));
-  await structuresOut.write('UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
-  await referencesOut.write('UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n');
+/** The lookups' keys and current ids: a sample of the whole set so far, drawn as its rows are written. */
+interface Samples { keys: Sample<string>; ids: Sample<{ sourceId: number; compoundId: string }> }
+
+/** Writes the step's `count` new structures (UCI from `firstUci`) and their assignments as dump tables. */
+async function writeStep(
+  folder: string, step: number, firstUci: number, count: number, source: Iterator<Structure>, samples: Samples,
+): Promise<StepFiles> {
+  const files: StepFiles = {
+    structureFile: join(folder, `structure-${step}.tsv`), referenceFile: join(folder, `reference-${step}.tsv`),
+    structures: 0, assignments: 0, ceilingStructures: [], ceilingAssignments: [],
+  };
+  const writeStructure = tableWriter(files.structureFile, 'UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
+  const writeReference = tableWriter(files.referenceFile, 'UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n');
   const sources = sourcesOf(step);
-  const files: StepFiles = { structureFile, referenceFile, structures: 0, assignments: 0, ceilingStructures: [], ceilingAssignments: [], secondsToWrite: 0 };
   for (let uci = firstUci; files.structures < count; uci += 1) {
     const next = source.next();
     if (next.done) break;
     const { inchi, key } = next.value;
-    await structuresOut.write(`${uci}\t${inchi}\t${key}\n`);
+    writeStructure(`${uci}\t${inchi}\t${key}\n`);
+    samples.keys.add(key, key);
     files.structures += 1;
     const sampled = files.structures <= ceilingSample;
     if (sampled) {
-      const parsed = next.value.parsed ?? parseStandardInchi(inchi);
-      files.ceilingStructures.push([key, JSON.stringify(compoundDocument(uci, key, parsed, 'bench-ceiling'))]);
+      const document = compoundDocument(uci, key, next.value.parsed ?? parseStandardInchi(inchi), 'bench-ceiling');
+      files.ceilingStructures.push([key, JSON.stringify(document)]);
     }
-    for (let s = 0; s < sources.length; s += 1) {
-      if (s > 0 && hash(uci, s) / 2 ** 32 >= sources[s].coverage) continue;
-      // Ids as registries have them, unrelated to the UCI: a per-source counter, spread out.
-      const compoundId = `${sources[s].label}${1000 + (uci * 7 + s * 13)}`;
-      await referencesOut.write(`${uci}\t${sources[s].id}\t${compoundId}\t1\n`);
+    for (const [s, { id: sourceId, label, coverage }] of sources.entries()) {
+      if (s > 0 && draw(`${uci}/${s}`) >= coverage) continue;
+      // Ids as registries have them, unrelated to the UCI.
+      const compoundId = `${label}${1000 + (uci * 7 + s * 13)}`;
+      writeReference(`${uci}\t${sourceId}\t${compoundId}\t1\n`);
+      samples.ids.add({ sourceId, compoundId }, `${sourceId}\t${compoundId}`);
       files.assignments += 1;
-      if (sampled) {
-        const document = { sourceId: sources[s].id, compoundId, uci, assignment: 1, standardInchiKey: key, connectivityBlock: key.slice(0, 14) };
-        files.ceilingAssignments.push([assignmentId(sources[s].id, uci, compoundId), JSON.stringify(document)]);
-      }
+      if (!sampled) continue;
+      const [standardInchiKey, connectivityBlock] = [key, key.slice(0, 14)];
+      const document = { sourceId, compoundId, uci, assignment: 1, standardInchiKey, connectivityBlock };
+      files.ceilingAssignments.push([assignmentId(sourceId, uci, compoundId), JSON.stringify(document)]);
     }
   }
-  await structuresOut.end();
-  await referencesOut.end();
-  files.secondsToWrite = since(started);
+  writeStructure();
+  writeReference();
   return files;
 }
 
-// ---------------------------------------------------------------------------------------------
-// The loader, in a child process; its peak RSS polled from /proc
+type Ceiling = [id: string, document: string][];
+type Table = 'structures' | 'references';
 
-
-async function runLoader(prefix: string, args: string[]): Promise<{ summary: Record<string, unknown>; peakRssMb: number }> {
-  const child = spawn('npm', ['run', '--silent', 'load', '--', ...args, '--no-progress'], {
-    cwd: repository, env: { ...process.env, ES_INDEX_PREFIX: prefix }, stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let peak = 0;
-  const timer = setInterval(() => {
-    if (child.pid === undefined) return;
-    for (const pid of [child.pid, ...descendants(child.pid)]) {
-      const hwm = Number(/VmHWM:\s+([0-9]+) kB/.exec(readProc(pid, 'status') ?? '')?.[1] ?? 0);
-      peak = Math.max(peak, hwm);
-    }
-  }, 500);
-  let stdout = '';
-  child.stdout.on('data', (chunk) => { stdout += chunk; });
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  clearInterval(timer);
-  const last = stdout.trim().split('\n').pop() ?? '';
-  if (code !== 0) throw new Error(`npm run load -- ${args.join(' ')} failed (exit ${code}): ${last}`);
-  return { summary: JSON.parse(last) as Record<string, unknown>, peakRssMb: peak / 1024 };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The ceiling: the client's bulk helper writing serialised documents into a fresh index
-
-async function ceiling(engine: Engine, index: string, name: MappingName, items: [string, string][], op: 'create' | 'index'): Promise<number> {
-  const { settings, mappings } = mappingOf(name);
-  const indexSettings = (settings.index ?? {}) as Record<string, unknown>;
-  await engine.client.indices.create({ index, mappings, settings: { index: { ...indexSettings, refresh_interval: '-1' } } });
-  const started = process.hrtime.bigint();
-  const stats = await engine.client.helpers.bulk<[string, string]>({
-    datasource: items,
-    onDocument: ([id, document]) => [{ [op]: { _index: index, _id: id } }, document] as never,
-    concurrency: 3, flushBytes: 4_000_000, refreshOnCompletion: false,
-  });
-  await engine.client.indices.refresh({ index });
-  const elapsed = since(started);
+/** The raw bulk ceiling of a step's sample of a table, into a fresh index deleted after: rows/s. */
+async function ceiling(engine: Engine, index: string, table: Table, items: Ceiling): Promise<number> {
+  await settle(engine);
+  await createIndex(engine, index, table === 'structures' ? 'compounds' : 'assignments');
+  const seconds = await bulkCeiling(engine, index, items, table === 'structures' ? 'create' : 'index');
   await engine.client.indices.delete({ index });
-  if (stats.successful !== items.length) throw new Error(`the ceiling wrote ${stats.successful} of ${items.length} documents`);
-  return items.length / elapsed;
+  return items.length / seconds;
 }
 
-/** Waits until the node has no merge running (at most 2 minutes). */
-async function settle(engine: Engine): Promise<void> {
-  for (let i = 0; i < 240; i += 1) {
-    const stats = await engine.client.nodes.stats({ metric: ['indices'], index_metric: ['merge'] }) as unknown as { nodes: Record<string, { indices: { merges: { current: number } } }> };
-    if (Object.values(stats.nodes).every((node) => node.indices.merges.current === 0)) return;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Storage and memory
-
-interface Storage {
-  structureBytes: number; structureDocs: number; structureSegments: number;
-  assignmentBytes: number; assignmentDocs: number; assignmentSegments: number; assignmentIndices: number;
-  heapUsedMb: number; heapMaxMb: number; segmentMemoryMb: number; nodes: number;
-}
-
-async function storage(engine: Engine, prefix: string): Promise<Storage> {
+/** The table's size and storage cells: documents, bytes per document, heap used, segments (release indices). */
+async function storage(engine: Engine, prefix: string): Promise<{ size: string; cells: string }> {
   await engine.client.indices.refresh({ index: `${prefix}-*` });
-  const rows = await engine.client.cat.indices({ index: `${prefix}-*`, bytes: 'b', format: 'json' }) as unknown as Record<string, string>[];
-  const compounds = rows.find((row) => row.index === engine.names.compounds)!;
+  const rows = await engine.client.cat.indices({ index: `${prefix}-*`, bytes: 'b', format: 'json' }) as unknown as
+    Record<string, string>[];
   // The release indices serving a source now (not the previous releases kept for RELEASE_GRACE).
   const served = new Set((await currentReleaseIndices(engine)).values());
+  const compounds = rows.filter((row) => row.index === engine.names.compounds);
   const assignments = rows.filter((row) => served.has(row.index));
-  const segments = await engine.client.indices.stats({ index: [compounds.index, ...assignments.map((x) => x.index)], metric: ['segments'] }) as unknown as { indices: Record<string, { primaries: { segments: { count: number } } }> };
-  const segmentCount = (index: string): number => segments.indices[index]?.primaries.segments.count ?? 0;
-  const nodes = await engine.client.nodes.stats({ metric: ['jvm', 'indices'], index_metric: ['segments'] }) as unknown as { nodes: Record<string, { jvm: { mem: { heap_used_in_bytes: number; heap_max_in_bytes: number } }; indices: { segments: { memory_in_bytes: number } } }> };
-  const list = Object.values(nodes.nodes);
+  const index = [...compounds, ...assignments].map((row) => row.index);
+  const stats = await engine.client.indices.stats({ index, metric: ['segments'] }) as unknown as
+    { indices: Record<string, { primaries: { segments: { count: number } } }> };
+  type Row = Record<string, string>;
+  const sum = (list: Row[], pick: (row: Row) => number): number => list.reduce((total, row) => total + pick(row), 0);
+  const docs = (row: Row): number => Number(row['docs.count']);
+  const bytes = (row: Row): number => Number(row['pri.store.size']);
+  const segments = (row: Row): number => stats.indices[row.index]?.primaries.segments.count ?? 0;
+  const nodes = await engine.client.nodes.stats({ metric: ['jvm'] }) as unknown as
+    { nodes: Record<string, { jvm: { mem: { heap_used_in_bytes: number } } }> };
+  const heap = Object.values(nodes.nodes).reduce((total, n) => total + n.jvm.mem.heap_used_in_bytes, 0) / 2 ** 20;
   return {
-    structureBytes: Number(compounds['pri.store.size']), structureDocs: Number(compounds['docs.count']), structureSegments: segmentCount(compounds.index),
-    assignmentBytes: assignments.reduce((sum, x) => sum + Number(x['pri.store.size']), 0), assignmentDocs: assignments.reduce((sum, x) => sum + Number(x['docs.count']), 0),
-    assignmentSegments: assignments.reduce((sum, x) => sum + segmentCount(x.index), 0), assignmentIndices: assignments.length,
-    heapUsedMb: list.reduce((sum, n) => sum + n.jvm.mem.heap_used_in_bytes, 0) / 2 ** 20,
-    heapMaxMb: list.reduce((sum, n) => sum + n.jvm.mem.heap_max_in_bytes, 0) / 2 ** 20,
-    segmentMemoryMb: list.reduce((sum, n) => sum + n.indices.segments.memory_in_bytes, 0) / 2 ** 20,
-    nodes: list.length,
+    size: `${fmt(sum(compounds, docs))} / ${fmt(sum(assignments, docs))}`,
+    cells: `${fmt(sum(compounds, bytes) / sum(compounds, docs))} / `
+      + `${fmt(sum(assignments, bytes) / sum(assignments, docs))} `
+      + `| ${fmt(heap)} | ${sum(compounds, segments)} / ${sum(assignments, segments)} (${assignments.length})`,
   };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Lookups through the API, in a child process
-
-
-/** Real keys and current ids of the whole set, drawn evenly (random_score), as bench/api.ts does. */
-async function samples(engine: Engine): Promise<{ keys: string[]; ids: { sourceId: number; compoundId: string }[] }> {
-  const draw = async <T>(index: string, filter: object, fields: string[]): Promise<T[]> => {
-    const result = await engine.client.search<T>({
-      index, size: sampleSize, _source: fields,
-      query: { function_score: { query: { bool: { filter: [filter] } }, functions: [{ random_score: { seed: 5, field: '_seq_no' } }], boost_mode: 'replace' } },
-    }, { requestTimeout: 300_000 });
-    return result.hits.hits.map((hit) => hit._source!);
-  };
-  const keys = (await draw<{ standardInchiKey: string }>(engine.names.compounds, { match_all: {} }, ['standardInchiKey'])).map((d) => d.standardInchiKey);
-  const ids = await draw<{ sourceId: number; compoundId: string }>(engine.names.assignments, { term: { assignment: 1 } }, ['sourceId', 'compoundId']);
-  return { keys, ids };
+/** Keys of real mixtures, which get no isotopologues: their connectivity answers do not grow with the set. */
+function mixtureKeys(real: Structure[]): string[] {
+  const sample = new Sample<string>(sampleSize);
+  for (const r of real) if (r.inchi.split('/')[1].includes('.')) sample.add(r.key, r.key);
+  return sample.values;
 }
 
-/**
- * Keys of real mixtures (more than one component), which get no isotopologues: their connectivity
- * answers hold the same structures at every step, so their latency shows what the index's size
- * costs apart from what the answers hold. Drawn evenly (a fixed stride) from the real set.
- */
-function mixtureKeys(real: { inchi: string; key: string }[]): string[] {
-  const mixtures = real.filter((r) => r.inchi.split('/')[1].includes('.')).map((r) => r.key);
-  const stride = Math.max(1, Math.floor(mixtures.length / sampleSize));
-  return mixtures.filter((_, i) => i % stride === 0).slice(0, sampleSize);
-}
-
-/** Mean structures and entries (assignments) a connectivity answer holds, over the first 200 sample keys. */
-async function answerSize(url: string, keys: string[]): Promise<{ compounds: number; sources: number }> {
-  let compounds = 0;
-  let sources = 0;
-  const some = keys.slice(0, 200);
-  for (const compound of some) {
-    const response = await fetch(`${url}/api/v1/connectivity`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'inchikey', compound }) });
-    const answer = await response.json() as { totalCompounds?: number; sources?: unknown[] };
-    if (response.status !== 200) throw new Error(`connectivity ${compound} answered ${response.status} ${JSON.stringify(answer).slice(0, 300)}`);
-    compounds += answer.totalCompounds ?? 0;
-    sources += answer.sources?.length ?? 0;
-  }
-  return { compounds: compounds / some.length, sources: sources / some.length };
-}
-
-interface Lookup { name: string; path: string; bodies: object[] }
-interface LookupResult { name: string; peak: Measure; atRate: Measure; rate: number; atOwnHalf: Measure; ownRate: number }
-
-async function measureLookups(prefix: string, engine: Engine, rates: Map<string, number>, mixtures: string[]): Promise<{ results: LookupResult[]; answer: { compounds: number; sources: number }; mixtureAnswer: { compounds: number; sources: number } }> {
-  const { keys, ids } = await samples(engine);
-  const { child, url } = await startApiChild(__filename, { ES_INDEX_PREFIX: prefix });
+/** Each lookup at 16 connections, then at half its peak (an open loop); a table cell each. */
+async function measureLookups(prefix: string, samples: Samples, mixtures: string[]): Promise<string> {
+  const byKey = (keys: string[]): object[] => keys.map((compound) => ({ type: 'inchikey', compound }));
+  const { url, stop } = await startApi({ ES_INDEX_PREFIX: prefix });
   try {
-    const lookups: Lookup[] = [
-      { name: 'by InChIKey', path: '/api/v1/compounds', bodies: keys.map((compound) => ({ type: 'inchikey', compound })) },
-      { name: 'by sourceID', path: '/api/v1/compounds', bodies: ids.map((id) => ({ type: 'sourceID', compound: id.compoundId, sourceID: id.sourceId })) },
-      { name: 'connectivity', path: '/api/v1/connectivity', bodies: keys.map((compound) => ({ type: 'inchikey', compound })) },
-      { name: 'connectivity of mixtures', path: '/api/v1/connectivity', bodies: mixtures.map((compound) => ({ type: 'inchikey', compound })) },
+    const lookups: [string, string, object[]][] = [
+      ['by InChIKey', '/api/v1/compounds', byKey(samples.keys.values)],
+      ['by sourceID', '/api/v1/compounds', samples.ids.values.map(({ sourceId: sourceID, compoundId: compound }) => ({
+        type: 'sourceID', compound, sourceID,
+      }))],
+      ['connectivity', '/api/v1/connectivity', byKey(samples.keys.values)],
+      ['connectivity of mixtures', '/api/v1/connectivity', byKey(mixtures)],
     ];
-    const answer = await answerSize(url, keys);
-    const mixtureAnswer = await answerSize(url, mixtures);
-    const results: LookupResult[] = [];
-    for (const lookup of lookups) {
-      await drive(url, lookup.path, lookup.bodies, warmUpSeconds, connections);
-      const peak = await drive(url, lookup.path, lookup.bodies, seconds, connections);
-      // The same rate at every step: half the first step's peak.
-      if (!rates.has(lookup.name)) rates.set(lookup.name, Math.max(10, Math.round(peak.rps / 2)));
-      const rate = rates.get(lookup.name)!;
-      const atRate = await drivePaced(url, lookup.path, lookup.bodies, seconds, rate);
-      // And at half of this step's own peak: the latency of a deployment run at half its capacity.
-      const ownRate = Math.max(10, Math.round(peak.rps / 2));
-      const atOwnHalf = ownRate === rate ? atRate : await drivePaced(url, lookup.path, lookup.bodies, seconds, ownRate);
-      results.push({ name: lookup.name, peak, atRate, rate, atOwnHalf, ownRate });
-      out(`  ${lookup.name}: ${fmt(peak.rps)} req/s at ${connections} connections (p50 ${fmt(peak.p50, 1)}, p99 ${fmt(peak.p99, 1)} ms, ${peak.failures} failed); at ${rate}/s p50 ${fmt(atRate.p50, 1)}, p99 ${fmt(atRate.p99, 1)} ms (${atRate.failures} failed); at ${ownRate}/s (half its own peak) p50 ${fmt(atOwnHalf.p50, 1)}, p99 ${fmt(atOwnHalf.p99, 1)} ms (${atOwnHalf.failures} failed)`);
+    const cells: string[] = [];
+    const failed = (m: Measure): string => (m.failures ? ` (${m.failures} failed)` : '');
+    const ms = (m: Measure): string => `${fmt(m.p50, 1)} / ${fmt(m.p99, 1)}${failed(m)}`;
+    for (const [name, path, bodies] of lookups) {
+      await drive(url, path, bodies, warmUpSeconds, connections);
+      const peak = await drive(url, path, bodies, seconds, connections);
+      const rate = Math.max(10, Math.round(peak.rps / 2));
+      const half = await drivePaced(url, path, bodies, seconds, rate);
+      cells.push(`${fmt(peak.rps)}, ${ms(peak)}; at ${rate}/s ${ms(half)}`);
+      out(`  ${name}: ${fmt(peak.rps)} req/s at ${connections} connections, p50 / p99 ${ms(peak)} ms; `
+        + `at ${rate}/s ${ms(half)} ms`);
     }
-    return { results, answer, mixtureAnswer };
+    return cells.join(' | ');
   } finally {
-    await stopApiChild(child);
+    await stop();
   }
 }
-
-/** One line of the growth table. */
-function tableRow(size: string, loadCells: string, disk: Storage, lookups: Awaited<ReturnType<typeof measureLookups>>): string {
-  const lookupCells = lookups.results.map((l) => `${fmt(l.peak.rps)}, ${fmt(l.peak.p50, 1)} / ${fmt(l.peak.p99, 1)}; at ${l.rate}/s ${fmt(l.atRate.p50, 1)} / ${fmt(l.atRate.p99, 1)}; at ${l.ownRate}/s ${fmt(l.atOwnHalf.p50, 1)} / ${fmt(l.atOwnHalf.p99, 1)}`);
-  return `| ${size} | ${loadCells} | ${fmt(disk.structureBytes / disk.structureDocs)} / ${fmt(disk.assignmentBytes / disk.assignmentDocs)} | ${fmt(disk.heapUsedMb)} | ${disk.structureSegments} / ${disk.assignmentSegments} (${disk.assignmentIndices}) | ${lookupCells.join(' | ')} | ${fmt(lookups.answer.compounds, 1)}; ${fmt(lookups.mixtureAnswer.compounds, 1)} |`;
-}
-
-// ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--serve')) return serveApi();
-  if (!existsSync(moleculesFile)) {
-    process.stderr.write(`${moleculesFile} is missing: build it with \`apt-get update && W=/tmp/chemwork bash ../shared/data/make-samples.sh\` (as root, ~3 min), or set BENCH_500K\n`);
-    process.exit(2);
-  }
-  const config: Config = readConfig();
   const prefix = `bench-scale-${randomBytes(3).toString('hex')}`;
-  const engine = new Engine({ ...config, ES_INDEX_PREFIX: prefix });
-  const folder = flag('work', '') || mkdtempSync(join(tmpdir(), 'chemxref-bench-scale-'));
-  mkdirSync(folder, { recursive: true });
-  await engine.client.cluster.health({ wait_for_status: 'yellow', timeout: '30s' }).catch(() => {
-    throw new Error(`no Elasticsearch answers on ${config.ES_URL}: start one with \`npm run es:start\``);
-  });
-  out(`Scale benchmark (issue 22): node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores, ${fmt(totalmem() / 2 ** 30)} GiB), Elasticsearch at ${config.ES_URL}, prefix ${prefix}, ES_SHARDS ${config.ES_SHARDS}, ES_REPLICAS ${config.ES_REPLICAS}`);
-  out(`steps ${steps.map((s) => fmt(s)).join(', ')} structures; lookups ${seconds} s each at ${connections} connections, then at half the first step's peak; files in ${folder}`);
-
-  let started = process.hrtime.bigint();
-  const { real, parents } = await readRealSet(moleculesFile, config.MAX_INCHI_LENGTH);
-  const realKeys = new Set(real.map((r) => r.key));
-  out(`${moleculesFile}: ${fmt(real.length)} distinct loadable structures, ${fmt(parents.length)} of them parents of isotopologues (${fmt(since(started), 1)} s)`);
-  const generator = structures(real, parents, realKeys);
+  const { config, engine } = await openBench('bench:scale', prefix);
+  const folder = mkdtempSync(join(tmpdir(), 'chemxref-bench-scale-'));
+  const { file } = molecules();
+  out(`${fmt(totalmem() / 2 ** 30)} GiB, ES_SHARDS ${config.ES_SHARDS}, ES_REPLICAS ${config.ES_REPLICAS}; `
+    + `steps ${steps.map((n) => fmt(n)).join(', ')} structures; lookups ${seconds} s each; files in ${folder}`);
+  const started = process.hrtime.bigint();
+  const { real, parents } = await readRealSet(config.MAX_INCHI_LENGTH);
+  out(`${file}: ${fmt(real.length)} distinct loadable structures, ${fmt(parents.length)} of them parents of `
+    + `isotopologues (${fmt(since(started), 1)} s)`);
+  const generator = structures(real, parents);
   const mixtures = mixtureKeys(real);
-
-  const allSources = steps.flatMap((_, i) => sourcesOf(i + 1));
-  writeFileSync(join(folder, 'source.tsv'), sourceTsv(allSources));
-  const rates = new Map<string, number>();
+  const samples: Samples = { keys: new Sample(sampleSize), ids: new Sample(sampleSize) };
+  writeFileSync(join(folder, 'source.tsv'), sourceTsv(steps.flatMap((_, i) => sourcesOf(i + 1))));
+  const load = (command: string, path: string, step: number | string): ReturnType<typeof runLoader> =>
+    runLoader(prefix, [command, path, '--rejects', join(folder, `rejects-${command}-${step}.tsv`)]);
   const rows: string[] = [];
   try {
-    await runLoader(prefix, ['sources', join(folder, 'source.tsv'), '--rejects', join(folder, 'rejects-sources.tsv')]);
+    await load('sources', join(folder, 'source.tsv'), 0);
     let loaded = 0;
-    for (let i = 0; i < steps.length; i += 1) {
+    for (const [i, target] of steps.entries()) {
       const step = i + 1;
-      const target = steps[i];
       if (target <= loaded) continue;
       out(`\nstep ${step}: ${fmt(loaded)} → ${fmt(target)} structures`);
-      const files = await writeStep(folder, step, loaded + 1, target - loaded, generator);
-      out(`  wrote ${fmt(files.structures)} structures and ${fmt(files.assignments)} assignments in ${fmt(files.secondsToWrite, 1)} s (${fmt(statSync(files.structureFile).size / 1e6)} + ${fmt(statSync(files.referenceFile).size / 1e6)} MB)`);
+      const files = await writeStep(folder, step, loaded + 1, target - loaded, generator, samples);
       if (files.structures === 0) break;
-
-      await settle(engine);
-      const structureLoad = await runLoader(prefix, ['structures', files.structureFile, '--rejects', join(folder, `rejects-structures-${step}.tsv`)]);
-      await settle(engine);
-      const referenceLoad = await runLoader(prefix, ['references', files.referenceFile, '--rejects', join(folder, `rejects-references-${step}.tsv`)]);
-      for (const [what, load, expected] of [['structures', structureLoad, files.structures], ['references', referenceLoad, files.assignments]] as const) {
-        if (Number(load.summary.rowsLoaded) !== expected) throw new Error(`the ${what} load of step ${step} loaded ${load.summary.rowsLoaded} of ${expected} rows: ${JSON.stringify(load.summary).slice(0, 500)}`);
-      }
-      const structureRate = files.structures / Number(structureLoad.summary.seconds);
-      const referenceRate = files.assignments / Number(referenceLoad.summary.seconds);
-      out(`  loader: structures ${fmt(structureRate)} rows/s (${fmt(Number(structureLoad.summary.seconds), 1)} s, peak RSS ${fmt(structureLoad.peakRssMb)} MB), references ${fmt(referenceRate)} rows/s (${fmt(Number(referenceLoad.summary.seconds), 1)} s, peak RSS ${fmt(referenceLoad.peakRssMb)} MB)`);
-
-      await settle(engine);
-      const ceilingStructures = await ceiling(engine, `${prefix}-ceiling-compounds`, 'compounds', files.ceilingStructures, 'create');
-      await settle(engine);
-      const ceilingReferences = await ceiling(engine, `${prefix}-ceiling-assignments`, 'assignments', files.ceilingAssignments, 'index');
-      files.ceilingStructures.length = 0;
-      files.ceilingAssignments.length = 0;
-      out(`  ceiling (fresh index, ${fmt(ceilingSample)} structures / their assignments of this step): structures ${fmt(ceilingStructures)} rows/s, references ${fmt(ceilingReferences)} rows/s → loader/ceiling ${fmt(structureRate / ceilingStructures, 2)} and ${fmt(referenceRate / ceilingReferences, 2)}`);
-      if (!keep) {
-        rmSync(files.structureFile, { force: true });
-        rmSync(files.referenceFile, { force: true });
-      }
-
+      // Each table by the loader, then the ceiling of its sample: the rows/s and their ratio.
+      const phase = async (command: Table, file: string, rows: number, sample: Ceiling): Promise<string> => {
+        await settle(engine);
+        const run = await load(command, file, step);
+        if (Number(run.summary.rowsLoaded) !== rows) throw new Error(`step ${step}: ${JSON.stringify(run.summary)}`);
+        const rate = rows / Number(run.summary.seconds);
+        const top = await ceiling(engine, `${prefix}-ceiling`, command, sample);
+        out(`  ${command}: ${fmt(rows)} rows at ${fmt(rate)} rows/s (ceiling ${fmt(top)}), ${fmt(run.peakRssMb)} MB`);
+        return `${fmt(rate)} (${fmt(rate / top, 2)})`;
+      };
+      const loadCells = `${await phase('structures', files.structureFile, files.structures, files.ceilingStructures)} `
+        + `| ${await phase('references', files.referenceFile, files.assignments, files.ceilingAssignments)}`;
+      for (const table of [files.structureFile, files.referenceFile]) rmSync(table, { force: true });
       await settle(engine);
       const disk = await storage(engine, prefix);
-      out(`  disk: ${fmt(disk.structureBytes / disk.structureDocs)} B per structure (${fmt(disk.structureDocs)} docs, ${disk.structureSegments} segments), ${fmt(disk.assignmentBytes / disk.assignmentDocs)} B per assignment (${fmt(disk.assignmentDocs)} docs in ${disk.assignmentIndices} indices, ${disk.assignmentSegments} segments); heap used ${fmt(disk.heapUsedMb)} of ${fmt(disk.heapMaxMb)} MB (the node's, every user), segment memory ${fmt(disk.segmentMemoryMb, 1)} MB`);
-
-      const lookups = await measureLookups(prefix, engine, rates, mixtures);
-      out(`  connectivity answers (200 sample keys): ${fmt(lookups.answer.compounds, 1)} structures, ${fmt(lookups.answer.sources, 1)} entries (assignments) on average; of mixtures ${fmt(lookups.mixtureAnswer.compounds, 1)} and ${fmt(lookups.mixtureAnswer.sources, 1)}`);
       loaded += files.structures;
-      const record = {
-        step, structures: disk.structureDocs, assignments: disk.assignmentDocs, date: new Date().toISOString(),
-        load: { structures: { rows: files.structures, seconds: structureLoad.summary.seconds, rate: structureRate, ceiling: ceilingStructures, peakRssMb: structureLoad.peakRssMb }, references: { rows: files.assignments, seconds: referenceLoad.summary.seconds, rate: referenceRate, ceiling: ceilingReferences, peakRssMb: referenceLoad.peakRssMb } },
-        disk, lookups: lookups.results, connectivityAnswer: lookups.answer, mixtureConnectivityAnswer: lookups.mixtureAnswer,
-      };
-      if (resultsFile) appendFileSync(resultsFile, `${JSON.stringify(record)}\n`);
-      rows.push(tableRow(`${fmt(disk.structureDocs)} / ${fmt(disk.assignmentDocs)}`, `${fmt(structureRate)} (${fmt(structureRate / ceilingStructures, 2)}) | ${fmt(referenceRate)} (${fmt(referenceRate / ceilingReferences, 2)})`, disk, lookups));
-    }
-    if (consolidate && rows.length > 0) {
-      // What the release indices' number and segments cost, apart from the data's size: the same
-      // data served from one merged release index, then with the compounds index merged too.
-      out('\nconsolidated: npm run load -- consolidate');
-      await settle(engine);
-      const consolidation = await runLoader(prefix, ['consolidate']);
-      out(`  ${fmt(Number(consolidation.summary.rowsLoaded))} assignments from ${consolidation.summary.releaseIndicesBefore} release indices into 1 in ${fmt(Number(consolidation.summary.seconds), 1)} s (${fmt(Number(consolidation.summary.rowsLoaded) / Number(consolidation.summary.seconds))} rows/s, merge and seal included; peak RSS ${fmt(consolidation.peakRssMb)} MB)`);
-      await settle(engine);
-      let disk = await storage(engine, prefix);
-      let lookups = await measureLookups(prefix, engine, rates, mixtures);
-      rows.push(tableRow(`${fmt(disk.structureDocs)} / ${fmt(disk.assignmentDocs)}, consolidated`, `– | ${fmt(Number(consolidation.summary.rowsLoaded) / Number(consolidation.summary.seconds))} (consolidate)`, disk, lookups));
-      out('\ncompounds index merged into one segment');
-      const merging = process.hrtime.bigint();
-      await mergeIntoOneSegment(engine, engine.names.compounds);
-      out(`  in ${fmt(since(merging), 1)} s`);
-      disk = await storage(engine, prefix);
-      lookups = await measureLookups(prefix, engine, rates, mixtures);
-      rows.push(tableRow(`${fmt(disk.structureDocs)} / ${fmt(disk.assignmentDocs)}, consolidated, compounds merged`, '– | –', disk, lookups));
+      rows.push(`| ${disk.size} | ${loadCells} | ${disk.cells} | ${await measureLookups(prefix, samples, mixtures)} |`);
     }
   } finally {
     if (rows.length > 0) {
-      out('\n| structures / assignments | structures rows/s (loader/ceiling) | references rows/s (loader/ceiling) | bytes per structure / assignment | heap used MB | segments compounds / assignments (release indices) | by InChIKey: req/s, p50 / p99 ms; p50 / p99 at the fixed rate; at half its own peak | by sourceID | connectivity | connectivity of mixtures | structures per connectivity answer; of mixtures |');
-      out('|---|---|---|---|---|---|---|---|---|---|---|');
+      out('\n| structures / assignments | structures rows/s (loader/ceiling) | references rows/s (loader/ceiling) '
+        + '| bytes per structure / assignment | heap used MB | segments compounds / assignments (release indices) '
+        + '| by InChIKey: req/s, p50 / p99 ms; p50 / p99 ms at half its peak | by sourceID | connectivity '
+        + '| connectivity of mixtures |');
+      out('|---|---|---|---|---|---|---|---|---|---|');
       for (const row of rows) out(row);
     }
-    if (!keep) {
-      const deleted = await deleteIndicesByPrefix(config.ES_URL, prefix).catch(() => []);
-      rmSync(folder, { recursive: true, force: true });
-      out(`deleted ${deleted.length} indices (${prefix}-*) and ${folder}`);
-    } else {
-      out(`kept ${prefix}-* and ${folder}`);
-    }
+    await deleteIndicesByPrefix(config.ES_URL, prefix).catch(() => []);
+    rmSync(folder, { recursive: true, force: true });
+    out(`deleted ${prefix}-* and ${folder}`);
     await engine.close();
   }
 }
 
-main().catch((error) => {
-  process.stderr.write(`bench:scale failed: ${(error as Error).stack ?? error}\n`);
-  process.exit(1);
-});
+runBench(module, 'bench:scale', main);

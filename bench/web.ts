@@ -1,38 +1,38 @@
-// Benchmark of the web pages (issue 24): how long the result page of a search takes, on the demo
-// data (examples/demo: 28,359 real structures in seven sources), one request at a time, as a
-// chemist uses it. The API runs in a child process; requests go through node's fetch. Prints p50
-// and p99 per page against the 50 ms p50 goal.
-//
-// The demo dump is loaded with the real loader under BENCH_WEB_PREFIX (default bench-web) when it
-// is not there yet, and deleted at the end unless BENCH_KEEP=1. BENCH_REQUESTS per page (400).
+// Benchmark of the web pages on the demo data (examples/demo), one request at a time, as a chemist
+// uses them, against a 50 ms p50. Loads the demo under BENCH_WEB_PREFIX (bench-web) when missing and
+// deletes it after unless BENCH_KEEP=1; BENCH_REQUESTS (400) a page.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parseArguments, runCommand } from '../loaders/cli';
-import { readConfig } from '../src/config';
-import { Engine } from '../src/engine/client';
 import { deleteIndicesByPrefix } from '../scripts/engine';
-import { serveApi, startApiChild, stopApiChild } from './api-child';
+import { fmt, openBench, out, repository, runBench, Sample, startApi } from './common';
 import { percentile } from './load-generator';
 
 const prefix = process.env.BENCH_WEB_PREFIX || 'bench-web';
 const requests = Number(process.env.BENCH_REQUESTS || 400);
-const demo = join(__dirname, '..', 'test', 'fixtures', 'demo');
+const demo = join(repository, 'examples', 'demo');
 const goalMs = 50;
 
-function demoRows(table: string): Record<string, string>[] {
-  const [header, ...lines] = gunzipSync(readFileSync(join(demo, `${table}.tsv.gz`))).toString('utf8').split('\n').filter(Boolean);
+function demoRows(table: string): Row[] {
+  const text = gunzipSync(readFileSync(join(demo, `${table}.tsv.gz`))).toString('utf8');
+  const [header, ...lines] = text.split('\n').filter(Boolean);
   const columns = header.split('\t');
   return lines.map((line) => Object.fromEntries(line.split('\t').map((value, i) => [columns[i], value])));
 }
 
-/** Every `step`th item of `items`, `count` of them. */
-function spread<T>(items: T[], count: number): T[] {
-  const step = Math.max(1, Math.floor(items.length / count));
-  return items.filter((_item, i) => i % step === 0).slice(0, count);
+/** `requests` rows drawn by the sample hash of `text(row)`. */
+type Row = Record<string, string>;
+
+function drawn(rows: Row[], text: (row: Row) => string): Row[] {
+  const sample = new Sample<Row>(requests);
+  for (const row of rows) sample.add(row, text(row));
+  return sample.values;
 }
 
-async function time(url: string, paths: string[]): Promise<{ p50: number; p99: number; failures: number; bytes: number }> {
+interface Timed { p50: number; p99: number; failures: number; bytes: number }
+
+async function time(url: string, paths: string[]): Promise<Timed> {
   const latencies: number[] = [];
   let failures = 0;
   let bytes = 0;
@@ -45,46 +45,44 @@ async function time(url: string, paths: string[]): Promise<{ p50: number; p99: n
     if (response.status !== 200) failures += 1;
   }
   latencies.sort((a, b) => a - b);
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), failures, bytes: Math.round(bytes / paths.length) };
+  const [p50, p99] = [percentile(latencies, 50), percentile(latencies, 99)];
+  return { p50, p99, failures, bytes: Math.round(bytes / paths.length) };
 }
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--serve')) return serveApi();
-  const config = readConfig({ ...process.env, ES_INDEX_PREFIX: prefix });
-  const engine = new Engine(config);
+  const { config, engine } = await openBench('bench:web', prefix);
   const loaded = await engine.client.count({ index: engine.names.compounds }).then((r) => r.count, () => 0);
   await engine.close();
   if (loaded === 0) {
-    process.stdout.write(`loading the demo dump under ${prefix}\n`);
+    out(`loading the demo dump under ${prefix}`);
     await runCommand(parseArguments(['dump', demo, '--no-progress', '--rejects', '/dev/null']), config);
   }
   const structures = demoRows('structure');
   const references = demoRows('reference');
-  const keys = spread(structures, requests).map((row) => row.STANDARDINCHIKEY);
-  const ucis = spread(structures, requests).map((row) => row.UCI);
-  const ids = spread(references.filter((row) => row.ASSIGMENT !== '0'), requests).map((row) => `${row.SRC_ID}%3A${encodeURIComponent(row.SRC_COMPOUND_ID)}`);
-  const { child, url } = await startApiChild(__filename, { ES_INDEX_PREFIX: prefix });
+  const chosen = drawn(structures, (row) => row.STANDARDINCHIKEY);
+  const ids = drawn(references.filter((row) => row.ASSIGMENT !== '0'), (row) => `${row.SRC_ID}\t${row.SRC_COMPOUND_ID}`)
+    .map((row) => `${row.SRC_ID}%3A${encodeURIComponent(row.SRC_COMPOUND_ID)}`);
+  const api = await startApi({ ES_INDEX_PREFIX: prefix });
   try {
     const pages: [string, string[]][] = [
-      ['/search?q={InChIKey}', keys.map((key) => `/search?q=${key}`)],
+      ['/search?q={InChIKey}', chosen.map((row) => `/search?q=${row.STANDARDINCHIKEY}`)],
       ['/search?q={sourceId}:{id}', ids.map((id) => `/search?q=${id}`)],
-      ['/compound/{uci}', ucis.map((uci) => `/compound/${uci}`)],
+      ['/compound/{uci}', chosen.map((row) => `/compound/${row.UCI}`)],
       ['/sources', Array(Math.min(requests, 100)).fill('/sources')],
     ];
-    await time(url, pages.flatMap(([, paths]) => paths.slice(0, 20))); // warm up
-    process.stdout.write(`\nweb pages on the demo data (${structures.length.toLocaleString('en')} structures), one request at a time, ${requests} per page\n\n`);
-    process.stdout.write('| page | p50 ms | p99 ms | p50 / 50 ms goal | mean bytes | failures |\n|---|---|---|---|---|---|\n');
+    await time(api.url, pages.flatMap(([, paths]) => paths.slice(0, 20))); // warm up
+    out(`\nweb pages on the demo data (${fmt(structures.length)} structures), one request at a time, `
+      + `${requests} per page\n`);
+    out('| page | p50 ms | p99 ms | p50 / 50 ms | mean bytes | failures |\n|---|---|---|---|---|---|');
     for (const [name, paths] of pages) {
-      const measured = await time(url, paths);
-      process.stdout.write(`| ${name} | ${measured.p50.toFixed(1)} | ${measured.p99.toFixed(1)} | ${(measured.p50 / goalMs).toFixed(2)} | ${measured.bytes.toLocaleString('en')} | ${measured.failures} |\n`);
+      const m = await time(api.url, paths);
+      out(`| ${name} | ${fmt(m.p50, 1)} | ${fmt(m.p99, 1)} | ${fmt(m.p50 / goalMs, 2)} | ${fmt(m.bytes)} `
+        + `| ${m.failures} |`);
     }
   } finally {
-    await stopApiChild(child);
+    await api.stop();
     if (!process.env.BENCH_KEEP) await deleteIndicesByPrefix(config.ES_URL, prefix);
   }
 }
 
-main().catch((error) => {
-  process.stderr.write(`${(error as Error).stack ?? error}\n`);
-  process.exit(1);
-});
+runBench(module, 'bench:web', main);
