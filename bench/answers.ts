@@ -10,7 +10,10 @@ import { apiPrefix, apiSamples, ensureLoaded } from './dataset';
 
 const concurrency = 16;
 
-interface Request { path: string; body: object }
+interface Request {
+  path: string;
+  body: object;
+}
 
 function requestsOf(keys: string[], ids: { sourceId: number; compoundId: string }[]): Request[] {
   const [compounds, connectivity] = ['/api/v1/compounds', '/api/v1/connectivity'];

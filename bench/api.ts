@@ -13,10 +13,8 @@ import { rmSync } from 'node:fs';
 import type { estypes } from '@elastic/elasticsearch';
 import type { Engine } from '../src/engine/client';
 import { deleteIndicesByPrefix } from '../scripts/engine';
-import {
-  collectOwnGarbage, engineCpuSeconds, fmt, openBench, out, pin, processCpuSeconds, runBench, splitCoresIfAsked,
-  startApi,
-} from './common';
+import { collectOwnGarbage, engineCpuSeconds, fmt, openBench, out, pin, processCpuSeconds, runBench } from './common';
+import { splitCoresIfAsked, startApi } from './common';
 import { apiDumpFolder, apiPrefix, apiSamples, ensureLoaded } from './dataset';
 import { closedLoop, describeFailures, drive, drivePaced, paced, type Measure } from './load-generator';
 
@@ -54,21 +52,35 @@ function meanOf(list: Measure[]): Measure {
 
 /** Where answers' time went (Server-Timing): each part's mean over all, and over the slowest 1 % by the API's total. */
 function breakdown(headers: string[]): string {
-  const answers = headers.map((header) => new Map(header.split(',').map((part) => {
-    const [name, duration] = part.trim().split(';dur=');
-    return [name, Number(duration)];
-  }))).sort((a, b) => (a.get('total') ?? 0) - (b.get('total') ?? 0));
+  const answers = headers
+    .map(
+      (header) =>
+        new Map(
+          header.split(',').map((part) => {
+            const [name, duration] = part.trim().split(';dur=');
+            return [name, Number(duration)];
+          }),
+        ),
+    )
+    .sort((a, b) => (a.get('total') ?? 0) - (b.get('total') ?? 0));
   const parts = (list: Map<string, number>[]): string => {
     const avg = (name: string): string => fmt(list.reduce((sum, a) => sum + (a.get(name) ?? 0), 0) / list.length, 2);
-    return `${avg('total')} = validate ${avg('validate')} + batch queue ${avg('queue')} + engine ${avg('engine')} `
-      + `(its took ${avg('took')}) + serialise ${avg('serialise')} + domain and event loop ${avg('app')}`;
+    return (
+      `${avg('total')} = validate ${avg('validate')} + batch queue ${avg('queue')} + engine ${avg('engine')} ` +
+      `(its took ${avg('took')}) + serialise ${avg('serialise')} + domain and event loop ${avg('app')}`
+    );
   };
   const p99 = answers[Math.ceil(0.99 * answers.length) - 1]?.get('total') ?? NaN;
   const slowest = answers.slice(Math.floor(0.99 * answers.length));
   return `all ${parts(answers)}; the API's own p99 ${fmt(p99, 1)}; its slowest 1 % ${parts(slowest)}`;
 }
 
-interface AssignmentHit { uci: number; sourceId: number; compoundId: string; standardInchiKey: string }
+interface AssignmentHit {
+  uci: number;
+  sourceId: number;
+  compoundId: string;
+  standardInchiKey: string;
+}
 
 /**
  * The ceiling: the engine's searches for each lookup of the service (src/engine), sent by a client,
@@ -88,8 +100,14 @@ export function ceilingLookups(engine: Engine) {
   };
   // Current assignments only: a first page of 100 (sent with the stage's other searches), then pages of 5,000.
   const assignmentsSearch = (clause: object, size: number, after?: unknown[], index = names.assignments): Search => ({
-    index, body: { size, track_total_hits: false, query: { bool: { filter: [clause, { term: { assignment: 1 } }] } },
-      sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }], ...(after ? { search_after: after } : {}) },
+    index,
+    body: {
+      size,
+      track_total_hits: false,
+      query: { bool: { filter: [clause, { term: { assignment: 1 } }] } },
+      sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
+      ...(after ? { search_after: after } : {}),
+    },
   });
   const restOfAssignments = async (first: estypes.SearchResponse<AssignmentHit>, clause: object): Promise<void> => {
     let hits = first.hits.hits;
@@ -97,7 +115,11 @@ export function ceilingLookups(engine: Engine) {
     while (hits.length === size) {
       size = 5_000;
       const after = hits[hits.length - 1].sort;
-      [{ hits: { hits } }] = await together<AssignmentHit>([assignmentsSearch(clause, size, after)]);
+      [
+        {
+          hits: { hits },
+        },
+      ] = await together<AssignmentHit>([assignmentsSearch(clause, size, after)]);
     }
   };
   const compounds = (size: number, query: object, sort?: object): Search => ({
@@ -129,7 +151,8 @@ export function ceilingLookups(engine: Engine) {
     connectivityByKey: async (key: string): Promise<void> => {
       const clause = { term: { connectivityBlock: key.slice(0, 14) } };
       const [, , , found] = await together<AssignmentHit>([
-        assignmentsSearch({ terms: { standardInchiKey: [key] } }, 100), structures([key]),
+        assignmentsSearch({ terms: { standardInchiKey: [key] } }, 100),
+        structures([key]),
         compounds(100, clause, [{ uci: 'asc' }]),
         assignmentsSearch(clause, 100),
       ]);
@@ -141,13 +164,18 @@ export function ceilingLookups(engine: Engine) {
 async function check(url: string, path: string, body: object): Promise<void> {
   const headers = { 'content-type': 'application/json' };
   const response = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-  const answer = await response.json() as { response?: string; totalCompounds?: number };
+  const answer = (await response.json()) as { response?: string; totalCompounds?: number };
   if (response.status !== 200 || answer.response !== 'Success' || !answer.totalCompounds) {
     throw new Error(`${path} ${JSON.stringify(body)}: ${response.status} ${JSON.stringify(answer).slice(0, 300)}`);
   }
 }
 
-interface Lookup { name: string; path: string; bodies: object[]; lookup: (n: number) => Promise<void> }
+interface Lookup {
+  name: string;
+  path: string;
+  bodies: object[];
+  lookup: (n: number) => Promise<void>;
+}
 type Row = Record<'service' | 'ceiling' | 'half' | 'halfCeiling', Measure[]> & { name: string; breakdown: string };
 
 async function main(): Promise<void> {
@@ -166,23 +194,30 @@ async function main(): Promise<void> {
     const byId = ids.map((id) => ({ type: 'sourceID', compound: id.compoundId, sourceID: id.sourceId }));
     const [compounds, skeleton] = ['/api/v1/compounds', '/api/v1/connectivity'];
     // The ceiling's lookup n: the engine's searches for the nth sample.
-    const nth = <T>(samples: T[], lookup: (sample: T) => Promise<void>) => (n: number): Promise<void> =>
-      lookup(samples[n % samples.length]);
+    const nth =
+      <T>(samples: T[], lookup: (sample: T) => Promise<void>) =>
+      (n: number): Promise<void> =>
+        lookup(samples[n % samples.length]);
     const cases: Lookup[] = [
       { name: 'compounds by InChIKey', path: compounds, bodies: byKey, lookup: nth(keys, ceiling.compoundsByKey) },
       { name: 'compounds by sourceID', path: compounds, bodies: byId, lookup: nth(ids, ceiling.compoundsBySourceId) },
       { name: 'connectivity by InChIKey', path: skeleton, bodies: byKey, lookup: nth(keys, ceiling.connectivityByKey) },
     ];
     const cores = await splitCoresIfAsked(engine);
-    const api = await startApi({ ES_INDEX_PREFIX: apiPrefix }).catch((error) => { cores?.restore(); throw error; });
+    const api = await startApi({ ES_INDEX_PREFIX: apiPrefix }).catch((error) => {
+      cores?.restore();
+      throw error;
+    });
     type Side = 'service' | 'ceiling' | 'half' | 'halfCeiling';
     const measure = async (row: Row, which: Side, label: string, work: () => Promise<Measure>): Promise<void> => {
       const m = await withCpu(engine, api.child.pid!, work);
       row[which].push(m);
       const failed = m.failures > 0 ? `; ${fmt(m.failures)} failed: ${describeFailures(m)}` : '';
       const { engine: e, api: a, client } = m.cpuMs!;
-      out(`${row.name}, ${label}: ${fmt(m.rps)} req/s, p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms; CPU ms a `
-        + `request: engine ${fmt(e, 2)}, API ${fmt(a, 2)}, load generator ${fmt(client, 2)}${failed}`);
+      out(
+        `${row.name}, ${label}: ${fmt(m.rps)} req/s, p50 ${fmt(m.p50, 1)} ms, p99 ${fmt(m.p99, 1)} ms; CPU ms a ` +
+          `request: engine ${fmt(e, 2)}, API ${fmt(a, 2)}, load generator ${fmt(client, 2)}${failed}`,
+      );
     };
     const rows: Row[] = [];
     try {
@@ -194,8 +229,11 @@ async function main(): Promise<void> {
         rows.push(row);
         // Service, ceiling, ceiling, service: a load that drifts during the four runs weighs on both alike.
         for (const which of ['service', 'ceiling', 'ceiling', 'service'] as const) {
-          await measure(row, which, which, () => (which === 'service'
-            ? drive(api.url, c.path, c.bodies, seconds, connections) : driveEngine(c.lookup, seconds)));
+          await measure(row, which, which, () =>
+            which === 'service'
+              ? drive(api.url, c.path, c.bodies, seconds, connections)
+              : driveEngine(c.lookup, seconds),
+          );
         }
       }
       for (const [i, c] of cases.entries()) {
@@ -203,10 +241,11 @@ async function main(): Promise<void> {
         const timings: string[] = [];
         for (const which of ['service', 'ceiling', 'ceiling', 'service'] as const) {
           if (cores) pin(process.pid, which === 'service' ? cores.engineCore : cores.rest);
-          await measure(rows[i], which === 'service' ? 'half' : 'halfCeiling', `${which} at ${fmt(rate)} req/s`, () => (
+          await measure(rows[i], which === 'service' ? 'half' : 'halfCeiling', `${which} at ${fmt(rate)} req/s`, () =>
             which === 'service'
               ? drivePaced(api.url, c.path, c.bodies, seconds, rate, 'server-timing', (_, t) => t && timings.push(t))
-              : paced((n) => c.lookup(n).then(() => true as const), seconds, rate)));
+              : paced((n) => c.lookup(n).then(() => true as const), seconds, rate),
+          );
         }
         if (cores) pin(process.pid, cores.rest);
         rows[i].breakdown = breakdown(timings);
@@ -215,19 +254,23 @@ async function main(): Promise<void> {
       await api.stop();
       cores?.restore();
     }
-    out('\n| lookup | service req/s | p50 / p99 ms | ceiling req/s | p50 / p99 ms | service/ceiling '
-      + '| at half the service\'s peak: req/s, p50 / p99 ms | ceiling at that rate: p50 / p99 ms | p99 ratio '
-      + '| CPU ms a request, service: engine / API / load generator | ceiling: engine / client |');
+    out(
+      '\n| lookup | service req/s | p50 / p99 ms | ceiling req/s | p50 / p99 ms | service/ceiling ' +
+        "| at half the service's peak: req/s, p50 / p99 ms | ceiling at that rate: p50 / p99 ms | p99 ratio " +
+        '| CPU ms a request, service: engine / API / load generator | ceiling: engine / client |',
+    );
     out('|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
       const [service, top, half, halfCeiling] = [r.service, r.ceiling, r.half, r.halfCeiling].map(meanOf);
       const ms = (m: Measure): string => `${fmt(m.p50, 1)} / ${fmt(m.p99, 1)}`;
       const cpu = (m: Measure, ...of: ('engine' | 'api' | 'client')[]): string =>
         of.map((k) => fmt(m.cpuMs![k], 2)).join(' / ');
-      out(`| ${r.name} | ${fmt(service.rps)} | ${ms(service)} | ${fmt(top.rps)} | ${ms(top)} `
-        + `| ${fmt(service.rps / top.rps, 2)} | ${fmt(half.rps)}, ${ms(half)} | ${ms(halfCeiling)} `
-        + `| ${fmt(half.p99 / halfCeiling.p99, 2)} `
-        + `| ${cpu(service, 'engine', 'api', 'client')} | ${cpu(top, 'engine', 'client')} |`);
+      out(
+        `| ${r.name} | ${fmt(service.rps)} | ${ms(service)} | ${fmt(top.rps)} | ${ms(top)} ` +
+          `| ${fmt(service.rps / top.rps, 2)} | ${fmt(half.rps)}, ${ms(half)} | ${ms(halfCeiling)} ` +
+          `| ${fmt(half.p99 / halfCeiling.p99, 2)} ` +
+          `| ${cpu(service, 'engine', 'api', 'client')} | ${cpu(top, 'engine', 'client')} |`,
+      );
     }
     out('(means of two runs each: service, ceiling, ceiling, service; at half the peak an open loop)');
     for (const r of rows) out(`- ${r.name}, where a request's time went at half the peak (ms): ${r.breakdown}`);

@@ -8,9 +8,8 @@
 import type { Engine } from '../src/engine/client';
 import { deleteJobs } from '../src/engine/jobs';
 import { ceilingLookups } from './api';
-import {
-  fmt, mean, openBench, out, post, readProc, runBench, since, sleep, splitCoresIfAsked, startApi,
-} from './common';
+import { fmt, mean, openBench, out, post, readProc, runBench, since, sleep, splitCoresIfAsked } from './common';
+import { startApi } from './common';
 import { apiPrefix, apiSamples, ensureLoaded } from './dataset';
 import { closedLoop, drive, drivePaced, type Measure } from './load-generator';
 
@@ -61,33 +60,41 @@ async function runJob(url: string, pid: number, queries: Query[], count: number,
   const before = memoryOf(pid);
   const submitted = process.hrtime.bigint();
   const response = await post(`${url}/api/v1/jobs`, body, 'application/x-ndjson');
-  const accepted = await response.json() as { jobId: string; total: number };
+  const accepted = (await response.json()) as { jobId: string; total: number };
   if (response.status !== 202) throw new Error(`POST /jobs answered ${response.status} ${JSON.stringify(accepted)}`);
-  out(`job of ${fmt(accepted.total)} queries (${fmt(Buffer.byteLength(body) / 1e6, 1)} MB of NDJSON) accepted in `
-    + `${fmt(since(submitted), 1)} s`);
+  out(
+    `job of ${fmt(accepted.total)} queries (${fmt(Buffer.byteLength(body) / 1e6, 1)} MB of NDJSON) accepted in ` +
+      `${fmt(since(submitted), 1)} s`,
+  );
   let job: { status: string; done: number; errors: number; started: string; finished: string | null } | undefined;
   let peak = before.peak;
   let during: Measure | undefined;
   for (;;) {
-    job = await (await fetch(`${url}/api/v1/jobs/${accepted.jobId}`)).json() as typeof job;
+    job = (await (await fetch(`${url}/api/v1/jobs/${accepted.jobId}`)).json()) as typeof job;
     peak = Math.max(peak, memoryOf(pid).peak);
     if (!during && job!.status === 'running' && job!.done > 0) {
       during = await drivePaced(url, '/api/v1/compounds', lookups, 10, lookupRate);
-      out(`lone lookups at ${lookupRate}/s while the job runs: p50 ${fmt(during.p50, 1)} ms, `
-        + `p99 ${fmt(during.p99, 1)} ms, ${during.failures} failed`);
+      out(
+        `lone lookups at ${lookupRate}/s while the job runs: p50 ${fmt(during.p50, 1)} ms, ` +
+          `p99 ${fmt(during.p99, 1)} ms, ${during.failures} failed`,
+      );
     }
     if (job!.status === 'done' || job!.status === 'failed') break;
     await sleep(1_000);
   }
   const runSeconds = (Date.parse(job!.finished!) - Date.parse(job!.started)) / 1000;
-  out(`job ${job!.status}: ${fmt(job!.done)} lines, ${fmt(job!.errors)} errors, in ${fmt(runSeconds, 1)} s = `
-    + `${fmt(job!.done / runSeconds)} queries/s; API peak RSS ${fmt(peak)} MB (before the job ${fmt(before.rss)} MB)`);
+  out(
+    `job ${job!.status}: ${fmt(job!.done)} lines, ${fmt(job!.errors)} errors, in ${fmt(runSeconds, 1)} s = ` +
+      `${fmt(job!.done / runSeconds)} queries/s; API peak RSS ${fmt(peak)} MB (before the job ${fmt(before.rss)} MB)`,
+  );
   const started = process.hrtime.bigint();
   const results = await fetch(`${url}/api/v1/jobs/${accepted.jobId}/results`);
   let bytes = 0;
   for await (const chunk of results.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
-  out(`results downloaded: ${fmt(bytes / 1e6, 1)} MB in ${fmt(since(started), 1)} s; `
-    + `API peak RSS ${fmt(Math.max(peak, memoryOf(pid).peak))} MB`);
+  out(
+    `results downloaded: ${fmt(bytes / 1e6, 1)} MB in ${fmt(since(started), 1)} s; ` +
+      `API peak RSS ${fmt(Math.max(peak, memoryOf(pid).peak))} MB`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -97,7 +104,8 @@ async function main(): Promise<void> {
     await ensureLoaded(engine, config);
     const { keys, ids } = await apiSamples();
     const queries: Query[] = ids.flatMap((id, i) => [
-      { type: 'inchikey', compound: keys[i] }, { type: 'sourceID', compound: id.compoundId, sourceID: id.sourceId },
+      { type: 'inchikey', compound: keys[i] },
+      { type: 'sourceID', compound: id.compoundId, sourceID: id.sourceId },
     ]);
     out(`${fmt(queries.length)} queries; ${seconds} s per run; BATCH_CONCURRENCY ${concurrency}`);
     const cores = await splitCoresIfAsked(engine);
@@ -108,7 +116,8 @@ async function main(): Promise<void> {
       await drive(url, '/api/v1/compounds', queries, 3, concurrency);
       await driveRaw(engine, queries, 3, concurrency);
       const ways: Record<string, () => Promise<Measure>> = {
-        batch: () => driveBatches(url, queries, seconds, 1), batch4: () => driveBatches(url, queries, seconds, 4),
+        batch: () => driveBatches(url, queries, seconds, 1),
+        batch4: () => driveBatches(url, queries, seconds, 4),
         single: () => drive(url, '/api/v1/compounds', queries, seconds, concurrency),
         raw: () => driveRaw(engine, queries, seconds, concurrency),
       };

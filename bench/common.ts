@@ -12,8 +12,10 @@ import { startServer } from '../src/server';
 
 export const repository = join(__dirname, '..');
 export const out = (text = ''): void => void process.stdout.write(`${text}\n`);
-export const fmt = (n: number, digits = 0): string => (Number.isFinite(n)
-  ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '-');
+export const fmt = (n: number, digits = 0): string =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : '-';
 export const since = (start: bigint): number => Number(process.hrtime.bigint() - start) / 1e9;
 export const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -44,8 +46,10 @@ export async function openBench(title: string, prefix: string): Promise<{ config
   await engine.client.cluster.health({ wait_for_status: 'yellow', timeout: '30s' }).catch(() => {
     throw new UsageError(`no Elasticsearch answers on ${config.ES_URL}: start one with \`npm run es:start\``);
   });
-  out(`${title}: node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), `
-    + `Elasticsearch at ${config.ES_URL}, prefix ${prefix}, ${new Date().toISOString()}`);
+  out(
+    `${title}: node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), ` +
+      `Elasticsearch at ${config.ES_URL}, prefix ${prefix}, ${new Date().toISOString()}`,
+  );
   return { config, engine };
 }
 
@@ -56,8 +60,10 @@ export async function openBench(title: string, prefix: string): Promise<{ config
 export function molecules(): { file: string; rows: number } {
   const file = process.env.BENCH_500K || '/tmp/chemwork/bench-500k.tsv';
   if (!existsSync(file)) {
-    throw new UsageError(`${file} is missing: build it with \`bash scripts/make-bench-data.sh\` (as root, it `
-      + 'installs openbabel; 3-4 minutes on 2 cores), or set BENCH_500K');
+    throw new UsageError(
+      `${file} is missing: build it with \`bash scripts/make-bench-data.sh\` (as root, it ` +
+        'installs openbabel; 3-4 minutes on 2 cores), or set BENCH_500K',
+    );
   }
   return { file, rows: Number(process.env.BENCH_ROWS || Infinity) };
 }
@@ -100,7 +106,11 @@ export class Sample<T> {
 }
 
 /** The API in a child process (this file with --serve), on a free port, request logs off. */
-export interface Api { child: ChildProcess; url: string; stop: () => Promise<void> }
+export interface Api {
+  child: ChildProcess;
+  url: string;
+  stop: () => Promise<void>;
+}
 
 export async function startApi(env: NodeJS.ProcessEnv): Promise<Api> {
   const child = fork(__filename, ['--serve'], { env: { ...process.env, ...env, LOG_LEVEL: 'silent' } });
@@ -122,7 +132,9 @@ export async function startApi(env: NodeJS.ProcessEnv): Promise<Api> {
 if (require.main === module && process.argv.includes('--serve')) {
   void startServer(readConfig(), {}, 0).then(({ url, stop }) => {
     process.send!({ url });
-    process.on('message', (message) => { if (message === 'stop') void stop().then(() => process.exit(0)); });
+    process.on('message', (message) => {
+      if (message === 'stop') void stop().then(() => process.exit(0));
+    });
   });
 }
 
@@ -142,24 +154,34 @@ export function processCpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-export interface LoaderRun { summary: Record<string, unknown>; peakRssMb: number; cpuSeconds: number }
+export interface LoaderRun {
+  summary: Record<string, unknown>;
+  peakRssMb: number;
+  cpuSeconds: number;
+}
 
 /**
  * `npm run load -- <args>` under `prefix`, as that script runs it (node with the loader's heap flag
  * and tsx as a require hook, one process), its peak RSS (VmHWM) and CPU polled from /proc.
  */
 export async function runLoader(prefix: string, args: string[]): Promise<LoaderRun> {
-  const child = spawn(process.execPath, ['--heap-growing-percent=50', '--require', 'tsx/cjs',
-    join(repository, 'loaders', 'cli.ts'), ...args, '--no-progress'], {
-    cwd: repository, env: { ...process.env, ES_INDEX_PREFIX: prefix }, stdio: ['ignore', 'pipe', 'pipe'],
+  const loader = ['--heap-growing-percent=50', '--require', 'tsx/cjs', join(repository, 'loaders', 'cli.ts')];
+  const child = spawn(process.execPath, [...loader, ...args, '--no-progress'], {
+    cwd: repository,
+    env: { ...process.env, ES_INDEX_PREFIX: prefix },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let [peakKb, cpuSeconds, stdout, stderr] = [0, 0, '', ''];
   const timer = setInterval(() => {
     peakKb = Math.max(peakKb, Number(/VmHWM:\s+([0-9]+) kB/.exec(readProc(child.pid!, 'status'))?.[1] ?? 0));
     cpuSeconds = Math.max(cpuSeconds, processCpuSeconds(child.pid!) || 0);
   }, 100);
-  child.stdout.on('data', (chunk) => { stdout += chunk; });
-  child.stderr.on('data', (chunk) => { stderr += chunk; });
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   clearInterval(timer);
   const last = stdout.trim().split('\n').pop() ?? '';
@@ -170,16 +192,18 @@ export async function runLoader(prefix: string, args: string[]): Promise<LoaderR
 
 /** CPU seconds every node of the engine has used so far. */
 export async function engineCpuSeconds(engine: Engine): Promise<number> {
-  const stats = await engine.client.nodes.stats({ metric: ['process'] }) as unknown as
-    { nodes: Record<string, { process: { cpu: { total_in_millis: number } } }> };
+  const stats = (await engine.client.nodes.stats({ metric: ['process'] })) as unknown as {
+    nodes: Record<string, { process: { cpu: { total_in_millis: number } } }>;
+  };
   return Object.values(stats.nodes).reduce((sum, node) => sum + node.process.cpu.total_in_millis, 0) / 1000;
 }
 
 /** Waits until no node has a merge running (2 minutes at most), so one run's merges do not slow the next. */
 export async function settle(engine: Engine): Promise<void> {
   for (let i = 0; i < 240; i += 1) {
-    const stats = await engine.client.nodes.stats({ metric: ['indices'], index_metric: ['merge'] }) as unknown as
-      { nodes: Record<string, { indices: { merges: { current: number } } }> };
+    const stats = (await engine.client.nodes.stats({ metric: ['indices'], index_metric: ['merge'] })) as unknown as {
+      nodes: Record<string, { indices: { merges: { current: number } } }>;
+    };
     if (Object.values(stats.nodes).every((node) => node.indices.merges.current === 0)) return;
     await sleep(500);
   }
@@ -198,14 +222,19 @@ export async function createIndex(engine: Engine, index: string, name: MappingNa
  * serialised beforehand into `index`, refresh included. Resolves with the seconds taken.
  */
 export async function bulkCeiling(
-  engine: Engine, index: string, items: [id: string, document: string][], op: 'create' | 'index',
+  engine: Engine,
+  index: string,
+  items: [id: string, document: string][],
+  op: 'create' | 'index',
 ): Promise<number> {
   const started = process.hrtime.bigint();
   const stats = await engine.client.helpers.bulk<[string, string]>({
     datasource: items,
     // A string document is sent as it is: its serialisation is not timed.
     onDocument: ([id, document]) => [{ [op]: { _index: index, _id: id } }, document] as never,
-    concurrency: 3, flushBytes: 4_000_000, refreshOnCompletion: false,
+    concurrency: 3,
+    flushBytes: 4_000_000,
+    refreshOnCompletion: false,
   });
   await engine.client.indices.refresh({ index });
   const seconds = since(started);
@@ -215,8 +244,9 @@ export async function bulkCeiling(
 
 /** The pid of the engine's single node when it runs on this machine; throws otherwise. */
 export async function localEnginePid(engine: Engine): Promise<number> {
-  const info = await engine.client.nodes.info({ metric: ['process'] }) as unknown as
-    { nodes: Record<string, { process: { id: number } }> };
+  const info = (await engine.client.nodes.info({ metric: ['process'] })) as unknown as {
+    nodes: Record<string, { process: { id: number } }>;
+  };
   const ids = Object.values(info.nodes).map((node) => node.process.id);
   if (ids.length !== 1) throw new UsageError(`needs a single local engine node (found ${ids.length})`);
   // The pid is the engine's own: on another host it would name an unrelated local process.
@@ -231,7 +261,11 @@ export function pin(pid: number, cores: string): void {
   execFileSync('taskset', ['-a', '-pc', cores, String(pid)], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
-export interface SplitCores { engineCore: string; rest: string; restore: () => void }
+export interface SplitCores {
+  engineCore: string;
+  rest: string;
+  restore: () => void;
+}
 
 /**
  * With `--split-cores`: the engine's threads on core 0, this process and the children it starts
@@ -251,7 +285,8 @@ export async function splitCoresIfAsked(engine: Engine): Promise<SplitCores | un
   pin(process.pid, rest);
   out(`--split-cores: the engine (pid ${enginePid}) on core 0, this bench and its children on ${rest}`);
   return {
-    engineCore: '0', rest,
+    engineCore: '0',
+    rest,
     // Best effort (spawnSync throws nothing): cleanup must not hide the error of a run.
     restore: () => {
       for (const pid of [enginePid, process.pid]) spawnSync('taskset', ['-a', '-pc', `0-${count - 1}`, String(pid)]);

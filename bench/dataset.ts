@@ -32,7 +32,13 @@ export const coverage = [
 const obsoleteShare = 0.03;
 
 /** The structures (UCI = position + 1), and their documents as the loader builds them, for a ceiling. */
-export interface Structures { inchis: string[]; keys: string[]; documents: string[]; rowsRead: number; skipped: number }
+export interface Structures {
+  inchis: string[];
+  keys: string[];
+  documents: string[];
+  rowsRead: number;
+  skipped: number;
+}
 
 /** Every distinct structure of the molecule file that passes the loading rules, UCI = position + 1. */
 export async function readStructures(maxInchiLength: number, withDocuments = false): Promise<Structures> {
@@ -62,7 +68,11 @@ export async function readStructures(maxInchiLength: number, withDocuments = fal
   return set;
 }
 
-export interface Source { id: number; name: string; label: string }
+export interface Source {
+  id: number;
+  name: string;
+  label: string;
+}
 
 /** The first 20 rows of UniChem's source table (test/fixtures/chemistry), as a dump's source.tsv. */
 export function sourceTable(): { sources: Source[]; tsv: string } {
@@ -77,7 +87,12 @@ export function sourceTable(): { sources: Source[]; tsv: string } {
   return { sources, tsv: lines.map((line) => `${line.join('\t')}\n`).join('') };
 }
 
-export interface Assignment { uci: number; sourceId: number; compoundId: string; assignment: 0 | 1 }
+export interface Assignment {
+  uci: number;
+  sourceId: number;
+  compoundId: string;
+  assignment: 0 | 1;
+}
 
 /** Every assignment of the set, in UCI order (as UniChem's dump); each structure has at least one. */
 export function* assignments(structureCount: number, sources: Source[]): Generator<Assignment> {
@@ -98,8 +113,12 @@ export function* assignments(structureCount: number, sources: Source[]): Generat
 }
 
 /** Writes source.tsv, structure.tsv.gz and reference.tsv.gz (of `references`: the set's assignments by default). */
-export async function writeDump(folder: string, set: Structures, table = sourceTable(),
-  references: Iterable<Assignment> = assignments(set.keys.length, table.sources)): Promise<number> {
+export async function writeDump(
+  folder: string,
+  set: Structures,
+  table = sourceTable(),
+  references: Iterable<Assignment> = assignments(set.keys.length, table.sources),
+): Promise<number> {
   writeFileSync(join(folder, 'source.tsv'), table.tsv);
   const structures = new TextWriter(join(folder, 'structure.tsv.gz'), { gzip: true });
   await structures.write('UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
@@ -122,12 +141,16 @@ export const apiDumpFolder = join(tmpdir(), 'chemxref-bench-api');
 export async function ensureLoaded(engine: Engine, config: Config): Promise<void> {
   const expectedFile = join(apiDumpFolder, 'expected.json');
   const held = async (): Promise<string> => {
-    const count = (index: string): Promise<number> => engine.client.count({ index }).then((r) => r.count, () => -1);
+    const count = (index: string): Promise<number> =>
+      engine.client.count({ index }).then(
+        (r) => r.count,
+        () => -1,
+      );
     const releases = new Set((await currentReleaseIndices(engine).catch(() => new Map())).values()).size;
     const [structures, assignments] = [await count(engine.names.compounds), await count(engine.names.assignments)];
     return JSON.stringify({ structures, assignments, releases });
   };
-  if (existsSync(expectedFile) && readFileSync(expectedFile, 'utf8') === await held()) {
+  if (existsSync(expectedFile) && readFileSync(expectedFile, 'utf8') === (await held())) {
     return out(`reusing ${apiPrefix}-*: ${await held()} (\`npm run bench:api -- --clean\` deletes it)`);
   }
   const started = process.hrtime.bigint();
@@ -139,12 +162,15 @@ export async function ensureLoaded(engine: Engine, config: Config): Promise<void
   await deleteIndicesByPrefix(config.ES_URL, apiPrefix);
   const args = ['dump', apiDumpFolder, '--no-progress', '--rejects', join(apiDumpFolder, 'rejects.tsv')];
   await runCommand(parseArguments(args), config);
-  if (await held() !== expected) throw new Error(`${apiPrefix}-* holds ${await held()}, not ${expected}`);
+  if ((await held()) !== expected) throw new Error(`${apiPrefix}-* holds ${await held()}, not ${expected}`);
   writeFileSync(expectedFile, expected);
   out(`wrote and loaded ${apiPrefix}-*: ${expected} in ${fmt(since(started))} s`);
 }
 
-export interface SourceIdSample { sourceId: number; compoundId: string }
+export interface SourceIdSample {
+  sourceId: number;
+  compoundId: string;
+}
 
 /**
  * 5,000 real keys and 5,000 current source ids of bench:api's copy: those of lowest hash in the

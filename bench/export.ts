@@ -60,7 +60,9 @@ async function ensureDataSet(engine: Engine, config: Config): Promise<void> {
 async function exportInChild(command: string, folder: string): Promise<Record<string, number>> {
   const args = ['--require', 'tsx/cjs', join(repository, 'src', 'export', 'cli.ts'), command, folder, '--no-progress'];
   const { stdout } = await promisify(execFile)(process.execPath, args, {
-    cwd: repository, env: { ...process.env, ES_INDEX_PREFIX: prefix }, maxBuffer: 16 * 1024 * 1024,
+    cwd: repository,
+    env: { ...process.env, ES_INDEX_PREFIX: prefix },
+    maxBuffer: 16 * 1024 * 1024,
   });
   return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, number>;
 }
@@ -73,13 +75,17 @@ async function main(): Promise<void> {
     for (let round = 1; round <= rounds; round += 1) {
       const s = await exportInChild('mappings', join(output, `mappings-${round}`));
       const write = s.seconds - s.readSeconds;
-      out(`mappings round ${round}: ${s.files} files, ${fmt(s.rows)} rows in ${s.seconds} s = ${fmt(s.rowsPerSecond)} `
-        + `rows/s (reading ${s.readSeconds} s, pairing and writing ${fmt(write, 2)} s), peak RSS ${s.peakRssMB} MB`);
+      out(
+        `mappings round ${round}: ${s.files} files, ${fmt(s.rows)} rows in ${s.seconds} s = ${fmt(s.rowsPerSecond)} ` +
+          `rows/s (reading ${s.readSeconds} s, pairing and writing ${fmt(write, 2)} s), peak RSS ${s.peakRssMB} MB`,
+      );
       rmSync(join(output, `mappings-${round}`), { recursive: true, force: true });
     }
     const d = await exportInChild('dump', join(output, 'dump'));
-    out(`dump: ${fmt(d.rows)} rows in ${d.seconds} s = ${fmt(d.rowsPerSecond)} rows/s (reading the assignments `
-      + `${d.readSeconds} s), peak RSS ${d.peakRssMB} MB`);
+    out(
+      `dump: ${fmt(d.rows)} rows in ${d.seconds} s = ${fmt(d.rowsPerSecond)} rows/s (reading the assignments ` +
+        `${d.readSeconds} s), peak RSS ${d.peakRssMB} MB`,
+    );
   } finally {
     rmSync(output, { recursive: true, force: true });
     if (!process.env.BENCH_KEEP) await deleteIndicesByPrefix(config.ES_URL, prefix).catch(() => undefined);

@@ -5,7 +5,12 @@ import autocannon from 'autocannon';
 
 /** A run: its rate, latency percentiles (ms), requests, and failures by why (`HTTP 503`, an error's code). */
 export interface Measure {
-  rps: number; p50: number; p99: number; requests: number; failures: number; failedBy?: FailedBy;
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  failures: number;
+  failedBy?: FailedBy;
   /** CPU ms a request of the engine (every user of the node, so noisy), the API and the load generator (bench:api). */
   cpuMs?: { engine: number; api: number; client: number };
 }
@@ -15,7 +20,7 @@ type FailedBy = Record<string, number>;
 /** Why a request failed, for `FailedBy`: the engine's or the API's status, else the error's code or name. */
 function failureReason(error: unknown): string {
   const { statusCode, code, name } = (error ?? {}) as { statusCode?: number; code?: string; name?: string };
-  return statusCode ? `HTTP ${statusCode}` : code ?? name ?? String(error);
+  return statusCode ? `HTTP ${statusCode}` : (code ?? name ?? String(error));
 }
 
 /** The `p`th percentile of ascending `sorted`; NaN when it is empty. */
@@ -40,25 +45,40 @@ function countFailure(failedBy: FailedBy, why: string, count = 1): void {
 export function describeFailures(...runs: Measure[]): string {
   const all: FailedBy = {};
   for (const run of runs) for (const [why, count] of Object.entries(run.failedBy ?? {})) countFailure(all, why, count);
-  return Object.entries(all).map(([why, count]) => `${why} × ${count}`).join(', ');
+  return Object.entries(all)
+    .map(([why, count]) => `${why} × ${count}`)
+    .join(', ');
 }
 
 /** autocannon at `connections` against one path, cycling through `bodies`; latencies taken per response, in ms. */
 export async function drive(
-  url: string, path: string, bodies: object[], duration: number, connections: number,
+  url: string,
+  path: string,
+  bodies: object[],
+  duration: number,
+  connections: number,
 ): Promise<Measure> {
   const payloads = bodies.map((body) => JSON.stringify(body));
   let next = 0;
   const latencies: number[] = [];
   const failedBy: FailedBy = {};
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({
-      url, connections, duration,
-      requests: [{
-        method: 'POST', path, headers: { 'content-type': 'application/json' },
-        setupRequest: (request) => ({ ...request, body: payloads[next++ % payloads.length] }),
-      }],
-    }, (error, finished) => (error ? reject(error) : resolve(finished)));
+    const instance = autocannon(
+      {
+        url,
+        connections,
+        duration,
+        requests: [
+          {
+            method: 'POST',
+            path,
+            headers: { 'content-type': 'application/json' },
+            setupRequest: (request) => ({ ...request, body: payloads[next++ % payloads.length] }),
+          },
+        ],
+      },
+      (error, finished) => (error ? reject(error) : resolve(finished)),
+    );
     instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
       if (statusCode === 200) latencies.push(responseTime);
       else countFailure(failedBy, `HTTP ${statusCode}`);
@@ -71,7 +91,9 @@ export async function drive(
 
 /** `workers` loops calling `work(i)` (i counting up) for `duration` s; the rate is of the answers `work` counts. */
 export async function closedLoop(
-  workers: number, duration: number, work: (i: number) => Promise<{ answered: number; failed: number }>,
+  workers: number,
+  duration: number,
+  work: (i: number) => Promise<{ answered: number; failed: number }>,
 ): Promise<Measure> {
   let [next, answered] = [0, 0];
   const latencies: number[] = [];
@@ -106,13 +128,18 @@ export class Connections {
   private readonly all = new Set<Connection>();
 
   /** A connection idle over `maxIdleMs` is closed, not used: it would race the API's own close at 5 s (ECONNRESET). */
-  constructor(private readonly target: URL, private readonly header?: string, private readonly maxIdleMs = 4_000) {}
+  constructor(
+    private readonly target: URL,
+    private readonly header?: string,
+    private readonly maxIdleMs = 4_000,
+  ) {}
 
   /** The bytes of a POST of `body` to `path`. */
   request(path: string, body: string): Buffer {
     const payload = Buffer.from(body);
-    const head = `POST ${path} HTTP/1.1\r\nHost: ${this.target.host}\r\nContent-Type: application/json\r\n`
-      + `Content-Length: ${payload.length}\r\n\r\n`;
+    const head =
+      `POST ${path} HTTP/1.1\r\nHost: ${this.target.host}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${payload.length}\r\n\r\n`;
     return Buffer.concat([Buffer.from(head, 'latin1'), payload]);
   }
 
@@ -124,14 +151,17 @@ export class Connections {
       for (const stale of this.idle.splice(0)) stale.close();
     }
     const connection = this.idle.pop() ?? this.open();
-    return connection.exchange(request).then((answer) => {
-      connection.idleSince = performance.now();
-      this.idle.push(connection);
-      return answer;
-    }, (error: unknown) => {
-      connection.close();
-      throw error;
-    });
+    return connection.exchange(request).then(
+      (answer) => {
+        connection.idleSince = performance.now();
+        this.idle.push(connection);
+        return answer;
+      },
+      (error: unknown) => {
+        connection.close();
+        throw error;
+      },
+    );
   }
 
   close(): void {
@@ -151,7 +181,10 @@ export class Connections {
   }
 }
 
-interface Answer { status: number; header?: string }
+interface Answer {
+  status: number;
+  header?: string;
+}
 
 /** One keep-alive socket, one exchange at a time. */
 class Connection {
@@ -163,7 +196,11 @@ class Connection {
   private waiting?: { resolve: (answer: Answer) => void; reject: (error: Error) => void };
   private readonly headerPattern?: RegExp;
 
-  constructor(private readonly socket: Socket, header: string | undefined, onClose: () => void) {
+  constructor(
+    private readonly socket: Socket,
+    header: string | undefined,
+    onClose: () => void,
+  ) {
     socket.setNoDelay(true);
     this.headerPattern = header ? new RegExp(`\r\n${header}:[ \t]*([^\r]*)`, 'i') : undefined;
     socket.on('data', (chunk: Buffer) => {
@@ -227,7 +264,9 @@ class Connection {
  * autocannon's `overallRate`, which sends each second's quota at once. `send(i)`: true, or why it failed.
  */
 export async function paced(
-  send: (i: number) => Promise<true | string>, duration: number, rate: number,
+  send: (i: number) => Promise<true | string>,
+  duration: number,
+  rate: number,
 ): Promise<Measure> {
   const latencies: number[] = [];
   const failedBy: FailedBy = {};
@@ -240,10 +279,17 @@ export async function paced(
     const wait = Number(due - process.hrtime.bigint()) / 1e6;
     if (wait > 1) await new Promise((done) => setTimeout(done, wait));
     const begun = process.hrtime.bigint();
-    inFlight.push(send(i).then((outcome) => {
-      if (outcome === true) latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
-      else countFailure(failedBy, outcome);
-    }, (error) => { countFailure(failedBy, failureReason(error)); }));
+    inFlight.push(
+      send(i).then(
+        (outcome) => {
+          if (outcome === true) latencies.push(Number(process.hrtime.bigint() - begun) / 1e6);
+          else countFailure(failedBy, outcome);
+        },
+        (error) => {
+          countFailure(failedBy, failureReason(error));
+        },
+      ),
+    );
   }
   await Promise.all(inFlight);
   return summarise(latencies, failedBy, Number(process.hrtime.bigint() - started) / 1e9);
@@ -251,17 +297,26 @@ export async function paced(
 
 /** The service at `rate` requests/s, one body after the other; `onAnswer` sees each status and `header`. */
 export async function drivePaced(
-  url: string, path: string, bodies: object[], duration: number, rate: number,
-  header?: string, onAnswer?: (status: number, value: string | undefined) => void,
+  url: string,
+  path: string,
+  bodies: object[],
+  duration: number,
+  rate: number,
+  header?: string,
+  onAnswer?: (status: number, value: string | undefined) => void,
 ): Promise<Measure> {
   const connections = new Connections(new URL(url), header);
   const requests = bodies.map((body) => connections.request(path, JSON.stringify(body)));
   try {
-    return await paced(async (i) => {
-      const answer = await connections.send(requests[i % requests.length]);
-      onAnswer?.(answer.status, answer.header);
-      return answer.status === 200 || `HTTP ${answer.status}`;
-    }, duration, rate);
+    return await paced(
+      async (i) => {
+        const answer = await connections.send(requests[i % requests.length]);
+        onAnswer?.(answer.status, answer.header);
+        return answer.status === 200 || `HTTP ${answer.status}`;
+      },
+      duration,
+      rate,
+    );
   } finally {
     connections.close();
   }

@@ -11,10 +11,8 @@ import { join } from 'node:path';
 import { Engine } from '../src/engine/client';
 import { assignmentId } from '../src/engine/assignments';
 import { deleteIndicesByPrefix } from '../scripts/engine';
-import {
-  bulkCeiling, collectOwnGarbage, createIndex, engineCpuSeconds, fmt, mean, molecules, openBench, out, runBench,
-  runLoader, settle, sleep, splitCoresIfAsked, type LoaderRun,
-} from './common';
+import { bulkCeiling, collectOwnGarbage, createIndex, engineCpuSeconds, fmt, mean, molecules } from './common';
+import { openBench, out, runBench, runLoader, settle, sleep, splitCoresIfAsked, type LoaderRun } from './common';
 import { assignments, readStructures, sourceTable, writeDump } from './dataset';
 
 // Without warm-up loads the loader's first run of a phase paid 2-5 s more of the engine's JIT
@@ -28,15 +26,19 @@ async function onDisk(engine: Engine, prefix: string): Promise<void> {
   await engine.client.indices.forcemerge({ index, max_num_segments: 1 }, { requestTimeout: 3600_000 });
   await engine.client.indices.refresh({ index });
   const perDocument = async (pattern: string): Promise<number> => {
-    const rows = await engine.client.cat.indices({ index: pattern, bytes: 'b', format: 'json' }) as unknown as
-      Record<string, string>[];
+    const rows = (await engine.client.cat.indices({ index: pattern, bytes: 'b', format: 'json' })) as unknown as Record<
+      string,
+      string
+    >[];
     const sum = (field: string): number => rows.reduce((total, row) => total + Number(row[field]), 0);
     return sum('pri.store.size') / sum('docs.count');
   };
   const [perCompound, perAssignment] = [await perDocument(compounds), await perDocument(assignments)];
   const gb = (bytes: number): string => `${fmt(bytes / 1e9, 1)} GB`;
-  out(`\nforce-merged: ${fmt(perCompound)} bytes per compound, ${fmt(perAssignment)} bytes per assignment; `
-    + `for 160 million structures and 170 million assignments ${gb(160e6 * perCompound + 170e6 * perAssignment)}`);
+  out(
+    `\nforce-merged: ${fmt(perCompound)} bytes per compound, ${fmt(perAssignment)} bytes per assignment; ` +
+      `for 160 million structures and 170 million assignments ${gb(160e6 * perCompound + 170e6 * perAssignment)}`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -50,8 +52,10 @@ async function main(): Promise<void> {
     const set = await readStructures(config.MAX_INCHI_LENGTH, true);
     const table = sourceTable();
     const assignmentCount = await writeDump(folder, set, table);
-    out(`${molecules().file}: ${fmt(set.rowsRead)} rows → ${fmt(set.keys.length)} distinct loadable structures, `
-      + `${fmt(assignmentCount)} assignments in ${table.sources.length} sources, written to ${folder}`);
+    out(
+      `${molecules().file}: ${fmt(set.rowsRead)} rows → ${fmt(set.keys.length)} distinct loadable structures, ` +
+        `${fmt(assignmentCount)} assignments in ${table.sources.length} sources, written to ${folder}`,
+    );
     const files = { sources: 'source.tsv', structures: 'structure.tsv.gz', references: 'reference.tsv.gz' };
     const load = (prefix: string, command: keyof typeof files): Promise<LoaderRun> =>
       runLoader(prefix, [command, join(folder, files[command]), '--rejects', join(folder, `rejects-${command}.tsv`)]);
@@ -69,8 +73,10 @@ async function main(): Promise<void> {
     };
     // Loader, ceiling, ceiling, loader: a drift of the shared machine weighs on both alike.
     const abba = async (
-      phase: string, rows: number,
-      loader: (prefix: string) => Promise<LoaderRun>, ceiling: (run: Engine) => Promise<number>,
+      phase: string,
+      rows: number,
+      loader: (prefix: string) => Promise<LoaderRun>,
+      ceiling: (run: Engine) => Promise<number>,
     ): Promise<void> => {
       const first = await timed(() => loader(`${loaderPrefix}-1`));
       const ceilings = [await timed(() => ceiling(runs[0])), await timed(() => ceiling(runs[1]))];
@@ -79,8 +85,13 @@ async function main(): Promise<void> {
         const loaded = Number(run.value.summary.rowsLoaded);
         if (loaded !== rows) throw new Error(`the loader loaded ${loaded} of ${rows} ${phase} rows`);
       }
-      results.push({ phase, rows, loaders: [first.value, last.value], ceilings: ceilings.map((c) => c.value),
-        engineCpu: [[first.engineCpu, last.engineCpu], ceilings.map((c) => c.engineCpu)] });
+      results.push({
+        phase,
+        rows,
+        loaders: [first.value, last.value],
+        ceilings: ceilings.map((c) => c.value),
+        engineCpu: [[first.engineCpu, last.engineCpu], ceilings.map((c) => c.engineCpu)],
+      });
       const rates = (seconds: number[]): string => seconds.map((s) => fmt(rows / s)).join(', ');
       const loaders = [first, last].map((r) => Number(r.value.summary.seconds));
       out(`${phase}: loader ${rates(loaders)} rows/s (first, last), ceiling ${rates(ceilings.map((c) => c.value))}`);
@@ -96,8 +107,18 @@ async function main(): Promise<void> {
     for (const warm of warms) for (const command of ['sources', 'structures'] as const) await load(warm, command);
     await sleep(Math.max(0, standing + 65_000 - Date.now()));
 
-    await abba('structures', set.keys.length, (prefix) => load(prefix, 'structures'),
-      (run) => bulkCeiling(engine, run.names.compounds, set.keys.map((key, i) => [key, set.documents[i]]), 'create'));
+    await abba(
+      'structures',
+      set.keys.length,
+      (prefix) => load(prefix, 'structures'),
+      (run) =>
+        bulkCeiling(
+          engine,
+          run.names.compounds,
+          set.keys.map((key, i) => [key, set.documents[i]]),
+          'create',
+        ),
+    );
     set.documents.length = 0;
 
     // References: one release index for the whole table, as the loader writes a dump.
@@ -112,24 +133,33 @@ async function main(): Promise<void> {
       await load(warm, 'references');
       await deleteIndicesByPrefix(config.ES_URL, warm);
     }
-    await abba('references', assignmentCount, (prefix) => load(prefix, 'references'), async (run) => {
-      const release = run.names.assignmentsRelease('dump');
-      await createIndex(engine, release, 'assignments');
-      return bulkCeiling(engine, release, prepared, 'index');
-    });
+    await abba(
+      'references',
+      assignmentCount,
+      (prefix) => load(prefix, 'references'),
+      async (run) => {
+        const release = run.names.assignmentsRelease('dump');
+        await createIndex(engine, release, 'assignments');
+        return bulkCeiling(engine, release, prepared, 'index');
+      },
+    );
     prepared.length = 0;
 
-    out('\n| phase | rows | loader rows/s | ceiling rows/s | loader/ceiling | loader peak RSS | loader CPU s '
-      + '| engine CPU s (loader / ceiling) |');
+    out(
+      '\n| phase | rows | loader rows/s | ceiling rows/s | loader/ceiling | loader peak RSS | loader CPU s ' +
+        '| engine CPU s (loader / ceiling) |',
+    );
     out('|---|---|---|---|---|---|---|---|');
     for (const r of results) {
       const seconds = mean(r.loaders.map((run) => Number(run.summary.seconds)));
       const [loaderRate, ceilingRate] = [r.rows / seconds, r.rows / mean(r.ceilings)];
       const rss = Math.max(...r.loaders.map((run) => run.peakRssMb));
       const cpu = mean(r.loaders.map((run) => run.cpuSeconds));
-      out(`| ${r.phase} | ${fmt(r.rows)} | ${fmt(loaderRate)} | ${fmt(ceilingRate)} `
-        + `| ${fmt(loaderRate / ceilingRate, 2)} | ${fmt(rss)} MB | ${fmt(cpu, 1)} `
-        + `| ${fmt(mean(r.engineCpu[0]), 1)} / ${fmt(mean(r.engineCpu[1]), 1)} |`);
+      out(
+        `| ${r.phase} | ${fmt(r.rows)} | ${fmt(loaderRate)} | ${fmt(ceilingRate)} ` +
+          `| ${fmt(loaderRate / ceilingRate, 2)} | ${fmt(rss)} MB | ${fmt(cpu, 1)} ` +
+          `| ${fmt(mean(r.engineCpu[0]), 1)} / ${fmt(mean(r.engineCpu[1]), 1)} |`,
+      );
     }
     out('(means of two runs each: loader, ceiling, ceiling, loader; peak RSS: the higher of the two loader runs)');
     await onDisk(engine, `${loaderPrefix}-1`);

@@ -17,15 +17,15 @@ import type { Engine } from '../src/engine/client';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { assignmentId } from '../src/engine/assignments';
 import { deleteIndicesByPrefix } from '../scripts/engine';
-import {
-  bulkCeiling, createIndex, draw, fmt, molecules, openBench, out, runBench, runLoader, Sample, settle, since, startApi,
-} from './common';
+import { bulkCeiling, createIndex, draw, fmt, molecules, openBench, out, runBench, runLoader, Sample } from './common';
+import { settle, since, startApi } from './common';
 import { readStructures } from './dataset';
 import { drive, drivePaced, type Measure } from './load-generator';
 
 const { values: options } = parseArgs({
   options: {
-    steps: { type: 'string', default: '0.5,2,5,10' }, seconds: { type: 'string', default: '15' },
+    steps: { type: 'string', default: '0.5,2,5,10' },
+    seconds: { type: 'string', default: '15' },
   },
 });
 const steps = options.steps!.split(',').map((n) => Math.round(Number(n) * 1e6));
@@ -33,8 +33,16 @@ const seconds = Number(options.seconds);
 // The ceiling writes the step's first 100,000 structures and their assignments.
 const [connections, warmUpSeconds, sampleSize, ceilingSample] = [16, 3, 5_000, 100_000];
 
-interface Structure { inchi: string; key: string; parsed?: ReturnType<typeof parseStandardInchi> }
-interface Parent { inchi: string; key: string; carbons: number }
+interface Structure {
+  inchi: string;
+  key: string;
+  parsed?: ReturnType<typeof parseStandardInchi>;
+}
+interface Parent {
+  inchi: string;
+  key: string;
+  carbons: number;
+}
 
 /** The real set; single components without an isotopic layer, carbons first in the formula, are parents. */
 async function readRealSet(maxInchiLength: number): Promise<{ real: Structure[]; parents: Parent[] }> {
@@ -58,7 +66,10 @@ function* structures(real: Structure[], parents: Parent[]): Generator<Structure>
   yield* real;
   const realKeys = new Set(real.map((r) => r.key));
   for (let variant = 1; variant < 2 ** 24; variant += 1) {
-    const atoms = [...Array(24).keys()].filter((bit) => variant & (1 << bit)).map((bit) => `${bit + 1}+1`).join(',');
+    const atoms = [...Array(24).keys()]
+      .filter((bit) => variant & (1 << bit))
+      .map((bit) => `${bit + 1}+1`)
+      .join(',');
     const round = parents.filter((parent) => variant < 2 ** Math.min(parent.carbons, 24));
     if (round.length === 0) return;
     for (const parent of round) {
@@ -73,7 +84,11 @@ function* structures(real: Structure[], parents: Parent[]): Generator<Structure>
   }
 }
 
-interface Source { id: number; label: string; coverage: number }
+interface Source {
+  id: number;
+  label: string;
+  coverage: number;
+}
 
 /** Five sources a step, holding 100, 80, 60, 40 and 20 % of the step's new structures: 3 ids a structure. */
 function sourcesOf(step: number): Source[] {
@@ -83,8 +98,17 @@ function sourcesOf(step: number): Source[] {
 
 function sourceTsv(all: Source[]): string {
   const header = 'SRC_ID NAME NAME_LONG NAME_LABEL DESCRIPTION SRC_URL BASE_ID_URL BASE_ID_URL_AVAILABLE PRIVATE';
-  const row = (s: Source): unknown[] =>
-    [s.id, `scale_${s.id}`, `Scale source ${s.id}`, s.label, 'bench:scale', 'https://example.org/', '', 0, 0];
+  const row = (s: Source): unknown[] => [
+    s.id,
+    `scale_${s.id}`,
+    `Scale source ${s.id}`,
+    s.label,
+    'bench:scale',
+    'https://example.org/',
+    '',
+    0,
+    0,
+  ];
   return [header.split(' '), ...all.map(row)].map((line) => `${line.join('\t')}\n`).join('');
 }
 
@@ -101,21 +125,37 @@ function tableWriter(file: string, header: string): (text?: string) => void {
 }
 
 interface StepFiles {
-  structureFile: string; referenceFile: string; structures: number; assignments: number;
+  structureFile: string;
+  referenceFile: string;
+  structures: number;
+  assignments: number;
   /** Serialised documents of the step's first structures and of their assignments, for the ceiling. */
-  ceilingStructures: Ceiling; ceilingAssignments: Ceiling;
+  ceilingStructures: Ceiling;
+  ceilingAssignments: Ceiling;
 }
 
 /** The lookups' keys and current ids: a sample of the whole set so far, drawn as its rows are written. */
-interface Samples { keys: Sample<string>; ids: Sample<{ sourceId: number; compoundId: string }> }
+interface Samples {
+  keys: Sample<string>;
+  ids: Sample<{ sourceId: number; compoundId: string }>;
+}
 
 /** Writes the step's `count` new structures (UCI from `firstUci`) and their assignments as dump tables. */
 async function writeStep(
-  folder: string, step: number, firstUci: number, count: number, source: Iterator<Structure>, samples: Samples,
+  folder: string,
+  step: number,
+  firstUci: number,
+  count: number,
+  source: Iterator<Structure>,
+  samples: Samples,
 ): Promise<StepFiles> {
   const files: StepFiles = {
-    structureFile: join(folder, `structure-${step}.tsv`), referenceFile: join(folder, `reference-${step}.tsv`),
-    structures: 0, assignments: 0, ceilingStructures: [], ceilingAssignments: [],
+    structureFile: join(folder, `structure-${step}.tsv`),
+    referenceFile: join(folder, `reference-${step}.tsv`),
+    structures: 0,
+    assignments: 0,
+    ceilingStructures: [],
+    ceilingAssignments: [],
   };
   const writeStructure = tableWriter(files.structureFile, 'UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
   const writeReference = tableWriter(files.referenceFile, 'UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n');
@@ -165,28 +205,34 @@ async function ceiling(engine: Engine, index: string, table: Table, items: Ceili
 /** The table's size and storage cells: documents, bytes per document, heap used, segments (release indices). */
 async function storage(engine: Engine, prefix: string): Promise<{ size: string; cells: string }> {
   await engine.client.indices.refresh({ index: `${prefix}-*` });
-  const rows = await engine.client.cat.indices({ index: `${prefix}-*`, bytes: 'b', format: 'json' }) as unknown as
-    Record<string, string>[];
+  const rows = (await engine.client.cat.indices({
+    index: `${prefix}-*`,
+    bytes: 'b',
+    format: 'json',
+  })) as unknown as Record<string, string>[];
   // The release indices serving a source now (not the previous releases kept for RELEASE_GRACE).
   const served = new Set((await currentReleaseIndices(engine)).values());
   const compounds = rows.filter((row) => row.index === engine.names.compounds);
   const assignments = rows.filter((row) => served.has(row.index));
   const index = [...compounds, ...assignments].map((row) => row.index);
-  const stats = await engine.client.indices.stats({ index, metric: ['segments'] }) as unknown as
-    { indices: Record<string, { primaries: { segments: { count: number } } }> };
+  const stats = (await engine.client.indices.stats({ index, metric: ['segments'] })) as unknown as {
+    indices: Record<string, { primaries: { segments: { count: number } } }>;
+  };
   type Row = Record<string, string>;
   const sum = (list: Row[], pick: (row: Row) => number): number => list.reduce((total, row) => total + pick(row), 0);
   const docs = (row: Row): number => Number(row['docs.count']);
   const bytes = (row: Row): number => Number(row['pri.store.size']);
   const segments = (row: Row): number => stats.indices[row.index]?.primaries.segments.count ?? 0;
-  const nodes = await engine.client.nodes.stats({ metric: ['jvm'] }) as unknown as
-    { nodes: Record<string, { jvm: { mem: { heap_used_in_bytes: number } } }> };
+  const nodes = (await engine.client.nodes.stats({ metric: ['jvm'] })) as unknown as {
+    nodes: Record<string, { jvm: { mem: { heap_used_in_bytes: number } } }>;
+  };
   const heap = Object.values(nodes.nodes).reduce((total, n) => total + n.jvm.mem.heap_used_in_bytes, 0) / 2 ** 20;
   return {
     size: `${fmt(sum(compounds, docs))} / ${fmt(sum(assignments, docs))}`,
-    cells: `${fmt(sum(compounds, bytes) / sum(compounds, docs))} / `
-      + `${fmt(sum(assignments, bytes) / sum(assignments, docs))} `
-      + `| ${fmt(heap)} | ${sum(compounds, segments)} / ${sum(assignments, segments)} (${assignments.length})`,
+    cells:
+      `${fmt(sum(compounds, bytes) / sum(compounds, docs))} / ` +
+      `${fmt(sum(assignments, bytes) / sum(assignments, docs))} ` +
+      `| ${fmt(heap)} | ${sum(compounds, segments)} / ${sum(assignments, segments)} (${assignments.length})`,
   };
 }
 
@@ -204,9 +250,15 @@ async function measureLookups(prefix: string, samples: Samples, mixtures: string
   try {
     const lookups: [string, string, object[]][] = [
       ['by InChIKey', '/api/v1/compounds', byKey(samples.keys.values)],
-      ['by sourceID', '/api/v1/compounds', samples.ids.values.map(({ sourceId: sourceID, compoundId: compound }) => ({
-        type: 'sourceID', compound, sourceID,
-      }))],
+      [
+        'by sourceID',
+        '/api/v1/compounds',
+        samples.ids.values.map(({ sourceId: sourceID, compoundId: compound }) => ({
+          type: 'sourceID',
+          compound,
+          sourceID,
+        })),
+      ],
       ['connectivity', '/api/v1/connectivity', byKey(samples.keys.values)],
       ['connectivity of mixtures', '/api/v1/connectivity', byKey(mixtures)],
     ];
@@ -219,8 +271,10 @@ async function measureLookups(prefix: string, samples: Samples, mixtures: string
       const rate = Math.max(10, Math.round(peak.rps / 2));
       const half = await drivePaced(url, path, bodies, seconds, rate);
       cells.push(`${fmt(peak.rps)}, ${ms(peak)}; at ${rate}/s ${ms(half)}`);
-      out(`  ${name}: ${fmt(peak.rps)} req/s at ${connections} connections, p50 / p99 ${ms(peak)} ms; `
-        + `at ${rate}/s ${ms(half)} ms`);
+      out(
+        `  ${name}: ${fmt(peak.rps)} req/s at ${connections} connections, p50 / p99 ${ms(peak)} ms; ` +
+          `at ${rate}/s ${ms(half)} ms`,
+      );
     }
     return cells.join(' | ');
   } finally {
@@ -233,12 +287,16 @@ async function main(): Promise<void> {
   const { config, engine } = await openBench('bench:scale', prefix);
   const folder = mkdtempSync(join(tmpdir(), 'chemxref-bench-scale-'));
   const { file } = molecules();
-  out(`${fmt(totalmem() / 2 ** 30)} GiB, ES_SHARDS ${config.ES_SHARDS}, ES_REPLICAS ${config.ES_REPLICAS}; `
-    + `steps ${steps.map((n) => fmt(n)).join(', ')} structures; lookups ${seconds} s each; files in ${folder}`);
+  out(
+    `${fmt(totalmem() / 2 ** 30)} GiB, ES_SHARDS ${config.ES_SHARDS}, ES_REPLICAS ${config.ES_REPLICAS}; ` +
+      `steps ${steps.map((n) => fmt(n)).join(', ')} structures; lookups ${seconds} s each; files in ${folder}`,
+  );
   const started = process.hrtime.bigint();
   const { real, parents } = await readRealSet(config.MAX_INCHI_LENGTH);
-  out(`${file}: ${fmt(real.length)} distinct loadable structures, ${fmt(parents.length)} of them parents of `
-    + `isotopologues (${fmt(since(started), 1)} s)`);
+  out(
+    `${file}: ${fmt(real.length)} distinct loadable structures, ${fmt(parents.length)} of them parents of ` +
+      `isotopologues (${fmt(since(started), 1)} s)`,
+  );
   const generator = structures(real, parents);
   const mixtures = mixtureKeys(real);
   const samples: Samples = { keys: new Sample(sampleSize), ids: new Sample(sampleSize) };
@@ -265,8 +323,9 @@ async function main(): Promise<void> {
         out(`  ${command}: ${fmt(rows)} rows at ${fmt(rate)} rows/s (ceiling ${fmt(top)}), ${fmt(run.peakRssMb)} MB`);
         return `${fmt(rate)} (${fmt(rate / top, 2)})`;
       };
-      const loadCells = `${await phase('structures', files.structureFile, files.structures, files.ceilingStructures)} `
-        + `| ${await phase('references', files.referenceFile, files.assignments, files.ceilingAssignments)}`;
+      const loadCells =
+        `${await phase('structures', files.structureFile, files.structures, files.ceilingStructures)} ` +
+        `| ${await phase('references', files.referenceFile, files.assignments, files.ceilingAssignments)}`;
       for (const table of [files.structureFile, files.referenceFile]) rmSync(table, { force: true });
       await settle(engine);
       const disk = await storage(engine, prefix);
@@ -275,10 +334,12 @@ async function main(): Promise<void> {
     }
   } finally {
     if (rows.length > 0) {
-      out('\n| structures / assignments | structures rows/s (loader/ceiling) | references rows/s (loader/ceiling) '
-        + '| bytes per structure / assignment | heap used MB | segments compounds / assignments (release indices) '
-        + '| by InChIKey: req/s, p50 / p99 ms; p50 / p99 ms at half its peak | by sourceID | connectivity '
-        + '| connectivity of mixtures |');
+      out(
+        '\n| structures / assignments | structures rows/s (loader/ceiling) | references rows/s (loader/ceiling) ' +
+          '| bytes per structure / assignment | heap used MB | segments compounds / assignments (release indices) ' +
+          '| by InChIKey: req/s, p50 / p99 ms; p50 / p99 ms at half its peak | by sourceID | connectivity ' +
+          '| connectivity of mixtures |',
+      );
       out('|---|---|---|---|---|---|---|---|---|---|');
       for (const row of rows) out(row);
     }

@@ -489,7 +489,7 @@ async function main(): Promise<number> {
   process.env.ES_INDEX_PREFIX = `chemxref-fuzz-${randomBytes(3).toString('hex')}`;
   process.env.LOG_LEVEL ??= 'silent';
   // An engine held up by the machine's load (a GC pause, another job on a shared engine) would answer
-  // the 3 s deadline's 503: that is bench:chaos's subject, and not a fault of the request the fuzzer sent.
+  // the 3 s deadline's 503: that is the reliability tests' subject, and not a fault of the request the fuzzer sent.
   process.env.ENGINE_TIMEOUT_MS ??= '20s';
   // Every job the fuzzer submits is queued: under the default JOB_MAX_ACTIVE (4) the later ones were
   // mostly 429s, which left the submission's logic untested (test/jobs.test.ts covers the 429 itself).

@@ -1,7 +1,7 @@
 /**
- * Clients that check every answer, and the engine's process to freeze: what the reliability tests
- * and `npm run bench:chaos` share (issue 21). A checking client loops over lookups whose right
- * answer is known and sorts each answer: right, wrong (a 200 without the expected record), 503, or
+ * Clients that check every answer, and the engine's process to freeze, for the reliability tests.
+ * A checking client loops over lookups whose right answer is known and sorts each answer: right,
+ * wrong (a 200 without the expected record), 503, or
  * anything else.
  */
 import { once } from 'node:events';
