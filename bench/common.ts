@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { readConfig, type Config } from '../src/config';
 import { Engine, mappingOf, type MappingName } from '../src/engine/client';
 import { startServer } from '../src/server';
+import packageJson from '../package.json';
 
 export const repository = join(__dirname, '..');
 export const out = (text = ''): void => void process.stdout.write(`${text}\n`);
@@ -161,11 +162,13 @@ export interface LoaderRun {
 }
 
 /**
- * `npm run load -- <args>` under `prefix`, as that script runs it (node with the loader's heap flag
- * and tsx as a require hook, one process), its peak RSS (VmHWM) and CPU polled from /proc.
+ * `npm run load -- <args>` under `prefix`, as that script runs it (node with the V8 flags of the load
+ * script in package.json and tsx as a require hook, one process), its peak RSS (VmHWM) and CPU
+ * polled from /proc.
  */
 export async function runLoader(prefix: string, args: string[]): Promise<LoaderRun> {
-  const loader = ['--heap-growing-percent=50', '--require', 'tsx/cjs', join(repository, 'loaders', 'cli.ts')];
+  const heapFlags = (packageJson.scripts.load.match(/--[\w-]+=\S+/g) ?? []) as string[];
+  const loader = [...heapFlags, '--require', 'tsx/cjs', join(repository, 'loaders', 'cli.ts')];
   const child = spawn(process.execPath, [...loader, ...args, '--no-progress'], {
     cwd: repository,
     env: { ...process.env, ES_INDEX_PREFIX: prefix },
