@@ -61,8 +61,12 @@ async function demo(force: boolean): Promise<void> {
   try {
     const others = reused ? await indicesOfOthers(engine) : [];
     if (others.length > 0 && !force) {
+      const named = `${others.slice(0, 5).join(', ')}${others.length > 5 ? `, and ${others.length - 5} more` : ''}`;
       log.error(
-        `the Elasticsearch on ${config.ES_URL} holds indices that are not chemxref's (${others.slice(0, 5).join(', ')}${others.length > 5 ? `, and ${others.length - 5} more` : ''}): the demo writes nothing there. Give it an engine of its own (ES_URL=http://127.0.0.1:9250 npm run demo starts one on that port), or run \`npm run demo -- --force\` to add its ${config.ES_INDEX_PREFIX}-* indices beside them`,
+        `the Elasticsearch on ${config.ES_URL} holds indices that are not chemxref's (${named}): the demo ` +
+          'writes nothing there. Give it an engine of its own (ES_URL=http://127.0.0.1:9250 npm run demo starts ' +
+          `one on that port), or run \`npm run demo -- --force\` to add its ${config.ES_INDEX_PREFIX}-* indices ` +
+          'beside them',
       );
       throw new CliExit(2);
     }

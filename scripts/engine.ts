@@ -604,7 +604,8 @@ async function waitForCluster(
     const stopped = starting.filter((node) => livePid(node) === undefined);
     if (stopped.length > 0) {
       throw new Error(
-        `${what}: ${stopped.map((node) => `${node.name} (port ${node.httpPort})`).join(', ')} stopped while starting:\n${tailsOf(stopped)}`,
+        `${what}: ${stopped.map((node) => `${node.name} (port ${node.httpPort})`).join(', ')} stopped while ` +
+          `starting:\n${tailsOf(stopped)}`,
       );
     }
     const health = await clusterHealth(layout, `&wait_for_nodes=%3E%3D${count}&wait_for_status=${want}&timeout=5s`);
@@ -657,7 +658,10 @@ async function launchNodes(layout: ClusterLayout, missing: NodeLayout[], heap: s
     ).filter((node): node is NodeLayout => node !== undefined);
     if (busy.length > 0) {
       throw new Error(
-        `transport port${busy.length > 1 ? 's' : ''} ${busy.map((node) => `${node.transportPort} (of ${node.name})`).join(', ')} ${busy.length > 1 ? 'are' : 'is'} taken by another process: stop it, or set ES_URL to other ports (transport ports are the HTTP ports + 100)`,
+        `transport port${busy.length > 1 ? 's' : ''} ` +
+          `${busy.map((node) => `${node.transportPort} (of ${node.name})`).join(', ')} ` +
+          `${busy.length > 1 ? 'are' : 'is'} taken by another process: stop it, or set ES_URL to other ports ` +
+          '(transport ports are the HTTP ports + 100)',
       );
     }
   }
@@ -673,7 +677,8 @@ async function launchNodes(layout: ClusterLayout, missing: NodeLayout[], heap: s
   const formed = layout.formedFile === undefined || existsSync(layout.formedFile);
   log(
     `starting Elasticsearch ${version}: ${missing.map((node) => `${node.name} on ${node.url}`).join(', ')}` +
-      `${layout.single ? '' : ` (cluster ${layout.clusterName}${formed ? '' : ', first start'})`} (heap ${heap}${missing.length > 1 ? ' each' : ''}${user ? `, user ${user}` : ''})`,
+      `${layout.single ? '' : ` (cluster ${layout.clusterName}${formed ? '' : ', first start'})`}` +
+      ` (heap ${heap}${missing.length > 1 ? ' each' : ''}${user ? `, user ${user}` : ''})`,
   );
   const launches = await Promise.allSettled(missing.map((node) => launchNode(layout, node, home, heap, user, formed)));
   const failed = missing.filter((_node, i) => launches[i].status === 'rejected');
@@ -787,7 +792,10 @@ export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promis
     )
       continue;
     throw new Error(
-      `port ${node.httpPort} answers as a node of ${answer.clusterName ? `cluster ${answer.clusterName}` : "a cluster that is not this project's"}, not of ${layout.clusterName}, which ES_NODES=${nodes} runs on ${portRange(layout)}: stop it, or set ES_URL to other ports`,
+      `port ${node.httpPort} answers as a node of ` +
+        `${answer.clusterName ? `cluster ${answer.clusterName}` : "a cluster that is not this project's"}, ` +
+        `not of ${layout.clusterName}, which ES_NODES=${nodes} runs on ${portRange(layout)}: stop it, or set ` +
+        'ES_URL to other ports',
     );
   }
   if (!localHosts.includes(layout.host)) {
@@ -818,7 +826,8 @@ export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promis
       ? `Elasticsearch is up on ${layout.nodes[0].url} (pid ${started[0].pid}) after ${seconds.toFixed(1)} s`
       : `cluster ${layout.clusterName} is ${health.status} with ` +
           `${health.number_of_nodes} nodes on ${portRange(layout)} after ` +
-          `${seconds.toFixed(1)} s (started ${missing.map((node) => node.name).join(', ') || 'none: waited for nodes already starting'})`,
+          `${seconds.toFixed(1)} s (started ` +
+          `${missing.map((node) => node.name).join(', ') || 'none: waited for nodes already starting'})`,
   );
   return { reused: false, pid: started[0].pid, started: missing.map((node) => node.name), nodes: started, seconds };
 }

@@ -452,7 +452,8 @@ function readLayers(inchi: string): ReadLayers {
       throw new InchiError(
         afterIsotopic && letter >= 97 && letter <= 122
           ? `not a valid InChI: layer ${name} cannot follow the isotopic layer /i`
-          : `not a valid InChI: unknown layer ${name.length === 2 && letter > 32 && letter < 127 ? name : describeChar(letter)}`,
+          : 'not a valid InChI: unknown layer ' +
+              `${name.length === 2 && letter > 32 && letter < 127 ? name : describeChar(letter)}`,
       );
     }
     if (kind <= lastKind) {

@@ -121,7 +121,8 @@ export async function changeSpan(engine: Engine, sourceId: number, since: string
   if (!loadsOf(record).includes(sourceId)) {
     const loaded = loadsOf(record);
     throw new UnknownResource(
-      `load ${since} (${record.command}) did not load source ${sourceId}${loaded.length > 0 ? ` (it loaded source ${loaded.join(', ')})` : ''}`,
+      `load ${since} (${record.command}) did not load source ${sourceId}` +
+        `${loaded.length > 0 ? ` (it loaded source ${loaded.join(', ')})` : ''}`,
     );
   }
   if (record.status !== 'done')

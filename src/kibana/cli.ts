@@ -63,7 +63,9 @@ async function setup(): Promise<void> {
   const installed = await importSavedObjects(target, objects);
   for (const object of installed) process.stdout.write(`installed ${object.type} "${object.title}"\n`);
   process.stdout.write(
-    `${installed.length} saved objects in ${config.KIBANA_URL}${config.KIBANA_SPACE ? ` (space ${config.KIBANA_SPACE})` : ''}, for the indices ${config.ES_INDEX_PREFIX}-*, ${sources.length} source names, links to ${config.CHEMXREF_URL}\n`,
+    `${installed.length} saved objects in ${config.KIBANA_URL}` +
+      `${config.KIBANA_SPACE ? ` (space ${config.KIBANA_SPACE})` : ''}, for the indices ` +
+      `${config.ES_INDEX_PREFIX}-*, ${sources.length} source names, links to ${config.CHEMXREF_URL}\n`,
   );
 }
 

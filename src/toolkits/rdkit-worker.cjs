@@ -58,7 +58,9 @@ function standardInchi(rdkit, log, { type, text }) {
     const queryAtoms = queryAtomCount(mol);
     if (queryAtoms > 0)
       return {
-        noInchi: `it has ${queryAtoms === 1 ? 'a query atom' : `${queryAtoms} query atoms`} (*, R#, A, Q or an attachment point), which an InChI cannot hold`,
+        noInchi:
+          `it has ${queryAtoms === 1 ? 'a query atom' : `${queryAtoms} query atoms`} ` +
+          '(*, R#, A, Q or an attachment point), which an InChI cannot hold',
       };
     log.clear_buffer();
     const inchi = mol.get_inchi();

@@ -61,7 +61,8 @@ export async function readQueries(
   const tooMany = (count: string): HttpError =>
     new HttpError(
       413,
-      `the ${limits.what} has ${count} queries, more than the ${limits.maxQueries} it may hold${limits.alternative ? `: ${limits.alternative}` : ''}`,
+      `the ${limits.what} has ${count} queries, more than the ${limits.maxQueries} it may hold` +
+        `${limits.alternative ? `: ${limits.alternative}` : ''}`,
     );
   const tooLarge = (): HttpError =>
     new HttpError(413, `the body is larger than the ${limits.maxBytes} bytes a ${limits.what} accepts`);
