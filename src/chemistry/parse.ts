@@ -304,7 +304,8 @@ function splitComponents(value: string, componentCount: number, kind: Kind): str
   return parts;
 }
 
-function emptyLayers(): FullInchiLayers {
+/** Every layer of an InChI, all empty: a structure's layers start from it. */
+export function emptyLayers(): FullInchiLayers {
   return {
     formula: '',
     connections: '',

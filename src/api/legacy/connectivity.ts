@@ -2,7 +2,7 @@
  * The legacy connectivity search (docs/legacy.md key_search / cpd_search): criteria A–H, and the two output
  * shapes of UniChem 1, on the one connectivity search of src/domain/connectivity.ts. No Express here.
  */
-import { inchiFromLayers, inchiKeyOf, parseStandardInchi, type Comparison } from '../../chemistry';
+import { emptyLayers, inchiFromLayers, inchiKeyOf, parseStandardInchi, type Comparison } from '../../chemistry';
 import { compoundsByKey } from '../../engine/compounds';
 import { assignmentsByCompoundId, assignmentsByConnectivityBlock, assignmentsByKeys } from '../../engine/lookups';
 import {
@@ -93,23 +93,8 @@ async function searchedOfKeyTerm(
     if (!structure) throw new UnknownResource(`no structure with the first InChIKey block ${term}`);
     const { formula, connections, hAtoms, charge } = structure.layers;
     const parsed = parseStandardInchi(
-      inchiFromLayers({
-        formula,
-        connections,
-        hAtoms,
-        charge,
-        protons: '',
-        stereoDbond: '',
-        stereoSp3: '',
-        stereoSp3Inverted: '',
-        stereoType: '',
-        isotopicAtoms: '',
-        isotopicExchangeableH: '',
-        isotopicStereoDbond: '',
-        isotopicStereoSp3: '',
-        isotopicStereoSp3Inverted: '',
-        isotopicStereoType: '',
-      }),
+      // The skeleton alone: the first block's layers, no stereo, isotopes or protonation.
+      inchiFromLayers({ ...emptyLayers(), formula, connections, hAtoms, charge }),
     );
     return { uci: null, standardInchiKey: inchiKeyOf(parsed), connectivityBlock: term, parsed };
   }
