@@ -11,7 +11,7 @@ import { currentReleaseIndex, refreshIndex } from '../src/engine/schema';
 import { allSources } from '../src/engine/sources';
 import {
   countCurrentOfSource,
-  countAssignments,
+  assignmentsPerSource,
   scanSourceAssignments,
   assignmentBulkLines,
   assignmentId,
@@ -190,8 +190,14 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
   run.sourceIds = replacedIds;
   if (!run.dryRun && release) {
     await refreshIndex(run.engine, release);
-    // Distinct assignments: a row repeated in the file is one document.
-    run.rowsLoaded += await countAssignments(run.engine, release, false);
+    // Distinct assignments, each source's and in all: a row repeated in the file is one document.
+    const perSource = await assignmentsPerSource(run.engine, release);
+    const bySource = replacedIds.map((id) => [
+      id,
+      (perSource.get(id)?.current ?? 0) + (perSource.get(id)?.obsolete ?? 0),
+    ]);
+    run.rowsLoadedBySource = Object.fromEntries(bySource);
+    run.rowsLoaded += bySource.reduce((sum, [, rows]) => sum + rows, 0);
     run.countRepeatedRows();
   } else {
     run.rowsLoaded += written;

@@ -50,6 +50,8 @@ export class LoadRun {
   readonly rejectsByReason: Record<string, number> = {};
   /** The sources a reference table replaced, for the load record. */
   sourceIds?: number[];
+  /** The assignments written for each source, when the load replaced several (a reference table). */
+  rowsLoadedBySource?: Record<string, number>;
   /** The release a source load publishes, for the load record. */
   release?: ReleaseName;
   /** The load recorded its changes of its sources' current assignments (loaders/changes.ts). */
@@ -244,6 +246,7 @@ export class LoadRun {
     return {
       ...this.record,
       ...(this.sourceIds ? { sourceIds: this.sourceIds } : {}),
+      ...(this.rowsLoadedBySource ? { rowsLoadedBySource: this.rowsLoadedBySource } : {}),
       ...(this.release ? { releaseNumber: this.release.number, releaseDate: this.release.date } : {}),
       ...(this.changesRecorded ? { changesRecorded: true } : {}),
       rowsRead: this.rowsRead,

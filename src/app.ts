@@ -11,7 +11,6 @@ import { SourceCatalog } from './domain/sources';
 import type { LookupContext } from './domain/lookup';
 import { Engine } from './engine/client';
 import { lastLoadOfEachSource } from './engine/loads';
-import { ownRowsOfSharedLoads } from './domain/sources';
 import { openApiDocument, operations } from './api/document';
 import { errorHandler, errorSender, isLegacyPath, type ErrorSender } from './api/errors';
 import { CostLimiter, operationCosts, rateLimit } from './api/rate-limit';
@@ -49,7 +48,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   // The metrics hear the engine's requests, and read the loads through it when scraped.
   const metrics: Metrics = new Metrics(async () => {
     const [loads, sources] = await Promise.all([lastLoadOfEachSource(engine), context.sources.all()]);
-    return { loads, ownRows: await ownRowsOfSharedLoads(engine, loads), sources };
+    return { loads, sources };
   });
   const engine: Engine = new Engine(config, { serving: true, observer: metrics });
   const structures = new StructureConverter(config.STRUCTURE_TIMEOUT_MS);

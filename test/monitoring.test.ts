@@ -88,7 +88,7 @@ function serves(exposition: Exposition, name: string): boolean {
  * a Metrics that has seen one failed engine request instead.
  */
 async function exercisedMetrics(): Promise<Exposition> {
-  const metrics = new Metrics(async () => ({ loads: new Map(), ownRows: new Map(), sources: new Map() }));
+  const metrics = new Metrics(async () => ({ loads: new Map(), sources: new Map() }));
   metrics.engineRequest('msearch', 0.01, true);
   metrics.msearchSent(2);
   return readExposition(await metrics.registry.metrics());

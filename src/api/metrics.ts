@@ -8,14 +8,11 @@ import type { Request, RequestHandler } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { LoadRecord, SourceDocument } from '../engine/documents';
 import type { EngineObserver } from '../engine/client';
+import { rowsLoadedFor } from '../domain/sources';
 
 /** The last load of each source, and the sources (for their names). */
-/** The last load of each source, each source's own rows of a load shared by several, and the sources. */
-export type LoadFigures = () => Promise<{
-  loads: Map<number, LoadRecord>;
-  ownRows: Map<number, number>;
-  sources: Map<number, SourceDocument>;
-}>;
+/** The last load of each source, and the sources. */
+export type LoadFigures = () => Promise<{ loads: Map<number, LoadRecord>; sources: Map<number, SourceDocument> }>;
 
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -128,7 +125,7 @@ export class Metrics implements EngineObserver {
     if (Date.now() - this.loadsReadAt < loadsCacheMs) return Promise.resolve();
     this.loadsReading ??= (async () => {
       try {
-        const { loads, ownRows, sources } = await this.loadFigures();
+        const { loads, sources } = await this.loadFigures();
         for (const series of Object.values(this.lastLoad)) series.reset();
         for (const [sourceId, record] of loads) {
           const label = { source_id: String(sourceId), source: sources.get(sourceId)?.name ?? '' };
@@ -136,8 +133,7 @@ export class Metrics implements EngineObserver {
           this.lastLoad.ended.set(label, ended);
           this.lastLoad.age.set(label, Math.max(0, Date.now() / 1000 - ended));
           // A load of several sources counts each source's own rows; a total would repeat on every source.
-          const shared = (record.sourceIds?.length ?? 1) > 1;
-          const loaded = shared ? ownRows.get(sourceId) : record.rowsLoaded;
+          const loaded = rowsLoadedFor(record, sourceId);
           if (loaded !== undefined) this.lastLoad.loaded.set(label, loaded);
           this.lastLoad.rejected.set(label, record.rowsRejected);
           for (const status of ['done', 'failed', 'refused'])

@@ -1,7 +1,6 @@
 /** Source metadata as the API shows it, and the link of a compound id in its source. */
 import type { Engine } from '../engine/client';
 import { allSources } from '../engine/sources';
-import { assignmentsPerSource } from '../engine/assignments';
 import type { LoadRecord, SourceDocument } from '../engine/documents';
 
 /** The link of a compound in its source: baseIdUrl + id (or + auxSrc when auxForUrl), null when the source has none. */
@@ -12,23 +11,12 @@ export function compoundUrl(source: SourceDocument, compoundId: string, auxSrc?:
 }
 
 /**
- * Each source's own rows in its last load when that load loaded several sources (a dump, a reference
- * table), by source id: counted in the release index that load wrote, unknown once that index is gone.
+ * The rows a load wrote for one source: all of them when it loaded that source alone; its share of a
+ * reference table or dump that loaded several, as the load recorded it (undefined for records
+ * without it).
  */
-export async function ownRowsOfSharedLoads(
-  engine: Engine,
-  loads: Map<number, LoadRecord>,
-): Promise<Map<number, number>> {
-  const shared = [...loads.values()].filter((record) => (record.sourceIds?.length ?? 1) > 1 && record.index);
-  const indices = [...new Set(shared.map((record) => record.index!))];
-  const figures = await Promise.all(indices.map((index) => assignmentsPerSource(engine, index)));
-  const byIndex = new Map(indices.map((index, i) => [index, figures[i]]));
-  const own = new Map<number, number>();
-  for (const [sourceId, record] of loads) {
-    const figures = record.index ? byIndex.get(record.index)?.get(sourceId) : undefined;
-    if (figures) own.set(sourceId, figures.current + figures.obsolete);
-  }
-  return own;
+export function rowsLoadedFor(record: LoadRecord, sourceId: number): number | undefined {
+  return (record.sourceIds?.length ?? 1) > 1 ? record.rowsLoadedBySource?.[sourceId] : record.rowsLoaded;
 }
 
 /** The source metadata of the v1 API (docs/api.md), without internal fields. */

@@ -66,6 +66,8 @@ export interface LoadRecord {
   rowsRead: number;
   rowsLoaded: number;
   rowsRejected: number;
+  /** Of a reference table's (or dump's) load: the assignments it wrote for each source, by source id. */
+  rowsLoadedBySource?: Record<string, number>;
   rejectsByReason: Record<string, number>;
   started: string;
   /** Last progress report of a running load; a running load silent for long was killed. */

@@ -15,7 +15,7 @@ import { assignmentsByCompoundId, assignmentsByKeys, assignmentsByUcis } from '.
 import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry } from '../domain/connectivity';
 import { InvalidQuery, UnprocessableStructure } from '../domain/errors';
 import { indexedStructure, parseQueryInchi, type LookupContext } from '../domain/lookup';
-import { compoundUrl, ownRowsOfSharedLoads } from '../domain/sources';
+import { compoundUrl, rowsLoadedFor } from '../domain/sources';
 import { computeStandardInchi } from '../domain/structures';
 import { html, Html, page, type SourceChoice } from './html';
 import { understand } from './input';
@@ -323,10 +323,9 @@ async function search(
 /**
  * A source's last load, with the rows it loaded for that source: a source's own release loads
  * only it, but a reference table or a dump loads many sources at once, and its record counts them
- * all; that load's rows of this source are counted in the release index it wrote (`own`),
- * unknown once that index is gone.
+ * all as well as each source's own.
  */
-function lastLoadCell(record: LoadRecord | undefined, own: number | undefined): Html {
+function lastLoadCell(record: LoadRecord | undefined, sourceId: number): Html {
   if (!record) return html`<td>–</td>`;
   const when = `${dateOf(record.ended ?? record.started)}, ${record.status}`;
   const sources = record.sourceIds?.length ?? 1;
@@ -335,6 +334,7 @@ function lastLoadCell(record: LoadRecord | undefined, own: number | undefined): 
     return html`<td>${when}: ${loaded} loaded, ${rejected} rejected</td>`;
   }
   const rejected = record.rowsRejected > 0 ? `, ${record.rowsRejected.toLocaleString('en')} rejected in all` : '';
+  const own = rowsLoadedFor(record, sourceId);
   const loaded = own === undefined ? '' : `: ${own.toLocaleString('en')} loaded`;
   const load = `${record.command} of ${sources} sources${rejected}`;
   return html`<td>${when}${loaded} <span class="shared">(${load})</span></td>`;
@@ -342,7 +342,6 @@ function lastLoadCell(record: LoadRecord | undefined, own: number | undefined): 
 
 async function sourcesPage(context: LookupContext): Promise<Rendered> {
   const [sources, loads] = await Promise.all([context.sources.all(), lastLoadOfEachSource(context.engine)]);
-  const own = await ownRowsOfSharedLoads(context.engine, loads);
   // Release and site are secondary: a phone's narrow screen hides them (chemxref.css), each source's page has them.
   const rows = [...sources.values()]
     .sort((a, b) => a.sourceID - b.sourceID)
@@ -352,7 +351,7 @@ async function sourcesPage(context: LookupContext): Promise<Rendered> {
 <td class="name"><a href="/sources/${s.sourceID}">${s.nameLabel ?? s.name}</a>${s.retired ? ' (retired)' : ''}</td>
 <td class="count">${s.UCICount.toLocaleString('en')}</td>
 <td class="secondary">${s.srcReleaseNumber ?? '–'} (${dateOf(s.srcReleaseDate)})</td>
-${lastLoadCell(loads.get(s.sourceID), own.get(s.sourceID))}
+${lastLoadCell(loads.get(s.sourceID), s.sourceID)}
 <td class="secondary">${
         s.srcUrl ? html`<a href="${s.srcUrl}" rel="noopener">${s.nameLong ?? s.name}</a>` : s.nameLong
       }</td>
