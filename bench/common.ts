@@ -6,6 +6,7 @@ import { execFileSync, fork, spawn, spawnSync, type ChildProcess } from 'node:ch
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { UsageError } from '../src/cli';
 import { readConfig, type Config } from '../src/config';
 import { Engine, mappingOf, type MappingName } from '../src/engine/client';
 import { startServer } from '../src/server';
@@ -28,8 +29,8 @@ export function post(url: string, body: unknown, type = 'application/json', time
   return fetch(url, { method: 'POST', headers: { 'content-type': type }, body: text, signal });
 }
 
-/** A mistake in how a bench was started: printed without a stack, exit code 2. */
-export class UsageError extends Error {}
+/** A mistake in how a bench was started (the CLIs' own UsageError): printed without a stack, exit code 2. */
+export { UsageError };
 
 /** Runs `main` when `module` is the script node started; prints what failed and exits 1 (2 for a UsageError). */
 export function runBench(module: NodeModule, name: string, main: () => Promise<void>): void {
