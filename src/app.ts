@@ -136,7 +136,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   const answerer = new QueryAnswerer(context);
   const jobs = new Jobs(engine, config, answerer);
   if (config.JOBS_ENABLED) jobs.start();
-  const { postJobs, ...jobQueries } = jobHandlers(jobs, config, context.sources);
+  const { postJobs, ...jobQueries } = jobHandlers(jobs, config, context);
   const bulkHandlers: Record<string, RequestHandler> = {
     postBatch: batchHandler(config, answerer, limiter, costs),
     postJobs,

@@ -124,6 +124,9 @@ export function compoundProblem(type: QueryType, compound: unknown): string | un
   return undefined;
 }
 
+/** The largest source id: source ids are 32-bit integers in the engine (and in the OpenAPI document). */
+export const maxSourceId = 2_147_483_647;
+
 /** Checks that a source exists; UnknownResource (404) otherwise. */
 export async function requireSource(context: LookupContext, sourceId: number): Promise<SourceDocument> {
   const source = await context.sources.get(sourceId);

@@ -17,10 +17,10 @@ import {
   type TypeOfSearch,
 } from '../../domain/connectivity';
 import { InvalidQuery, UnknownResource } from '../../domain/errors';
-import { indexedStructure, requireSource, type LookupContext } from '../../domain/lookup';
+import { indexedStructure, maxSourceId, requireSource, type LookupContext } from '../../domain/lookup';
 import type { LegacyValue } from './format';
 import labelTable from './labels.json';
-import { legacySource, maxSourceId, requireIdAssigned, sourceSummary } from './lookups';
+import { legacySource, requireIdAssigned, sourceSummary } from './lookups';
 
 /** The search criteria A–H of UniChem 1, as numbers. */
 export interface Criteria {

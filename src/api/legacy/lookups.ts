@@ -12,15 +12,12 @@ import {
   type AssignmentFilter,
 } from '../../engine/lookups';
 import { InvalidQuery, UnknownResource } from '../../domain/errors';
-import { checkInchiKey, requireSource, type LookupContext } from '../../domain/lookup';
+import { checkInchiKey, maxSourceId, requireSource, type LookupContext } from '../../domain/lookup';
 import { compoundUrl } from '../../domain/sources';
 import type { SourceDocument, AssignmentDocument } from '../../engine/documents';
 import type { LegacyValue } from './format';
 
 type Row = Record<string, LegacyValue>;
-
-/** The largest source id: source ids are 32-bit integers in the engine (and in the OpenAPI document). */
-export const maxSourceId = 2_147_483_647;
 
 /**
  * A source id in a legacy path: up to 10 digits without a leading zero (400 naming it otherwise),

@@ -8,16 +8,11 @@
 import type { Request, RequestHandler } from 'express';
 import type { Config } from '../../config';
 import { jobView, JobRefused, type Jobs, type JobWriter } from '../../jobs';
-import { queryTypes } from '../../domain/lookup';
-import { UnknownResource } from '../../domain/errors';
-import type { SourceCatalog } from '../../domain/sources';
+import { maxSourceId, queryTypes, requireSource, type LookupContext } from '../../domain/lookup';
 import { HttpError } from '../errors';
 import { bodyLines, mediaTypeOf, ndjsonTypes, sentAs, writeOrWait } from './batch';
 
 const listParameters = ['type', 'sourceID', 'op', 'searchComponents'];
-
-/** The largest source id (the document's bound for `sourceID`: source ids are 32-bit integers). */
-const maxSourceId = 2_147_483_647;
 
 type ListParameters = Record<'type' | 'sourceID' | 'op' | 'searchComponents', string | undefined>;
 
@@ -26,7 +21,7 @@ type ListParameters = Record<'type' | 'sourceID' | 'op' | 'searchComponents', st
  * `sourceID` a whole number from 1 to 2147483647 naming a source (404 when it names none, before
  * any line is read), `op` and `searchComponents` from their lists.
  */
-async function checkedParameters(req: Request, sources: SourceCatalog): Promise<ListParameters> {
+async function checkedParameters(req: Request, context: LookupContext): Promise<ListParameters> {
   const parameters = req.query as Record<string, unknown>;
   for (const name of Object.keys(parameters)) {
     if (!listParameters.includes(name)) {
@@ -48,9 +43,7 @@ async function checkedParameters(req: Request, sources: SourceCatalog): Promise<
       throw new HttpError(400, `"sourceID" is "${sourceID}": it must be the id of a source, ${range}`);
     }
     // A list of a million ids of a source that does not exist would fail line by line: it is refused whole.
-    if (!(await sources.get(Number(sourceID)))) {
-      throw new UnknownResource(`source ${Number(sourceID)} does not exist`);
-    }
+    await requireSource(context, Number(sourceID));
   }
   if (op !== undefined && op !== 'compounds' && op !== 'connectivity') {
     throw new HttpError(400, `"op" is "${op}": it must be "compounds" or "connectivity"`);
@@ -150,11 +143,11 @@ function refusal(error: unknown): unknown {
 
 const disabled = (): HttpError => new HttpError(404, 'jobs are turned off on this service (JOBS_ENABLED=false)');
 
-export function jobHandlers(jobs: Jobs, config: Config, sources: SourceCatalog): Record<string, RequestHandler> {
+export function jobHandlers(jobs: Jobs, config: Config, context: LookupContext): Record<string, RequestHandler> {
   return {
     postJobs: async (req, res) => {
       if (!config.JOBS_ENABLED) throw disabled();
-      const parameters = await checkedParameters(req, sources);
+      const parameters = await checkedParameters(req, context);
       await jobs.admit().catch((error) => {
         throw refusal(error);
       });
