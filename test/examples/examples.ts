@@ -15,12 +15,11 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { startServer, type RunningServer } from '../../src/server';
+import { startApi, type RunningApi } from '../support/api';
 import { freshPrefix, load, testConfig } from '../support/fixture';
 import { repoRoot, runToEnd, type Finished } from '../support/run';
 
-const root = repoRoot;
-const demoDump = join(root, 'examples', 'demo');
+const demoDump = join(repoRoot, 'examples', 'demo');
 
 interface ShellExample {
   /** The block's first line, which names its test. */
@@ -84,26 +83,26 @@ before(function () {
 
 const documents = [
   'README.md',
-  ...readdirSync(join(root, 'docs'))
+  ...readdirSync(join(repoRoot, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .sort()
     .map((name) => join('docs', name)),
 ];
 
 for (const document of documents) {
-  const examples = shellExamples(readFileSync(join(root, document), 'utf8'));
+  const examples = shellExamples(readFileSync(join(repoRoot, document), 'utf8'));
   if (examples.length === 0) continue;
 
   describe(`the examples of ${document}`, function () {
     this.timeout(120_000);
-    let server: RunningServer | undefined;
+    let server: RunningApi | undefined;
     let prefix = '';
 
     before(async function () {
       if (examples.every((example) => example.notRun)) return;
       prefix = freshPrefix(`examples-${document}`);
       await load(prefix, ['dump', demoDump]);
-      server = await startServer(testConfig(prefix), {}, 0);
+      server = await startApi(testConfig(prefix));
     });
 
     after(async () => {
