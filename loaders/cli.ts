@@ -235,11 +235,11 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
       const loads = await loadHistory(engine, parsed.limit);
       return { command, loads };
     }
-    // A file or folder that is not there is said before anything is written to the engine.
+    // What the command reads is checked before anything is written to the engine: its file, or the
+    // dump folder and its three tables.
+    const dump = command === 'dump' ? dumpFiles(args[0]) : undefined;
     commandArguments[command].forEach((what, i) => {
-      if (what !== 'sourceId' && !existsSync(args[i])) {
-        throw new FileFormatError(`${args[i]}: no such ${what.endsWith('folder') ? 'folder' : 'file'}`);
-      }
+      if (what.endsWith('file') && !existsSync(args[i])) throw new FileFormatError(`${args[i]}: no such file`);
     });
     const writes = !options.dryRun;
     if (command === 'doctor') {
@@ -295,7 +295,7 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
         return await step(engine, config, command, file, locking('all'), (run) => loadReferences(run, file));
       }
       case 'dump': {
-        const files = dumpFiles(fileArgument(args[0], 'dump folder'));
+        const files = dump!;
         const dryRun = options.dryRun ? { ucis: new UciBitset(), sourceIds: new Set<number>() } : undefined;
         const parts = [
           await step(engine, config, 'sources', files.sources, options, (run) =>
