@@ -12,6 +12,7 @@ import { findCompounds, searchConnectivity } from '../src/api/v1/responses';
 import { Engine } from '../src/engine/client';
 import { startApi, type RunningApi } from './support/api';
 import { msearchesSent } from './support/engine';
+import { sourceIds } from './fixtures/build-fixtures';
 import { fixtureDump, fixturesDir, fixturePrefix, testConfig } from './support/fixture';
 
 interface FixtureRow {
@@ -22,15 +23,6 @@ interface FixtureRow {
   tags: string[];
 }
 
-const sourceIds: Record<string, number> = {
-  chembl: 1,
-  zinc: 9,
-  pubchem: 22,
-  nci: 101,
-  cas: 102,
-  cs_name: 103,
-  name: 104,
-};
 const fixture: FixtureRow[] = readFileSync(join(fixturesDir, 'molecules-fixture.tsv'), 'utf8')
   .split('\n')
   .slice(1)
