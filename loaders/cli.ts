@@ -15,6 +15,7 @@ import { ensureBaseIndices, pauseRefresh, resumeRefresh } from '../src/engine/sc
 import { ReleaseRefused } from './guard';
 import { FileFormatError } from './read';
 import { consolidateReleases } from './consolidate';
+import { loadFingerprints } from './fingerprints';
 import { loadReferences } from './references';
 import { removeSource } from './retire';
 import { LoadRun, type LoadOptions } from './run';
@@ -42,6 +43,11 @@ export const loadCli = {
       'consolidate',
       'serve every source from one release index again (after many reloads: each reload adds an index ' +
         'that every lookup searches)',
+    ],
+    [
+      'fingerprints',
+      'compute the fingerprints of the structures that have none yet (for similarity and substructure ' +
+        'searches), on every core; run again, it goes on where it stopped',
     ],
     ['history', 'past loads, most recent first'],
     [
@@ -99,6 +105,7 @@ const commandArguments: Record<string, string[]> = {
   source: ['sourceId', 'release file'],
   'remove-source': ['sourceId'],
   consolidate: [],
+  fingerprints: [],
   history: [],
   doctor: [],
 };
@@ -363,6 +370,8 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
           { sourceId, sourceIds: [sourceId] },
         );
       }
+      case 'fingerprints':
+        return await step(engine, config, command, null, options, (run) => loadFingerprints(run));
       case 'consolidate':
         return await step(engine, config, command, null, locking('all'), consolidateReleases);
       default:

@@ -26,6 +26,8 @@ import { jobHandlers } from './api/v1/jobs';
 import { legacyHandlers, renderLegacyError, unmatchedLegacyPath } from './api/legacy';
 import { Depictor } from './toolkits/depiction';
 import { StructureConverter } from './toolkits/structures';
+import { MoleculeToolkit } from './toolkits/molecules';
+import { availableParallelism } from 'node:os';
 import { log } from './log';
 import { asRequest, requestIdOf, type RequestContext } from './request-context';
 import { webPages, webPaths } from './web/pages';
@@ -52,7 +54,9 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   });
   const engine: Engine = new Engine(config, { serving: true, observer: metrics });
   const structures = new StructureConverter(config.STRUCTURE_TIMEOUT_MS);
-  const context: LookupContext = { engine, config, sources: new SourceCatalog(engine), structures };
+  // Substructure matches are checked on up to four cores at once.
+  const molecules = new MoleculeToolkit(Math.min(4, availableParallelism()), config.SUBSTRUCTURE_TIMEOUT_MS + 5_000);
+  const context: LookupContext = { engine, config, sources: new SourceCatalog(engine), structures, molecules };
   const depictor = new Depictor();
   const document = openApiDocument();
   const app = express();
@@ -200,6 +204,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
       await jobs.stop();
       await depictor.close();
       await structures.close();
+      await molecules.close();
       await engine.close();
     },
   };

@@ -206,6 +206,11 @@ const settings = {
     defaultValue: '200',
     parse: positiveInteger,
   },
+  SUBSTRUCTURE_TIMEOUT_MS: {
+    description: 'a substructure search stops after this long and answers the matches it found, with "complete": false',
+    defaultValue: '10s',
+    parse: duration,
+  },
   CONNECTIVITY_MAX_ENTRIES: {
     description: 'most entries one connectivity search returns',
     defaultValue: '10000',

@@ -101,7 +101,9 @@ describe('POST /api/v1/batch', function () {
     expect(lines[2].body.error).to.equal(
       'query 2 must be a JSON object, such as {"type": "inchikey", "compound": "..."}',
     );
-    expect(lines[3].body.error).to.equal('"op" is "mapping": it must be "compounds" or "connectivity"');
+    expect(lines[3].body.error).to.equal(
+      '"op" is "mapping": it must be "compounds", "connectivity", "similarity" or "substructure"',
+    );
     expect(lines[4].body.error).to.match(/"id" must be a string, a number, a boolean or null/);
   });
 

@@ -12,6 +12,7 @@ import {
   type ParsedInchi,
 } from '../chemistry';
 import type { Config } from '../config';
+import type { MoleculeToolkit } from '../toolkits/molecules';
 import type { Engine } from '../engine/client';
 import { compoundsByKey, compoundsByUci } from '../engine/compounds';
 import { assignmentsByCompoundId, type AssignmentFilter } from '../engine/lookups';
@@ -56,6 +57,8 @@ export interface LookupContext {
   sources: SourceCatalog;
   /** Structures as input; a context without it answers SMILES and molfile queries with an error. */
   structures?: StructureReader;
+  /** Fingerprints and substructure matches, for similarity and substructure searches. */
+  molecules?: MoleculeToolkit;
 }
 
 /**

@@ -13,7 +13,7 @@ import { Breaker } from './breaker';
 import { exactFieldsOf } from './merge';
 
 export type MappingName =
-  'compounds' | 'assignments' | 'sources' | 'meta' | 'rejects' | 'changes' | 'jobs' | 'job-parts';
+  'compounds' | 'fingerprints' | 'assignments' | 'sources' | 'meta' | 'rejects' | 'changes' | 'jobs' | 'job-parts';
 
 const mappingsDir = join(__dirname, '..', '..', 'mappings');
 
@@ -27,6 +27,10 @@ export class IndexNames {
   constructor(readonly prefix: string) {}
   get compounds(): string {
     return `${this.prefix}-compounds`;
+  }
+  /** Each structure's fingerprints and molecule, for similarity and substructure searches (derived data). */
+  get fingerprints(): string {
+    return `${this.prefix}-fingerprints`;
   }
   /** Alias over every source's current release. */
   get assignments(): string {

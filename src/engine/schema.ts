@@ -6,9 +6,9 @@
 import type { Engine, MappingName } from './client';
 import { mappingOf } from './client';
 
-const baseIndices = ['compounds', 'sources', 'meta', 'changes'] as const;
+const baseIndices = ['compounds', 'fingerprints', 'sources', 'meta', 'changes'] as const;
 /** Indices that grow with the data and take ES_SHARDS primary shards; the others keep one. */
-const largeIndices = new Set<MappingName>(['compounds', 'assignments', 'changes']);
+const largeIndices = new Set<MappingName>(['compounds', 'fingerprints', 'assignments', 'changes']);
 
 /** Replicas of every index: ES_REPLICAS, or with `auto` 1 when the cluster has two data nodes or more, else 0. */
 export async function targetReplicas(engine: Engine): Promise<number> {

@@ -10,6 +10,9 @@ export class WorkerCrashed extends Error {}
 /** The worker did not answer within its time and was replaced. */
 export class WorkerTimedOut extends WorkerCrashed {}
 
+/** The toolkit did not load: no structure can be the cause. */
+export class WorkerDidNotStart extends WorkerCrashed {}
+
 export class IsolatedWorker<Request, Result> {
   private worker?: Worker;
   private ready: Promise<void> = Promise.resolve();
@@ -47,7 +50,9 @@ export class IsolatedWorker<Request, Result> {
       this.startupMs,
       `the toolkit did not start within ${this.startupMs} ms`,
       ' while starting',
-    );
+    ).catch((error: Error) => {
+      throw new WorkerDidNotStart(error.message);
+    });
   }
 
   /**

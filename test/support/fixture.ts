@@ -42,8 +42,11 @@ export async function loadFixture(prefix: string): Promise<string> {
 
 let shared: Promise<string> | undefined;
 
-/** The prefix holding the fixture dump, loaded once per test run. Read-only for tests. */
+/** The prefix holding the fixture dump and its fingerprints, loaded once per test run. Read-only for tests. */
 export function fixturePrefix(): Promise<string> {
-  shared ??= loadFixture(freshPrefix('fixture'));
+  shared ??= loadFixture(freshPrefix('fixture')).then(async (prefix) => {
+    await load(prefix, ['fingerprints']);
+    return prefix;
+  });
   return shared;
 }

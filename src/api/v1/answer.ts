@@ -9,7 +9,8 @@ import { compoundQuery } from './routes';
 import { findCompounds, searchConnectivity } from './responses';
 import type { LookupContext } from '../../domain/lookup';
 import { log } from '../../log';
-import { QueryValidator, type QueryOperation } from './validate';
+import { QueryValidator, queryOperations, type QueryOperation } from './validate';
+import { searchSimilar, searchSubstructure, type SubstructureQuery } from './similarity';
 
 export type QueryId = string | number | boolean | null;
 
@@ -39,9 +40,17 @@ export function parseLine(line: string): unknown {
  * The operation a query asks for: its `op`, `compounds` when it has none (or one that is not valid: its line says so).
  */
 export function operationOf(query: unknown): QueryOperation {
-  return query !== null && typeof query === 'object' && (query as { op?: unknown }).op === 'connectivity'
-    ? 'connectivity'
-    : 'compounds';
+  const op = query !== null && typeof query === 'object' ? (query as { op?: unknown }).op : undefined;
+  return queryOperations.find((operation) => operation === op) ?? 'compounds';
+}
+
+/** `op`'s words when it is not an operation. */
+export function operationProblem(op: unknown): string | undefined {
+  if (op === undefined || queryOperations.some((operation) => operation === op)) return undefined;
+  return `"op" is ${JSON.stringify(op)}: it must be ${queryOperations
+    .slice(0, -1)
+    .map((operation) => `"${operation}"`)
+    .join(', ')} or "${queryOperations[queryOperations.length - 1]}"`;
 }
 
 function lineOf(index: number, id: QueryId | undefined, status: number, body: unknown): AnswerLine {
@@ -86,17 +95,20 @@ export class QueryAnswerer {
         '"id" must be a string, a number, a boolean or null: it is echoed on the query\'s line',
       );
     const queryId = id as QueryId | undefined;
-    if (op !== undefined && op !== 'compounds' && op !== 'connectivity')
-      return failed(index, queryId, 400, `"op" is ${JSON.stringify(op)}: it must be "compounds" or "connectivity"`);
-    const operation: QueryOperation = op ?? 'compounds';
+    const problem = operationProblem(op);
+    if (problem) return failed(index, queryId, 400, problem);
+    const operation = operationOf(query);
     const asRequest = QueryValidator.requestOf(operation, request);
     try {
       await this.validator.check(asRequest);
       const body = asRequest.body as Parameters<typeof compoundQuery>[0];
-      const answer =
-        operation === 'compounds'
-          ? await findCompounds(this.context, compoundQuery(body))
-          : await searchConnectivity(this.context, compoundQuery(body));
+      const answers = {
+        compounds: () => findCompounds(this.context, compoundQuery(body)),
+        connectivity: () => searchConnectivity(this.context, compoundQuery(body)),
+        similarity: () => searchSimilar(this.context, compoundQuery(body)),
+        substructure: () => searchSubstructure(this.context, asRequest.body as SubstructureQuery),
+      };
+      const answer = await answers[operation]();
       return lineOf(index, queryId, 200, answer);
     } catch (error) {
       const { status, message, details } = describeError(error, asRequest as unknown as Request);

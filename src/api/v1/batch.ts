@@ -1,6 +1,7 @@
 /**
- * POST /api/v1/batch (docs/api.md): up to BATCH_MAX_QUERIES compounds or connectivity queries in one
- * request, as `{"queries": [...]}` or one query a line (NDJSON), answered as NDJSON in query order.
+ * POST /api/v1/batch (docs/api.md): up to BATCH_MAX_QUERIES queries (compounds, connectivity, similarity,
+ * substructure) in one request, as `{"queries": [...]}` or one query a line (NDJSON), answered as NDJSON in
+ * query order.
  * The queries are all read (and counted: too many is a 413 before any is answered), then answered
  * BATCH_CONCURRENCY at a time, their searches merged into shared `_msearch` requests; each line is
  * written as its turn comes and the next queries wait while the client does not read (backpressure),
@@ -136,11 +137,12 @@ export async function writeOrWait(res: Response, text: string): Promise<boolean>
 }
 
 /**
- * The cost a query charges a client's bucket: a lookup 1, a connectivity search 5 (the single endpoints'
- * `x-rate-cost`).
+ * The cost a query charges a client's bucket: its single endpoint's `x-rate-cost` (a lookup 1, a
+ * connectivity search 5, a similarity search 10, a substructure search 20).
  */
 function costOf(costs: Map<string, number>, query: unknown): number {
-  return (operationOf(query) === 'connectivity' ? costs.get('postConnectivity') : costs.get('postCompounds')) ?? 1;
+  const operation = operationOf(query);
+  return costs.get(`post${operation[0].toUpperCase()}${operation.slice(1)}`) ?? 1;
 }
 
 export function batchHandler(

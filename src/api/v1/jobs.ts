@@ -10,6 +10,7 @@ import type { Config } from '../../config';
 import { jobView, JobRefused, type Jobs, type JobWriter } from '../../jobs';
 import { maxSourceId, queryTypes, requireSource, type LookupContext } from '../../domain/lookup';
 import { HttpError } from '../errors';
+import { operationProblem } from './answer';
 import { bodyLines, mediaTypeOf, ndjsonTypes, sentAs, writeOrWait } from './batch';
 
 const listParameters = ['type', 'sourceID', 'op', 'searchComponents'];
@@ -45,9 +46,8 @@ async function checkedParameters(req: Request, context: LookupContext): Promise<
     // A list of a million ids of a source that does not exist would fail line by line: it is refused whole.
     await requireSource(context, Number(sourceID));
   }
-  if (op !== undefined && op !== 'compounds' && op !== 'connectivity') {
-    throw new HttpError(400, `"op" is "${op}": it must be "compounds" or "connectivity"`);
-  }
+  const problem = operationProblem(op);
+  if (problem) throw new HttpError(400, problem);
   if (searchComponents !== undefined && !['true', 'false'].includes(searchComponents)) {
     throw new HttpError(400, `"searchComponents" is "${searchComponents}": it must be true or false`);
   }

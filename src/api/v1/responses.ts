@@ -41,11 +41,11 @@ export interface NotFound {
   notFound: string[];
 }
 
-function notFound(compound: string, error: string): NotFound {
+export function notFound(compound: string, error: string): NotFound {
   return { response: 'Not found', error, totalCompounds: 0, compounds: [], notFound: [compound] };
 }
 
-function describe(query: IdentifierQuery): string {
+export function describe(query: IdentifierQuery): string {
   const compound = query.compound.trim();
   switch (query.type) {
     case 'uci':
@@ -64,7 +64,7 @@ function describe(query: IdentifierQuery): string {
  * computed Standard InChI, and the answer (Success or Not found) adds what was computed; its
  * `notFound` names the structure as it was sent.
  */
-async function answer<Q extends CompoundQuery, R extends { response: string }>(
+export async function answer<Q extends CompoundQuery, R extends { response: string }>(
   context: LookupContext,
   query: Q,
   answerIdentifier: (query: Q & IdentifierQuery) => Promise<R>,

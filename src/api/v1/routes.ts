@@ -12,6 +12,7 @@ import {
   sourceChangeSpan,
   sourceLoadList,
 } from './responses';
+import { searchSimilar, searchSubstructure } from './similarity';
 import { log } from '../../log';
 import { currentRequest } from '../../request-context';
 import { clusterReport } from '../../engine/health';
@@ -87,6 +88,12 @@ export function v1Handlers(context: LookupContext, depictor: Depictor): Record<s
     },
     postConnectivity: async (req, res) => {
       res.json(await searchConnectivity(context, compoundQuery(req.body)));
+    },
+    postSimilarity: async (req, res) => {
+      res.json(await searchSimilar(context, compoundQuery(req.body)));
+    },
+    postSubstructure: async (req, res) => {
+      res.json(await searchSubstructure(context, req.body));
     },
     getSources: async (_req, res) => {
       res.json(await listSources(context));

@@ -7,7 +7,8 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
 import { openApiDocument } from '../document';
 
-export type QueryOperation = 'compounds' | 'connectivity';
+export const queryOperations = ['compounds', 'connectivity', 'similarity', 'substructure'] as const;
+export type QueryOperation = (typeof queryOperations)[number];
 
 /** The request a query would be, as the validator and the error handler read it. */
 export interface QueryRequest {

@@ -1,0 +1,90 @@
+/**
+ * `npm run load -- fingerprints`: computes the fingerprints of every structure that has none yet, in
+ * UCI order from the last one done, in worker threads on every core. Fingerprints are derived data
+ * (docs/similarity.md): loads of structures do not compute them, this command does, and it goes on
+ * where it stopped when it is run again. A structure whose InChI cannot be rebuilt gets no
+ * fingerprint and is a rejected row (its reason says why).
+ */
+import { lastFingerprintedUci, writeFingerprints, type FingerprintDocument } from '../src/engine/fingerprints';
+import { MoleculeToolkit } from '../src/toolkits/molecules';
+import { ByteCounter } from './read';
+import { Reject, type LoadRun } from './run';
+
+/** Structures each worker gets at a time; a page of the scan holds one such batch per worker. */
+const perWorker = 250;
+
+interface Structure {
+  uci: number;
+  standardInchi: string;
+}
+
+/** The next page of structures after UCI `after`, in UCI order. */
+async function pageAfter(run: LoadRun, after: number, size: number): Promise<Structure[]> {
+  const result = await run.engine.client.search<Structure>({
+    index: run.engine.names.compounds,
+    query: { range: { uci: { gt: after } } },
+    sort: [{ uci: 'asc' }],
+    size,
+    _source: ['uci', 'standardInchi'],
+    track_total_hits: false,
+  });
+  return result.hits.hits.map((hit) => hit._source!);
+}
+
+async function structuresAfter(run: LoadRun, after: number): Promise<number> {
+  const result = await run.engine.client.count({
+    index: run.engine.names.compounds,
+    query: { range: { uci: { gt: after } } },
+  });
+  return result.count;
+}
+
+export async function loadFingerprints(run: LoadRun, toolkit = MoleculeToolkit.perCore()): Promise<void> {
+  const engine = run.engine;
+  try {
+    await engine.client.indices.refresh({ index: [engine.names.compounds, engine.names.fingerprints] });
+    let after = await lastFingerprintedUci(engine);
+    const counter = new ByteCounter(await structuresAfter(run, after));
+    run.track(counter);
+    run.details.resumedAfterUci = after;
+    run.details.structuresWithoutFingerprints = counter.totalBytes;
+    if (run.dryRun) return;
+    const size = perWorker * toolkit.size;
+    // A read or write that fails while another step is awaited is reported where it is awaited.
+    const later = <T>(promise: Promise<T>): Promise<T> => (promise.catch(() => undefined), promise);
+    let page = later(pageAfter(run, after, size));
+    let written: Promise<void> = Promise.resolve();
+    for (;;) {
+      const structures = await page;
+      if (structures.length === 0) break;
+      after = structures[structures.length - 1].uci;
+      // The next page is read, and the last one written, while this one is computed.
+      page = later(pageAfter(run, after, size));
+      const slices = Array.from({ length: toolkit.size }, (_, i) =>
+        structures.slice(i * perWorker, (i + 1) * perWorker),
+      ).filter((slice) => slice.length > 0);
+      const computed = (
+        await Promise.all(slices.map((slice) => toolkit.fingerprints(slice.map((s) => s.standardInchi))))
+      ).flat();
+      const documents: FingerprintDocument[] = [];
+      computed.forEach((result, i) => {
+        const { uci, standardInchi } = structures[i];
+        run.rowsRead += 1;
+        if ('error' in result) {
+          run.reject({ line: uci, raw: `${uci}\t${standardInchi}` }, new Reject('no-fingerprint', result.error));
+          return;
+        }
+        documents.push({ uci, popcount: result.morgan.length, ...result });
+      });
+      await written;
+      written = later(writeFingerprints(engine, documents));
+      run.rowsLoaded += documents.length;
+      counter.bytesRead += structures.length;
+      await run.tick();
+    }
+    await written;
+    await engine.client.indices.refresh({ index: engine.names.fingerprints });
+  } finally {
+    await toolkit.close();
+  }
+}

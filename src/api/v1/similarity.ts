@@ -1,0 +1,215 @@
+/**
+ * POST /similarity and /substructure (docs/similarity.md): stored structures like a query (Tanimoto
+ * of Morgan fingerprints, exact), or containing it (RDKit's substructure match), each with its
+ * records in every source.
+ */
+import { compoundsByUci } from '../../engine/compounds';
+import {
+  similarStructures,
+  storedMorgan,
+  substructureCandidates,
+  thresholdOf,
+  type SimilarHit,
+} from '../../engine/fingerprints';
+import { assignmentsByUcis } from '../../engine/lookups';
+import { InvalidQuery, UnprocessableStructure } from '../../domain/errors';
+import {
+  bySourceThenId,
+  inchiView,
+  type CompoundQuery,
+  type IdentifierQuery,
+  type LookupContext,
+  type SourceEntry,
+  sourceEntry,
+} from '../../domain/lookup';
+import type { MoleculeToolkit, SubstructureQueryType } from '../../toolkits/molecules';
+import { WorkerTimedOut } from '../../toolkits/worker';
+import { answer, describe, notFound, resolveSearched } from './responses';
+
+export interface SimilarityQuery extends CompoundQuery {
+  threshold?: number;
+  limit?: number;
+}
+
+export interface SubstructureQuery {
+  type: SubstructureQueryType;
+  compound: string;
+  limit?: number;
+}
+
+function toolkitOf(context: LookupContext): MoleculeToolkit {
+  if (!context.molecules) throw new Error('this lookup context has no molecule toolkit');
+  return context.molecules;
+}
+
+/** Each structure's standard InChIKey and current records in every source, by UCI. */
+async function withSources(
+  context: LookupContext,
+  ucis: number[],
+): Promise<Map<number, { standardInchiKey: string; sources: SourceEntry[] }>> {
+  const [structures, assignments, sources] = await Promise.all([
+    compoundsByUci(context.engine, ucis, ['uci', 'standardInchiKey']),
+    assignmentsByUcis(context.engine, ucis),
+    context.sources.all(),
+  ]);
+  const found = new Map<number, { standardInchiKey: string; sources: SourceEntry[] }>();
+  for (const [uci, structure] of structures)
+    found.set(uci, { standardInchiKey: structure.standardInchiKey, sources: [] });
+  for (const assignment of assignments) {
+    const source = sources.get(assignment.sourceId);
+    if (source) found.get(assignment.uci)?.sources.push(sourceEntry(source, assignment));
+  }
+  for (const entry of found.values()) entry.sources.sort(bySourceThenId);
+  return found;
+}
+
+/** Tanimoto rounded to 4 decimals, as answered. */
+function tanimotoOf(hit: SimilarHit, a: number): number {
+  return Math.round((hit.shared / (a + hit.popcount - hit.shared)) * 10_000) / 10_000;
+}
+
+/** POST /similarity. */
+export async function searchSimilar(context: LookupContext, query: SimilarityQuery): Promise<object> {
+  return answer(context, query, async (identifierQuery: IdentifierQuery & SimilarityQuery) => {
+    const searched = await resolveSearched(context, identifierQuery);
+    if (!searched?.parsed) return notFound(identifierQuery.compound.trim(), describe(identifierQuery));
+    const threshold = identifierQuery.threshold ?? 0.7;
+    const limit = identifierQuery.limit ?? 100;
+    let morgan = searched.uci === null ? undefined : await storedMorgan(context.engine, searched.uci);
+    if (!morgan) {
+      const [computed] = await toolkitOf(context).fingerprints([searched.parsed.inchi]);
+      if ('error' in computed)
+        throw new UnprocessableStructure(`this structure has no fingerprint to compare: ${computed.error}`);
+      morgan = computed.morgan;
+    }
+    const a = morgan.length;
+    const { total, hits } = await similarStructures(context.engine, morgan, thresholdOf(threshold), limit);
+    // Each popcount's best come back; the best of all are those with the highest exact Tanimoto.
+    const ranked = hits
+      .map((hit) => ({
+        uci: hit.uci,
+        exact: hit.shared / (a + hit.popcount - hit.shared),
+        tanimoto: tanimotoOf(hit, a),
+      }))
+      .sort((x, y) => y.exact - x.exact || x.uci - y.uci)
+      .slice(0, limit);
+    const details = await withSources(
+      context,
+      ranked.map((hit) => hit.uci),
+    );
+    return {
+      response: 'Success' as const,
+      searchedCompound: {
+        uci: searched.uci,
+        standardInchiKey: searched.standardInchiKey,
+        inchi: inchiView(searched.parsed.inchi, searched.parsed.layers),
+      },
+      threshold,
+      totalResults: total,
+      results: ranked.map((hit) => ({
+        uci: hit.uci,
+        standardInchiKey: details.get(hit.uci)?.standardInchiKey ?? null,
+        tanimoto: hit.tanimoto,
+        sources: details.get(hit.uci)?.sources ?? [],
+      })),
+    };
+  });
+}
+
+const queryNames: Record<SubstructureQueryType, string> = { smiles: 'SMILES', smarts: 'SMARTS', molfile: 'molfile' };
+
+/** Candidates read at a time: enough for most queries' first page of matches in one round trip. */
+const candidatesAtOnce = 1_000;
+/** Candidates a worker checks at a time, between two looks at the clock. */
+const checkedAtOnce = 100;
+
+/** Which of `candidates` contain the query: the same number to each worker. */
+async function checkRound(
+  toolkit: MoleculeToolkit,
+  type: SubstructureQueryType,
+  text: string,
+  candidates: { molecule: string }[],
+): Promise<boolean[]> {
+  const slices = Array.from({ length: toolkit.size }, (_, i) =>
+    candidates.slice(
+      Math.floor((i * candidates.length) / toolkit.size),
+      Math.floor(((i + 1) * candidates.length) / toolkit.size),
+    ),
+  );
+  const matches = await Promise.all(
+    slices.map((slice) =>
+      toolkit.match(
+        type,
+        text,
+        slice.map((candidate) => candidate.molecule),
+      ),
+    ),
+  );
+  return matches.flat();
+}
+
+/** POST /substructure. */
+export async function searchSubstructure(context: LookupContext, query: SubstructureQuery): Promise<object> {
+  const toolkit = toolkitOf(context);
+  const name = queryNames[query.type];
+  const text = query.type === 'molfile' ? query.compound.trimEnd() : query.compound.trim();
+  const limit = query.limit ?? 100;
+  if (text.trim() === '') throw new InvalidQuery('the compound is empty or only whitespace');
+  if (text.length > context.config.MAX_STRUCTURE_LENGTH)
+    throw new InvalidQuery(
+      `the ${name} has ${text.length} characters, more than the ${context.config.MAX_STRUCTURE_LENGTH} ` +
+        'this service accepts (MAX_STRUCTURE_LENGTH)',
+    );
+  const described = await toolkit.describeQuery(query.type, text);
+  if ('unreadable' in described) throw new InvalidQuery(`the ${name} could not be read: ${described.unreadable}`);
+  if (described.heavyAtoms < 3)
+    throw new InvalidQuery(
+      `the ${name} has ${described.heavyAtoms} heavy atom${described.heavyAtoms === 1 ? '' : 's'}: a substructure ` +
+        'query needs at least 3 to be selective',
+    );
+  const deadline = Date.now() + context.config.SUBSTRUCTURE_TIMEOUT_MS;
+  const matched: number[] = [];
+  let reason: string | undefined;
+  let after = 0;
+  let exhausted = false;
+  while (matched.length < limit && !exhausted && reason === undefined) {
+    const candidates = await substructureCandidates(context.engine, described.pattern, after, candidatesAtOnce);
+    exhausted = candidates.length < candidatesAtOnce;
+    // A round of `checkedAtOnce` candidates a worker, on every core the API's toolkit has.
+    for (let start = 0; start < candidates.length; start += checkedAtOnce * toolkit.size) {
+      const round = candidates.slice(start, start + checkedAtOnce * toolkit.size);
+      let matches: boolean[];
+      try {
+        matches = await checkRound(toolkit, query.type, text, round);
+      } catch (error) {
+        if (!(error instanceof WorkerTimedOut)) throw error;
+        reason = `matching this ${name} took longer than the toolkit allows a batch of structures`;
+        break;
+      }
+      round.forEach((candidate, i) => {
+        if (matches[i]) matched.push(candidate.uci);
+      });
+      after = round[round.length - 1].uci;
+      const last = exhausted && start + round.length >= candidates.length;
+      if (matched.length >= limit || last) break;
+      if (Date.now() >= deadline) {
+        reason =
+          `the search stopped after ${context.config.SUBSTRUCTURE_TIMEOUT_MS} ms (SUBSTRUCTURE_TIMEOUT_MS), ` +
+          `having checked the structures up to UCI ${after}`;
+        break;
+      }
+    }
+  }
+  const ucis = matched.slice(0, limit);
+  const details = await withSources(context, ucis);
+  return {
+    response: 'Success',
+    complete: reason === undefined,
+    ...(reason ? { reason } : {}),
+    results: ucis.map((uci) => ({
+      uci,
+      standardInchiKey: details.get(uci)?.standardInchiKey ?? null,
+      sources: details.get(uci)?.sources ?? [],
+    })),
+  };
+}

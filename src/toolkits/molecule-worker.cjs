@@ -1,0 +1,133 @@
+// Worker thread: the molecule the InChI library builds from a Standard InChI, its fingerprints, and
+// substructure matches against it. Indigo (WASM) reads the InChI and writes its molfile; RDKit (WASM,
+// which cannot read an InChI) reads that molfile and drops the explicit hydrogens, which gives the
+// molecule RDKit's MolFromInchi gives. Plain JavaScript on purpose: a worker is started with `node`.
+//
+// Requests (`{id, request}` in, `{id, result}` out):
+//   {op: 'fingerprints', inchis}  -> {molecules: [{morgan, pattern, molecule} | {error}]}: on-bits of the
+//                                     Morgan (radius 2, 2048 bits) and pattern (2048 bits) fingerprints,
+//                                     and the molecule as RDKit's binary form (base64)
+//   {op: 'query', type, text}     -> {pattern, heavyAtoms} | {unreadable}: a substructure query
+//   {op: 'match', type, text, molecules} -> {matches: [boolean]}: which molecules contain the query
+const { parentPort } = require('node:worker_threads');
+const initIndigo = require('indigo-ketcher/jsNoRender');
+const initRDKitModule = require('@rdkit/rdkit');
+
+const morganParameters = JSON.stringify({ radius: 2, nBits: 2048 });
+const patternParameters = JSON.stringify({ nBits: 2048 });
+
+const ready = Promise.all([initIndigo(), initRDKitModule()]).then(([indigo, rdkit]) => {
+  const options = new indigo.MapStringString();
+  options.set('input-format', 'inchi');
+  return { indigo, rdkit, options, log: rdkit.set_log_capture('rdApp.*') };
+});
+ready.then(() => parentPort.postMessage({ ready: true }));
+
+/** The positions of the 1s of a fingerprint written as a string of 0s and 1s. */
+function onBits(bits) {
+  const on = [];
+  for (let i = bits.indexOf('1'); i !== -1; i = bits.indexOf('1', i + 1)) on.push(i);
+  return on;
+}
+
+function moleculeOf({ indigo, rdkit, options }, inchi) {
+  let molfile;
+  try {
+    molfile = indigo.convert(inchi, 'molfile', options);
+  } catch (error) {
+    return { error: `the InChI library could not rebuild the structure: ${error.message ?? error}` };
+  }
+  const mol = rdkit.get_mol(molfile);
+  if (!mol || !mol.is_valid()) {
+    if (mol) mol.delete();
+    return { error: 'RDKit could not read the molecule rebuilt from the InChI' };
+  }
+  mol.remove_hs_in_place();
+  return { mol };
+}
+
+function fingerprints(toolkits, inchis) {
+  return {
+    molecules: inchis.map((inchi) => {
+      const { mol, error } = moleculeOf(toolkits, inchi);
+      if (error) return { error };
+      try {
+        return {
+          morgan: onBits(mol.get_morgan_fp(morganParameters)),
+          pattern: onBits(mol.get_pattern_fp(patternParameters)),
+          molecule: Buffer.from(mol.get_as_uint8array()).toString('base64'),
+        };
+      } finally {
+        mol.delete();
+      }
+    }),
+  };
+}
+
+/** The query molecule of a SMILES, SMARTS or molfile; the last one is kept, as a search asks for it again and again. */
+let cached = { key: undefined, query: undefined };
+function queryOf({ rdkit, log }, type, text) {
+  const key = `${type}\n${text}`;
+  if (cached.key === key) return cached;
+  if (cached.query) cached.query.delete();
+  cached = { key: undefined, query: undefined };
+  if (type === 'molfile' && !/^M {2}END\s*$/m.test(text))
+    return { unreadable: 'a molfile ends with the line "M  END", and this text has none' };
+  if (type !== 'molfile' && /[\r\n]/.test(text))
+    return { unreadable: `a ${type.toUpperCase()} is a single line of text` };
+  log.clear_buffer();
+  const query = type === 'smarts' ? rdkit.get_qmol(text) : rdkit.get_mol(text);
+  if (!query || !query.is_valid()) {
+    if (query) query.delete();
+    const reason = log
+      .get_buffer()
+      .split('\n')
+      .map((line) => line.replace(/^\[[\d:]+\] ?/, '').trim())[0];
+    return { unreadable: reason || 'the toolkit gives no reason' };
+  }
+  cached = { key, query };
+  return cached;
+}
+
+function describeQuery(toolkits, type, text) {
+  const { query, unreadable } = queryOf(toolkits, type, text);
+  if (unreadable) return { unreadable };
+  const json = JSON.parse(query.get_json());
+  const z = json.defaults?.atom?.z ?? 6;
+  const heavyAtoms = json.molecules[0].atoms.filter((atom) => (atom.z ?? z) !== 1).length;
+  return { heavyAtoms, pattern: onBits(query.get_pattern_fp(patternParameters)) };
+}
+
+function match(toolkits, type, text, molecules) {
+  const { query, unreadable } = queryOf(toolkits, type, text);
+  if (unreadable) return { unreadable };
+  return {
+    matches: molecules.map((molecule) => {
+      const mol = toolkits.rdkit.get_mol_from_uint8array(Buffer.from(molecule, 'base64'));
+      if (!mol) return false;
+      try {
+        return mol.get_substruct_match(query) !== '{}';
+      } finally {
+        mol.delete();
+      }
+    }),
+  };
+}
+
+parentPort.on('message', ({ id, request }) => {
+  ready.then((toolkits) => {
+    let result;
+    try {
+      if (request.op === 'fingerprints') result = fingerprints(toolkits, request.inchis);
+      else if (request.op === 'query') result = describeQuery(toolkits, request.type, request.text);
+      else result = match(toolkits, request.type, request.text, request.molecules);
+    } catch (error) {
+      // An exception of a WASM module leaves it unusable: the parent replaces the worker.
+      setImmediate(() => {
+        throw error;
+      });
+      return;
+    }
+    parentPort.postMessage({ id, result });
+  });
+});

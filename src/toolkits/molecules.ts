@@ -1,0 +1,92 @@
+/**
+ * Fingerprints and substructure matches of the molecules the InChI library builds from Standard InChIs
+ * (molecule-worker.cjs), in isolated workers: one for the API, one a core for `load -- fingerprints`.
+ */
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { IsolatedWorker, WorkerCrashed, WorkerDidNotStart } from './worker';
+
+/** A structure's derived data: the on-bits of its fingerprints and its molecule in RDKit's binary form (base64). */
+export interface MoleculeData {
+  morgan: number[];
+  pattern: number[];
+  molecule: string;
+}
+
+export type SubstructureQueryType = 'smiles' | 'smarts' | 'molfile';
+
+type Request =
+  | { op: 'fingerprints'; inchis: string[] }
+  | { op: 'query'; type: SubstructureQueryType; text: string }
+  | { op: 'match'; type: SubstructureQueryType; text: string; molecules: string[] };
+
+/** The time a new worker gets to load Indigo's and RDKit's WASM modules. */
+const startupMs = 60_000;
+
+export class MoleculeToolkit {
+  private readonly workers: IsolatedWorker<Request, unknown>[];
+  private next = 0;
+
+  /** `workers`: how many worker threads (one a core for a backfill); `timeoutMs` bounds one request. */
+  constructor(workers = 1, timeoutMs = 60_000) {
+    const script = join(__dirname, 'molecule-worker.cjs');
+    this.workers = Array.from(
+      { length: workers },
+      () => new IsolatedWorker<Request, unknown>(script, timeoutMs, startupMs),
+    );
+  }
+
+  static perCore(): MoleculeToolkit {
+    return new MoleculeToolkit(availableParallelism());
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  private run<T>(request: Request): Promise<T> {
+    const worker = this.workers[this.next];
+    this.next = (this.next + 1) % this.workers.length;
+    return worker.run(request) as Promise<T>;
+  }
+
+  /**
+   * The fingerprints and molecule of each InChI, or why it has none. A batch that crashes its worker is
+   * done again one InChI at a time, so that only the InChI that crashes it is refused.
+   */
+  async fingerprints(inchis: string[]): Promise<(MoleculeData | { error: string })[]> {
+    try {
+      return (await this.run<{ molecules: (MoleculeData | { error: string })[] }>({ op: 'fingerprints', inchis }))
+        .molecules;
+    } catch (error) {
+      if (!(error instanceof WorkerCrashed) || error instanceof WorkerDidNotStart) throw error;
+      if (inchis.length === 1) return [{ error: `the structure toolkit failed on it (${error.message})` }];
+      const one = await Promise.all(inchis.map((inchi) => this.fingerprints([inchi])));
+      return one.flat();
+    }
+  }
+
+  /** A substructure query's pattern fingerprint and its heavy atoms, or why it cannot be read. */
+  describeQuery(
+    type: SubstructureQueryType,
+    text: string,
+  ): Promise<{ pattern: number[]; heavyAtoms: number } | { unreadable: string }> {
+    return this.run({ op: 'query', type, text });
+  }
+
+  /** Which of `molecules` (RDKit's binary form, base64) contain the query as a substructure. */
+  async match(type: SubstructureQueryType, text: string, molecules: string[]): Promise<boolean[]> {
+    const result = await this.run<{ matches: boolean[] } | { unreadable: string }>({
+      op: 'match',
+      type,
+      text,
+      molecules,
+    });
+    if ('unreadable' in result) throw new Error(`the query could not be read: ${result.unreadable}`);
+    return result.matches;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.close()));
+  }
+}

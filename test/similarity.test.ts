@@ -1,0 +1,227 @@
+import { expect } from 'chai';
+import { gunzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startApi, type RunningApi } from './support/api';
+import { fixtureDump, fixturePrefix, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
+import { MoleculeToolkit } from '../src/toolkits/molecules';
+
+const paracetamol = { uci: 614, key: 'RZVAJINKPMORJF-UHFFFAOYSA-N', smiles: 'CC(=O)Nc1ccc(O)cc1' };
+
+/** The fixture's structures, as its structure table has them. */
+function fixtureStructures(): { uci: number; inchi: string }[] {
+  const table = gunzipSync(readFileSync(join(fixtureDump, 'structure.tsv.gz'))).toString('utf8');
+  return table
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((line) => line.split('\t'))
+    .map(([uci, inchi]) => ({ uci: Number(uci), inchi }));
+}
+
+describe('similarity and substructure search (docs/similarity.md)', function () {
+  this.timeout(180_000);
+  let api: RunningApi;
+  const toolkit = new MoleculeToolkit(1);
+  /** Every fixture structure's Morgan on-bits and molecule, computed here as the backfill computes them. */
+  const reference = new Map<number, { morgan: Set<number>; molecule: string }>();
+
+  before(async () => {
+    api = await startApi(testConfig(await fixturePrefix()));
+    const structures = fixtureStructures();
+    const computed = await toolkit.fingerprints(structures.map((s) => s.inchi));
+    computed.forEach((result, i) => {
+      if (!('error' in result))
+        reference.set(structures[i].uci, { morgan: new Set(result.morgan), molecule: result.molecule });
+    });
+  });
+  after(async () => {
+    await api?.stop();
+    await toolkit.close();
+  });
+
+  const similarity = (body: object): Promise<{ status: number; body: any }> => api.post('/api/v1/similarity', body);
+  const substructure = (body: object): Promise<{ status: number; body: any }> => api.post('/api/v1/substructure', body);
+
+  /** Brute force: every fixture structure at or above `threshold`, best first, as [uci, tanimoto]. */
+  function bruteForce(uci: number | Set<number>, threshold: number): [number, number][] {
+    const query = typeof uci === 'number' ? reference.get(uci)!.morgan : uci;
+    const hits: [number, number, number][] = [];
+    for (const [other, { morgan }] of reference) {
+      const shared = [...query].filter((bit) => morgan.has(bit)).length;
+      const exact = shared / (query.size + morgan.size - shared);
+      if (exact >= threshold) hits.push([other, Math.round(exact * 10_000) / 10_000, exact]);
+    }
+    return hits.sort((a, b) => b[2] - a[2] || a[0] - b[0]).map(([u, t]) => [u, t]);
+  }
+
+  describe('POST /similarity', () => {
+    it('paracetamol by UCI finds itself first, at Tanimoto 1, with its ChEMBL record', async () => {
+      const { status, body } = await similarity({ type: 'uci', compound: paracetamol.uci });
+      expect(status).to.equal(200);
+      expect(body.response).to.equal('Success');
+      expect(body.threshold).to.equal(0.7);
+      expect(body.searchedCompound).to.include({ uci: paracetamol.uci, standardInchiKey: paracetamol.key });
+      expect(body.results[0]).to.include({ uci: paracetamol.uci, standardInchiKey: paracetamol.key, tanimoto: 1 });
+      expect(body.results[0].sources.map((s: { compoundId: string }) => s.compoundId)).to.include('CHEMBL112');
+    });
+
+    it('answers exactly the brute-force Tanimoto hits, in order, at thresholds 0.3 to 0.9', async () => {
+      const queries = [...reference.keys()].filter((_, i) => i % 97 === 0);
+      for (const uci of queries) {
+        for (const threshold of [0.3, 0.5, 0.7, 0.9]) {
+          const { body } = await similarity({ type: 'uci', compound: uci, threshold, limit: 1000 });
+          const expected = bruteForce(uci, threshold);
+          expect(body.totalResults, `UCI ${uci} at ${threshold}: ${JSON.stringify(body)}`).to.equal(expected.length);
+          expect(
+            body.results.map((r: { uci: number; tanimoto: number }) => [r.uci, r.tanimoto]),
+            `UCI ${uci} at ${threshold}`,
+          ).to.deep.equal(expected);
+        }
+      }
+    });
+
+    it('cuts the results at limit and still counts them all', async () => {
+      const expected = bruteForce(paracetamol.uci, 0.3);
+      expect(expected.length).to.be.greaterThan(3);
+      const { body } = await similarity({ type: 'inchikey', compound: paracetamol.key, threshold: 0.3, limit: 3 });
+      expect(body.totalResults).to.equal(expected.length);
+      expect(body.results.map((r: { uci: number }) => r.uci)).to.deep.equal(expected.slice(0, 3).map(([u]) => u));
+    });
+
+    it('a SMILES is searched as its Standard InChI, and says what was computed', async () => {
+      const { body } = await similarity({ type: 'smiles', compound: paracetamol.smiles, threshold: 0.5 });
+      expect(body.computed.standardInchiKey).to.equal(paracetamol.key);
+      expect(body.searchedCompound.uci).to.equal(paracetamol.uci);
+      expect(body.results.map((r: { uci: number }) => r.uci)).to.deep.equal(
+        bruteForce(paracetamol.uci, 0.5).map(([u]) => u),
+      );
+    });
+
+    it('a structure that is not stored is still searched; an unknown UCI or key is Not found', async () => {
+      const { body: unstored } = await similarity({ type: 'smiles', compound: 'CCC(=O)Nc1ccc(O)cc1', threshold: 0.3 });
+      expect(unstored.response).to.equal('Success');
+      expect(unstored.searchedCompound.uci).to.equal(null);
+      const [computed] = await toolkit.fingerprints([unstored.computed.standardInchi]);
+      const expected = bruteForce(new Set((computed as { morgan: number[] }).morgan), 0.3);
+      expect(expected.length).to.be.greaterThan(0);
+      expect(unstored.results.map((r: { uci: number; tanimoto: number }) => [r.uci, r.tanimoto])).to.deep.equal(
+        expected,
+      );
+      const { body: unknownUci } = await similarity({ type: 'uci', compound: 99_999_999 });
+      expect(unknownUci).to.include({ response: 'Not found', error: 'no structure with UCI 99999999' });
+      const { body: unknownKey } = await similarity({ type: 'inchikey', compound: 'AAAAAAAAAAAAAA-BBBBBBBBSA-N' });
+      expect(unknownKey.response).to.equal('Not found');
+    });
+
+    it('refuses a threshold below 0.3 or a limit over 1,000, saying which', async () => {
+      const low = await similarity({ type: 'uci', compound: 1, threshold: 0.2 });
+      expect(low.status).to.equal(400);
+      expect(low.body.error).to.match(/threshold.*0\.3/);
+      const many = await similarity({ type: 'uci', compound: 1, limit: 1001 });
+      expect(many.status).to.equal(400);
+      expect(many.body.error).to.match(/limit/);
+    });
+  });
+
+  describe('POST /substructure', () => {
+    async function bruteForceMatches(type: 'smiles' | 'smarts', text: string): Promise<number[]> {
+      const ucis = [...reference.keys()].sort((a, b) => a - b);
+      const matches = await toolkit.match(
+        type,
+        text,
+        ucis.map((uci) => reference.get(uci)!.molecule),
+      );
+      return ucis.filter((_, i) => matches[i]);
+    }
+
+    for (const [type, text] of [
+      ['smiles', 'c1ccc2ncccc2c1'],
+      ['smiles', 'C1CCNCC1'],
+      ['smarts', '[#6]S(=O)(=O)[NX3]'],
+      ['smarts', '[#6](~[#8])~[#7]'],
+    ] as const) {
+      it(`${type} ${text}: the matches with the lowest UCIs, as a match over every structure finds them`, async () => {
+        const expected = await bruteForceMatches(type, text);
+        expect(expected.length).to.be.greaterThan(0);
+        const { status, body } = await substructure({ type, compound: text, limit: 20 });
+        expect(status).to.equal(200);
+        expect(body.complete).to.equal(true);
+        expect(body.results.map((r: { uci: number }) => r.uci)).to.deep.equal(expected.slice(0, 20));
+        expect(body.results[0].sources.length).to.be.greaterThan(0);
+      });
+    }
+
+    it('a query written as an amide does not match paracetamol, which the InChI rebuilds as an iminol', async () => {
+      const { body: amide } = await substructure({ type: 'smiles', compound: 'CC(=O)Nc1ccccc1', limit: 1000 });
+      expect(amide.results.map((r: { uci: number }) => r.uci)).not.to.include(paracetamol.uci);
+      const { body: either } = await substructure({ type: 'smarts', compound: 'C~C(~O)~Nc1ccccc1', limit: 1000 });
+      expect(either.results.map((r: { uci: number }) => r.uci)).to.include(paracetamol.uci);
+    });
+
+    it('refuses a query of fewer than 3 heavy atoms, and one RDKit cannot read, saying why', async () => {
+      const small = await substructure({ type: 'smiles', compound: 'CO' });
+      expect(small.status).to.equal(400);
+      expect(small.body.error).to.equal(
+        'the SMILES has 2 heavy atoms: a substructure query needs at least 3 to be selective',
+      );
+      const unreadable = await substructure({ type: 'smiles', compound: 'C1CC' });
+      expect(unreadable.status).to.equal(400);
+      expect(unreadable.body.error).to.match(/^the SMILES could not be read: .*unclosed ring/);
+      const notMolfile = await substructure({ type: 'molfile', compound: 'CCO' });
+      expect(notMolfile.body.error).to.match(/M {2}END/);
+    });
+
+    it('answers what it found, with complete false and the reason, when SUBSTRUCTURE_TIMEOUT_MS runs out', async () => {
+      const hurried = await startApi(testConfig(await fixturePrefix(), { SUBSTRUCTURE_TIMEOUT_MS: '1ms' }));
+      try {
+        const { status, body } = await hurried.post('/api/v1/substructure', {
+          type: 'smarts',
+          compound: '[#6]~[#6]~[#6]',
+          limit: 1000,
+        });
+        expect(status).to.equal(200);
+        expect(body.complete).to.equal(false);
+        expect(body.reason).to.match(/SUBSTRUCTURE_TIMEOUT_MS/);
+      } finally {
+        await hurried.stop();
+      }
+    });
+  });
+
+  describe('in a batch', () => {
+    it('op similarity and op substructure lines answer as their endpoints do', async () => {
+      const queries = [
+        { op: 'similarity', type: 'uci', compound: paracetamol.uci, threshold: 0.5 },
+        { op: 'substructure', type: 'smiles', compound: 'c1ccc2ncccc2c1', limit: 5 },
+        { op: 'substructure', type: 'smiles', compound: 'CO' },
+      ];
+      const response = await fetch(`${api.url}/api/v1/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ queries }),
+      });
+      expect(response.status).to.equal(200);
+      const lines = (await response.text())
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      const single = ({ op: _op, ...query }: { op: string }): object => query;
+      expect(lines[0].body).to.deep.equal((await similarity(single(queries[0]))).body);
+      expect(lines[1].body).to.deep.equal((await substructure(single(queries[1]))).body);
+      expect(lines[2].status).to.equal(400);
+    });
+  });
+
+  describe('npm run load -- fingerprints', () => {
+    it('computes the missing fingerprints, and a second run finds none missing', async () => {
+      const prefix = await loadFixture(freshPrefix('fingerprints'));
+      const first = await load(prefix, ['fingerprints']);
+      expect(first.status).to.equal('done');
+      expect(Number(first.rowsLoaded) + Number(first.rowsRejected)).to.equal(fixtureStructures().length);
+      expect(first.rowsLoaded).to.equal(reference.size);
+      const second = await load(prefix, ['fingerprints']);
+      expect(second).to.include({ rowsRead: 0, rowsLoaded: 0 });
+    });
+  });
+});
