@@ -88,6 +88,11 @@ async function demo(force: boolean): Promise<void> {
         rowsRejected: summary.rowsRejected,
         seconds: summary.seconds,
       });
+      log.info(
+        'computing the fingerprints of its structures, for similarity and substructure searches (about a minute)',
+      );
+      const fingerprints = await runCommand(parseArguments(['fingerprints', '--no-progress']), config);
+      log.info('fingerprints computed', { structures: fingerprints.rowsLoaded, seconds: fingerprints.seconds });
     }
   } finally {
     await engine.close();

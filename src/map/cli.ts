@@ -14,6 +14,7 @@ import { SourceCatalog } from '../domain/sources';
 import { Engine } from '../engine/client';
 import { EngineUnavailable, translateEngineError } from '../engine/errors';
 import { StructureConverter } from '../toolkits/structures';
+import { MoleculeToolkit } from '../toolkits/molecules';
 import { runMap, type MapOptions } from './run';
 
 export const mapCli = {
@@ -29,11 +30,19 @@ export const mapCli = {
   ],
   positionals: true,
   options: {
-    type: { type: 'string', value: 'T', help: 'what each line is: uci, inchi, inchikey, sourceID, smiles' },
+    type: {
+      type: 'string',
+      value: 'T',
+      help: 'what each line is: uci, inchi, inchikey, sourceID, smiles (smarts with --substructure)',
+    },
     source: { type: 'string', value: 'N', help: 'with --type sourceID: the source the ids belong to' },
     to: { type: 'string', value: 'M', help: 'write only the records in source M' },
     connectivity: { type: 'boolean', help: 'a connectivity search for each line instead of a compounds lookup' },
     'search-components': { type: 'boolean', help: 'with --connectivity: salts and mixtures through their components' },
+    similarity: { type: 'boolean', help: 'the stored structures like each line (Tanimoto), instead of a lookup' },
+    threshold: { type: 'string', value: 'T', help: 'with --similarity: the lowest Tanimoto, 0.3 to 1 (default 0.7)' },
+    substructure: { type: 'boolean', help: 'the stored structures that contain each line (a SMILES or SMARTS)' },
+    limit: { type: 'string', value: 'N', help: 'with --similarity or --substructure: most hits a line (default 100)' },
     out: { type: 'string', value: 'F', help: 'write to F (default: stdout); F ending .ndjson or .jsonl writes NDJSON' },
     format: {
       type: 'string',
@@ -69,6 +78,15 @@ export function parseMapArguments(argv: string[], defaultConcurrency: number): P
   const concurrency =
     values.concurrency === undefined ? defaultConcurrency : wholeNumber(values.concurrency, '--concurrency');
   const connectivity = values.connectivity ?? false;
+  const ops = (['connectivity', 'similarity', 'substructure'] as const).filter((op) => values[op]);
+  if (ops.length > 1) throw new UsageError(`--${ops[0]} and --${ops[1]} cannot go together: one search a line`);
+  if (values.threshold !== undefined && !values.similarity) throw new UsageError('--threshold goes with --similarity');
+  if (values.limit !== undefined && !values.similarity && !values.substructure)
+    throw new UsageError('--limit goes with --similarity or --substructure');
+  const threshold = values.threshold === undefined ? undefined : Number(values.threshold);
+  if (threshold !== undefined && !(threshold >= 0.3 && threshold <= 1))
+    throw new UsageError(`--threshold "${values.threshold}" must be a number from 0.3 to 1`);
+  const limit = values.limit === undefined ? undefined : wholeNumber(values.limit, '--limit', 1, 1000);
   const searchComponents = values['search-components'] ?? false;
   const progress = (lastOf('progress', 'no-progress') ?? (process.stderr.isTTY ? 'progress' : '')) === 'progress';
   const [file, ...rest] = positionals;
@@ -81,14 +99,14 @@ export function parseMapArguments(argv: string[], defaultConcurrency: number): P
   if (!ndjsonFile(file) && !type) {
     throw new UsageError(`--type is missing: what each line of ${file} is (${lineTypes.join(', ')})`);
   }
-  if (type) oneOf(type, '--type', lineTypes);
+  if (type) oneOf(type, '--type', values.substructure ? ['smiles', 'smarts'] : lineTypes);
   if (type === 'sourceID' && sourceId === undefined) {
     throw new UsageError('--type sourceID needs --source N: the source the ids belong to');
   }
   if (type !== 'sourceID' && sourceId !== undefined) throw new UsageError('--source goes with --type sourceID');
   if (searchComponents && !connectivity) throw new UsageError('--search-components goes with --connectivity');
-  if (!type && (connectivity || searchComponents)) {
-    throw new UsageError('--connectivity applies to a list of compounds: NDJSON queries say it with "op"');
+  if (!type && ops.length > 0) {
+    throw new UsageError(`--${ops[0]} applies to a list of compounds: NDJSON queries say it with "op"`);
   }
   const format = oneOf(values.format ?? (out && ndjsonFile(out) ? 'ndjson' : 'tsv'), '--format', ['tsv', 'ndjson']);
   return {
@@ -98,8 +116,10 @@ export function parseMapArguments(argv: string[], defaultConcurrency: number): P
       type,
       sourceId,
       to,
-      op: connectivity ? 'connectivity' : 'compounds',
+      op: ops[0] ?? 'compounds',
       searchComponents,
+      ...(threshold !== undefined ? { threshold } : {}),
+      ...(limit !== undefined ? { limit } : {}),
       format,
       concurrency,
       progress,
@@ -119,7 +139,8 @@ async function main(argv: string[]): Promise<void> {
   const parsed = parseMapArguments(argv, config.BATCH_CONCURRENCY);
   const engine = new Engine(config, { serving: true });
   const structures = new StructureConverter(config.STRUCTURE_TIMEOUT_MS);
-  const context: LookupContext = { engine, config, sources: new SourceCatalog(engine), structures };
+  const molecules = new MoleculeToolkit(1, config.SUBSTRUCTURE_TIMEOUT_MS + 5_000);
+  const context: LookupContext = { engine, config, sources: new SourceCatalog(engine), structures, molecules };
   const output: Writable = parsed.out ? createWriteStream(parsed.out) : process.stdout;
   try {
     const summary = await runMap(context, parsed.options, output);
@@ -135,6 +156,7 @@ async function main(argv: string[]): Promise<void> {
     throw new CliExit(1, `map failed: ${known ? translated.message : (translated.stack ?? translated.message)}`);
   } finally {
     await structures.close();
+    await molecules.close();
     await engine.close();
   }
 }

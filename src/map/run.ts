@@ -9,6 +9,7 @@ import type { Writable } from 'node:stream';
 import { once } from 'node:events';
 import { parseLine, QueryAnswerer, type AnswerLine } from '../api/v1/answer';
 import type { LookupContext } from '../domain/lookup';
+import type { QueryOperation } from '../api/v1/validate';
 import { Progress } from '../export/progress';
 
 export interface MapOptions {
@@ -19,8 +20,10 @@ export interface MapOptions {
   sourceId?: number;
   /** Only records in this source are written. */
   to?: number;
-  op: 'compounds' | 'connectivity';
+  op: QueryOperation;
   searchComponents?: boolean;
+  threshold?: number;
+  limit?: number;
   format: 'tsv' | 'ndjson';
   concurrency: number;
   progress: boolean;
@@ -62,6 +65,8 @@ async function* readQueries(options: MapOptions): AsyncGenerator<unknown> {
       compound,
       ...(options.type === 'sourceID' ? { sourceID: options.sourceId } : {}),
       ...(options.searchComponents ? { searchComponents: true } : {}),
+      ...(options.threshold !== undefined ? { threshold: options.threshold } : {}),
+      ...(options.limit !== undefined ? { limit: options.limit } : {}),
     };
   }
 }
@@ -81,10 +86,21 @@ interface AnswerBody {
   error?: string;
   compounds?: { uci: number; standardInchiKey: string; sources: SourceRecord[] }[];
   sources?: SourceRecord[];
+  /** Similarity and substructure hits. */
+  results?: { uci: number; standardInchiKey: string; tanimoto?: number; sources: SourceRecord[] }[];
 }
 
 /** The records of an answer: each source entry with its structure (compounds) or as listed (connectivity). */
 function recordsOf(body: AnswerBody): SourceRecord[] {
+  if (body.results)
+    return body.results.flatMap((hit) =>
+      hit.sources.map((source) => ({
+        ...source,
+        uci: hit.uci,
+        standardInchiKey: hit.standardInchiKey,
+        typeOfSearch: hit.tanimoto === undefined ? 'substructure' : `tanimoto ${hit.tanimoto}`,
+      })),
+    );
   if (body.compounds)
     return body.compounds.flatMap((compound) =>
       compound.sources.map((source) => ({ ...source, uci: compound.uci, standardInchiKey: compound.standardInchiKey })),
@@ -101,6 +117,13 @@ function onlySource(body: AnswerBody, to: number): AnswerBody {
     return { ...body, totalCompounds: compounds.length, compounds } as AnswerBody;
   }
   if (body.sources) return { ...body, sources: body.sources.filter((source) => source.id === to) };
+  if (body.results)
+    return {
+      ...body,
+      results: body.results
+        .map((hit) => ({ ...hit, sources: hit.sources.filter((source) => source.id === to) }))
+        .filter((hit) => hit.sources.length > 0),
+    };
   return body;
 }
 

@@ -30,6 +30,84 @@ function onBits(bits) {
   return on;
 }
 
+/**
+ * The molfile with its neutral pentavalent nitrogens charge-separated, as the InChI library's own
+ * reconstruction draws them: Indigo writes a pyridinium ylide as C=N(=C), which RDKit refuses. One
+ * double bond of each such N (to O first, then N, then C) becomes single, with N+ and the other atom −.
+ */
+function chargeSeparated(molfile) {
+  const lines = molfile.split('\n');
+  const counts = /^\s*(\d+)\s+(\d+)/.exec(lines[3] ?? '');
+  if (!counts || !/V2000/.test(lines[3])) return undefined;
+  const [atoms, bonds] = [Number(counts[1]), Number(counts[2])];
+  const element = (i) => lines[3 + i].slice(31, 34).trim();
+  const charges = new Map();
+  for (const line of lines)
+    if (line.startsWith('M  CHG'))
+      for (let k = 0, f = line.slice(9).trim().split(/\s+/); k + 1 < f.length; k += 2)
+        charges.set(Number(f[k]), Number(f[k + 1]));
+  const valence = new Array(atoms + 1).fill(0);
+  const bondLines = [];
+  for (let b = 0; b < bonds; b += 1) {
+    const at = 4 + atoms + b;
+    const [x, y, order] = [Number(lines[at].slice(0, 3)), Number(lines[at].slice(3, 6)), Number(lines[at].slice(6, 9))];
+    valence[x] += order;
+    valence[y] += order;
+    bondLines.push({ at, x, y, order });
+  }
+  let changed = false;
+  for (let n = 1; n <= atoms; n += 1) {
+    if (element(n) !== 'N' || (charges.get(n) ?? 0) !== 0 || valence[n] < 5) continue;
+    const rank = (a) => ['O', 'N', 'C'].indexOf(element(a));
+    const double = bondLines
+      .filter((bond) => bond.order === 2 && (bond.x === n || bond.y === n))
+      .map((bond) => ({ bond, other: bond.x === n ? bond.y : bond.x }))
+      .filter(({ other }) => rank(other) >= 0 && (charges.get(other) ?? 0) === 0)
+      .sort((p, q) => rank(p.other) - rank(q.other))[0];
+    if (!double) continue;
+    lines[double.bond.at] = `${lines[double.bond.at].slice(0, 6)}  1${lines[double.bond.at].slice(9)}`;
+    double.bond.order = 1;
+    valence[n] -= 1;
+    valence[double.other] -= 1;
+    charges.set(n, 1);
+    // A carbanion next to a C=N or C=O gives its charge to the heteroatom (C−–C=N → C=C–N−), as the InChI draws it.
+    let negative = double.other;
+    if (element(negative) === 'C') {
+      const shift = bondLines
+        .filter((bond) => bond.order === 1 && (bond.x === negative || bond.y === negative))
+        .map((bond) => ({ bond, middle: bond.x === negative ? bond.y : bond.x }))
+        .flatMap(({ bond, middle }) =>
+          bondLines
+            .filter((next) => next.order === 2 && (next.x === middle || next.y === middle))
+            .map((next) => ({ bond, next, end: next.x === middle ? next.y : next.x })),
+        )
+        .find(({ end }) => end !== n && ['N', 'O'].includes(element(end)) && (charges.get(end) ?? 0) === 0);
+      if (shift) {
+        for (const [bond, order] of [
+          [shift.bond, 2],
+          [shift.next, 1],
+        ]) {
+          lines[bond.at] = `${lines[bond.at].slice(0, 6)}${String(order).padStart(3)}${lines[bond.at].slice(9)}`;
+          bond.order = order;
+        }
+        negative = shift.end;
+      }
+    }
+    charges.set(negative, -1);
+    changed = true;
+  }
+  if (!changed) return undefined;
+  const kept = lines.filter((line) => !line.startsWith('M  CHG') && line.trim() !== 'M  END');
+  const entries = [...charges].filter(([, charge]) => charge !== 0);
+  for (let k = 0; k < entries.length; k += 8) {
+    const part = entries.slice(k, k + 8);
+    kept.push(
+      `M  CHG${String(part.length).padStart(3)}${part.map(([a, c]) => `${String(a).padStart(4)}${String(c).padStart(4)}`).join('')}`,
+    );
+  }
+  return `${kept.join('\n')}\nM  END\n`;
+}
+
 function moleculeOf({ indigo, rdkit, options }, inchi) {
   let molfile;
   try {
@@ -37,10 +115,15 @@ function moleculeOf({ indigo, rdkit, options }, inchi) {
   } catch (error) {
     return { error: `the InChI library could not rebuild the structure: ${error.message ?? error}` };
   }
-  const mol = rdkit.get_mol(molfile);
+  let mol = rdkit.get_mol(molfile);
   if (!mol || !mol.is_valid()) {
     if (mol) mol.delete();
-    return { error: 'RDKit could not read the molecule rebuilt from the InChI' };
+    const separated = chargeSeparated(molfile);
+    mol = separated ? rdkit.get_mol(separated) : null;
+    if (!mol || !mol.is_valid()) {
+      if (mol) mol.delete();
+      return { error: 'RDKit could not read the molecule Indigo rebuilt from the InChI' };
+    }
   }
   mol.remove_hs_in_place();
   return { mol };

@@ -94,7 +94,7 @@ for (const document of documents) {
   if (examples.length === 0) continue;
 
   describe(`the examples of ${document}`, function () {
-    this.timeout(120_000);
+    this.timeout(300_000);
     let server: RunningApi | undefined;
     let prefix = '';
 
@@ -102,6 +102,9 @@ for (const document of documents) {
       if (examples.every((example) => example.notRun)) return;
       prefix = freshPrefix(`examples-${document}`);
       await load(prefix, ['dump', demoDump]);
+      // Fingerprints take the demo's 28,359 structures most of a minute: only where an example searches by them.
+      if (examples.some((example) => !example.notRun && /similarity|substructure/.test(example.script)))
+        await load(prefix, ['fingerprints']);
       server = await startApi(testConfig(prefix));
     });
 
