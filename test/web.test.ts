@@ -3,7 +3,21 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { startApi, type RunningApi } from './support/api';
-import { fixtureDump, fixturePrefix, testConfig } from './support/fixture';
+import { fixtureDump, fixturePrefix, freshPrefix, loadFixture, testConfig } from './support/fixture';
+
+/** The compound page's section of similar structures. */
+function similarSection(page: string): string {
+  const start = page.indexOf('<h2 id="similar">');
+  expect(start, 'the page has a section of similar structures').to.be.above(-1);
+  return page.slice(start, page.indexOf('</article>', start));
+}
+
+/** The UCIs a page's structure list links to, in order. */
+function linkedUcis(text: string): number[] {
+  return [...text.matchAll(/<li><a href="\/compound\/(\d+)"><img class="thumb" src="\/api\/v1\/images\/\1"/g)].map(
+    ([, uci]) => Number(uci),
+  );
+}
 
 const paracetamol = {
   key: 'RZVAJINKPMORJF-UHFFFAOYSA-N',
@@ -121,6 +135,107 @@ describe('the web pages: search, compound, sources', function () {
   );
 
   it(
+    'a compound page lists the other stored structures at Tanimoto 0.7 or more, best first, as the API ' +
+      'finds them, each with its depiction, score and link; or says that none is',
+    async () => {
+      const similar = similarSection((await get('/compound/229')).text);
+      const { body } = await api.post('/api/v1/similarity', { type: 'uci', compound: 229, threshold: 0.7, limit: 21 });
+      const others = body.results.filter((result: { uci: number }) => result.uci !== 229).slice(0, 20);
+      expect(linkedUcis(similar)).to.deep.equal(others.map((result: { uci: number }) => result.uci));
+      expect(similar).to.contain(`best first: ${body.totalResults - 1} structures.`);
+      // Its stereoisomers have its Morgan fingerprint (no chirality in it).
+      expect(similar).to.match(
+        /<a href="\/compound\/230"><img class="thumb" src="\/api\/v1\/images\/230"[^>]*><span>UCI 230<\/span><code>[A-Z-]+<\/code><\/a><span class="relation score">Tanimoto 1\.00<\/span>/,
+      );
+      const scores = [...similar.matchAll(/Tanimoto (\d\.\d\d)</g)].map(([, score]) => Number(score));
+      expect(scores).to.have.length(others.length);
+      expect(scores).to.deep.equal([...scores].sort((a, b) => b - a));
+      expect(Math.min(...scores)).to.be.at.least(0.7);
+      const alone = similarSection((await get('/compound/614')).text);
+      expect(alone).to.contain('No other stored structure reaches a Tanimoto of 0.7 to this one.');
+      expect(alone).to.contain('<a href="/search?q=614&amp;mode=similar">');
+    },
+  );
+
+  it('a compound page of a structure without a fingerprint yet says so', async () => {
+    const bare = await startApi(testConfig(await loadFixture(freshPrefix('web-no-fingerprints'))));
+    try {
+      const answer = await bare.get('/compound/614');
+      expect(answer.status).to.equal(200);
+      expect(similarSection(answer.text)).to.contain('This structure has no fingerprint yet');
+    } finally {
+      await bare.stop();
+    }
+  });
+
+  it(
+    '/search offers, beside the structure found, its similar structures and, for a SMILES, the ' +
+      'structures containing it; both list depictions and links, as the API finds them',
+    async () => {
+      const exact = await get('/search?q=CC(%3DO)Nc1ccc(O)cc1');
+      expect(exact.text).to.contain('<input type="hidden" name="mode" value="similar">');
+      expect(exact.text).to.contain('<input type="hidden" name="mode" value="substructure">');
+      const byKey = await get(`/search?q=${paracetamol.key}`);
+      expect(byKey.text).to.contain('<input type="hidden" name="mode" value="similar">');
+      expect(byKey.text, 'a key is no substructure').to.not.contain('value="substructure"');
+
+      const similar = await get('/search?q=CC(%3DO)Nc1ccc(OCC)cc1&mode=similar&threshold=0.4');
+      expect(similar.status).to.equal(200);
+      expect(similar.text).to.contain('is not stored; the stored structures like it');
+      const { body } = await api.post('/api/v1/similarity', {
+        type: 'smiles',
+        compound: 'CC(=O)Nc1ccc(OCC)cc1',
+        threshold: 0.4,
+      });
+      expect(linkedUcis(similar.text)).to.deep.equal(body.results.map((result: { uci: number }) => result.uci));
+      expect(similar.text).to.contain('<span class="relation score">Tanimoto 0.51</span>');
+      expect(similar.text).to.contain('value="0.4" required>');
+
+      const substructure = await get('/search?q=c1ccc2ncccc2c1&mode=substructure');
+      expect(substructure.status).to.equal(200);
+      const contained = await api.post('/api/v1/substructure', { type: 'smiles', compound: 'c1ccc2ncccc2c1' });
+      expect(linkedUcis(substructure.text)).to.deep.equal(
+        contained.body.results.map((result: { uci: number }) => result.uci),
+      );
+      expect(substructure.text).to.contain(`${contained.body.results.length} structures, by UCI.`);
+
+      const smarts = await get('/search?q=CC(~O)~Nc1ccc(O)cc1');
+      expect(smarts.text).to.contain('Searched: the stored structures containing the SMARTS');
+      expect(linkedUcis(smarts.text)).to.include(paracetamol.uci);
+    },
+  );
+
+  it("the structure searches refuse bad input with the API's message, and say when a search was cut", async () => {
+    const cases: [string, number, string][] = [
+      ['/search?q=614&mode=similar&threshold=0.2', 400, '&quot;0.2&quot; is not a threshold'],
+      ['/search?q=614&mode=nearest', 400, '&quot;nearest&quot; is not a search'],
+      ['/search?q=CC(%3DO)Nc1ccc(O&mode=similar', 400, 'the SMILES could not be read'],
+      ['/search?q=RZVAJINKPMORJF&mode=similar', 400, 'names a skeleton, not one structure'],
+      ['/search?q=GZCGUPFRVQAUEE-AAAAAAAASA-N&mode=similar', 404, 'no structure with InChIKey'],
+      ['/search?q=CO&mode=substructure', 400, 'a substructure query needs at least 3'],
+      ['/search?q=C1CC&mode=substructure', 400, 'the SMILES could not be read'],
+      [`/search?q=${paracetamol.key}&mode=substructure`, 400, 'takes a SMILES or a SMARTS'],
+    ];
+    for (const [path, status, text] of cases) {
+      const answer = await get(path);
+      expect(answer.status, path).to.equal(status);
+      expect(answer.text, path).to.contain(text);
+      expect(answer.text, path).to.contain('role="alert"');
+    }
+    const hurried = await startApi(testConfig(await fixturePrefix(), { SUBSTRUCTURE_TIMEOUT_MS: '1ms' }));
+    try {
+      // Ring-fusion carbons: few of the structures screened in hold one, so the search goes on past its first round.
+      const cut = await hurried.get(`/search?q=${encodeURIComponent('[#6]~[#6]~[#6;R3]')}&mode=substructure`);
+      expect(cut.status).to.equal(200);
+      expect(cut.text).to.match(
+        /The search stopped before the end: the search stopped after 1 ms \(SUBSTRUCTURE_TIMEOUT_MS\)/,
+      );
+    } finally {
+      await hurried.stop();
+    }
+  });
+
+  it(
     '/sources lists every source with its structures, release and last ' + 'load; /sources/{id} its load history',
     async () => {
       const list = await get('/sources');
@@ -205,4 +320,17 @@ describe('the web pages: search, compound, sources', function () {
       }
     },
   );
+
+  it('under RATE_LIMIT a similarity page costs what the API charges for one (10), a substructure page 20', async () => {
+    const limited = await startApi(testConfig(await fixturePrefix(), { RATE_LIMIT: '30' }));
+    try {
+      const similar = await limited.get('/search?q=614&mode=similar');
+      expect([similar.status, similar.headers.get('ratelimit-remaining')]).to.deep.equal([200, '20']);
+      const substructure = await limited.get('/search?q=c1ccc2ncccc2c1&mode=substructure');
+      expect([substructure.status, substructure.headers.get('ratelimit-remaining')]).to.deep.equal([200, '0']);
+      expect((await limited.get('/search?q=614')).status).to.equal(429);
+    } finally {
+      await limited.stop();
+    }
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * What a chemist typed in the search box: a Standard InChIKey, its first block, a Standard InChI, a
- * SMILES, a UCI, `source:id`, or a compound id (in the source picked, or in any source). Decided from the
- * text alone; each kind says in words what it understood.
+ * SMILES, a SMARTS, a UCI, `source:id`, or a compound id (in the source picked, or in any source).
+ * Decided from the text alone, unless the form says it is a SMILES or a SMARTS (the structure
+ * editor's does); each kind says in words what it understood.
  */
 import type { SourceDocument } from '../engine/documents';
 
@@ -10,6 +11,7 @@ export type Understood =
   | { kind: 'connectivityBlock'; connectivityBlock: string; said: string }
   | { kind: 'inchi'; inchi: string; said: string }
   | { kind: 'smiles'; smiles: string; said: string }
+  | { kind: 'smarts'; smarts: string; said: string }
   | { kind: 'uci'; uci: number; said: string }
   | { kind: 'sourceId'; source: SourceDocument; compoundId: string; said: string }
   | { kind: 'anySource'; compoundId: string; said: string }
@@ -37,8 +39,29 @@ function looksLikeSmiles(text: string): boolean {
   );
 }
 
-/** Reads the search box (`q`) and the source picker (`source`, a source id or empty). */
-export function understand(q: string, source: number | undefined, sources: SourceDocument[]): Understood {
+/**
+ * Text that can only be a SMARTS: a SMILES's characters and SMARTS's own, with an any-bond (`~`) or
+ * an atom in brackets holding a SMARTS primitive (`[#6]`, `[C,N]`, `[!O]`, `[C;R]`, `[$(...)]`).
+ */
+function looksLikeSmarts(text: string): boolean {
+  return (
+    /^[A-Za-z0-9@+\-[\]()=#$%\\/.:*~!&;,]+$/.test(text) && (text.includes('~') || /\[[^\]]*[#,;&!$][^\]]*\]/.test(text))
+  );
+}
+
+/** How the text is to be read when the form says so: the structure editor's SMILES, a substructure's SMARTS. */
+export type Reading = 'smiles' | 'smarts';
+
+const smilesSaid = 'a SMILES, by the Standard InChIKey computed from it';
+const smartsSaid = 'a SMARTS: the structures containing it';
+
+/** Reads the search box (`q`), the source picker (`source`, a source id or empty) and the reading the form asks for. */
+export function understand(
+  q: string,
+  source: number | undefined,
+  sources: SourceDocument[],
+  reading?: Reading,
+): Understood {
   const text = q.trim();
   if (text === '')
     return {
@@ -46,6 +69,8 @@ export function understand(q: string, source: number | undefined, sources: Sourc
       message:
         'Type a Standard InChIKey, a Standard InChI, a SMILES, a UCI, source:id (chembl:CHEMBL112) or a compound id.',
     };
+  if (reading === 'smiles') return { kind: 'smiles', smiles: text, said: smilesSaid };
+  if (reading === 'smarts') return { kind: 'smarts', smarts: text, said: smartsSaid };
   const picked = source === undefined ? undefined : sources.find((s) => s.sourceID === source);
   if (source !== undefined && !picked) return { kind: 'refused', message: `There is no source ${source}.` };
 
@@ -99,7 +124,7 @@ export function understand(q: string, source: number | undefined, sources: Sourc
       uci: Number(text),
       said: `UCI ${Number(text)} (pick a source to search ${text} as a compound id)`,
     };
-  if (looksLikeSmiles(text))
-    return { kind: 'smiles', smiles: text, said: 'a SMILES, by the Standard InChIKey computed from it' };
+  if (looksLikeSmarts(text)) return { kind: 'smarts', smarts: text, said: smartsSaid };
+  if (looksLikeSmiles(text)) return { kind: 'smiles', smiles: text, said: smilesSaid };
   return { kind: 'anySource', compoundId: text, said: `compound id ${text}, in every source` };
 }

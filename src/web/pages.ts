@@ -17,8 +17,12 @@ import { InvalidQuery, UnprocessableStructure } from '../domain/errors';
 import { indexedStructure, parseQueryInchi, type LookupContext } from '../domain/lookup';
 import { compoundUrl, rowsLoadedFor } from '../domain/sources';
 import { computeStandardInchi } from '../domain/structures';
+import { operationCosts } from '../api/rate-limit';
+import { openApiDocument } from '../api/document';
+import { copyable, depiction, message, plural, structureList, structuresPage, type Rendered } from './fragments';
 import { html, Html, page, type SourceChoice } from './html';
-import { understand } from './input';
+import { understand, type Reading, type Understood } from './input';
+import { furtherSearches, similarPage, similarSection, substructurePage, thresholdOf } from './structure-search';
 
 const staticDir = join(__dirname, 'static');
 const staticFiles: Record<string, { type: string; body: string }> = {
@@ -84,23 +88,11 @@ function label(source: SourceDocument | undefined, sourceId: number): string {
   return source ? (source.nameLabel ?? source.name) : `source ${sourceId}`;
 }
 
-function depiction(uci: number, size: 'large' | 'thumb', alt: string): Html {
-  return html`<img class="${size}" src="/api/v1/images/${uci}" alt="${alt}" loading="lazy">`;
-}
-
-function copyable(value: string, name: string): Html {
-  return html`<code>${value}</code> <button type="button" class="copy" data-copy="${value}" hidden>Copy ${name}</button>`;
-}
-
 function dateOf(iso: string | null | undefined): string {
   return iso ? iso.slice(0, 10) : '–';
 }
 
 /** The table of every source holding a structure: its ids, current or obsolete, linked to the source's pages. */
-function plural(count: number, word: string): string {
-  return `${count.toLocaleString('en')} ${word}${count === 1 ? '' : 's'}`;
-}
-
 function sourcesTable(assignments: AssignmentDocument[], sources: Map<number, SourceDocument>): Html {
   const withAux = assignments.some((assignment) => assignment.auxSrc);
   const current = assignments.filter((x) => x.assignment === 1);
@@ -121,28 +113,13 @@ ${withAux ? html`<td>${assignment.auxSrc ?? ''}</td>` : ''}
 <tbody>${rows}</tbody></table>`;
 }
 
-/** Structures as a list of thumbnails with their UCI and key, each linking to its page. */
-function structureList(
-  structures: CompoundDocument[],
-  note: (structure: CompoundDocument) => Html | string = () => '',
-): Html {
-  return html`<ul class="structures">${structures.map((s) => html`<li><a href="/compound/${s.uci}">${depiction(s.uci, 'thumb', `structure of UCI ${s.uci}`)}<span>UCI ${s.uci}</span><code>${s.standardInchiKey}</code></a>${note(s)}</li>`)}</ul>`;
-}
-
-interface Rendered {
-  status: number;
-  title: string;
-  body: Html;
-  canonical?: string;
-}
-
 /** The compound page of one structure: depiction, identifiers, every source, the connectivity relatives. */
 async function compoundPage(
   context: LookupContext,
   structure: CompoundDocument,
   pageNumber: number,
 ): Promise<Rendered> {
-  const [sources, assignments, related] = await Promise.all([
+  const [sources, assignments, related, similar] = await Promise.all([
     context.sources.all(),
     assignmentsByUcis(context.engine, [structure.uci], { includeObsolete: true }),
     connectivitySearch(context, searchedStructureOf(structure), {
@@ -150,6 +127,7 @@ async function compoundPage(
       frequencyCap: context.config.COMPONENT_FREQUENCY_CAP,
       maxEntries: context.config.CONNECTIVITY_MAX_ENTRIES,
     }),
+    similarSection(context, structure),
   ]);
   const byUci = new Map<number, ConnectivityEntry>();
   for (const entry of related.entries)
@@ -203,25 +181,9 @@ ${sourcesTable(assignments, sources)}
 <h2 id="relatives">Same skeleton (${structure.connectivityBlock})</h2>
 ${relatives.length === 0 ? html`<p>No other structure shares its skeleton or one of its components.</p>` : html`${sections}${pager}`}
 ${related.truncated ? html`<p class="message">Only the first ${context.config.CONNECTIVITY_MAX_ENTRIES} assignments of the connectivity search are shown.</p>` : ''}
+<h2 id="similar">Similar structures</h2>
+${similar}
 </article>`,
-  };
-}
-
-function message(status: number, title: string, text: Html | string): Rendered {
-  return { status, title, body: html`<h1>${title}</h1><p class="message" role="alert">${text}</p>` };
-}
-
-/** Several structures an input stands for: a list to pick from. */
-function structuresPage(
-  title: string,
-  said: string,
-  structures: CompoundDocument[],
-  note?: (s: CompoundDocument) => Html | string,
-): Rendered {
-  return {
-    status: 200,
-    title,
-    body: html`<h1>${title}</h1><p class="understood">Searched: ${said}.</p>${structureList(structures, note)}`,
   };
 }
 
@@ -230,22 +192,46 @@ async function structuresOf(context: LookupContext, ucis: number[]): Promise<Com
   return [...found.values()].sort((a, b) => a.uci - b.uci);
 }
 
-/** The answer to one search: a compound page, a list of structures, or a message saying why not. */
+/** What a search looks for: the structure itself, the structures like it, or those containing it. */
+type Mode = 'exact' | 'similar' | 'substructure';
+const modes: Mode[] = ['exact', 'similar', 'substructure'];
+
+/** One search of the search box (`q`, `source`) in its mode: the answer's page. */
 async function search(
   context: LookupContext,
   q: string,
   sourceId: number | undefined,
-  pageNumber: number,
+  options: { mode: Mode; pageNumber: number; threshold: number; reading?: Reading },
 ): Promise<Rendered> {
   const sources = await context.sources.all();
-  const input = understand(q, sourceId, [...sources.values()]);
+  const input = understand(q, sourceId, [...sources.values()], options.reading);
+  if (options.mode === 'similar') return similarPage(context, input, q, sourceId, options.threshold);
+  if (options.mode === 'substructure') return substructurePage(context, input, q);
+  return exactSearch(context, input, q, sourceId, options.pageNumber);
+}
+
+/**
+ * The structure an input names: its compound page, a list of structures, or a message saying why
+ * not; with the similarity and substructure searches of the same input offered beside it.
+ */
+async function exactSearch(
+  context: LookupContext,
+  input: Understood,
+  q: string,
+  sourceId: number | undefined,
+  pageNumber: number,
+): Promise<Rendered> {
+  const further = furtherSearches(input, q, sourceId);
   const understood = (rendered: Rendered, said: string): Rendered => ({
     ...rendered,
-    body: html`<p class="understood">Searched: ${said}.</p>${rendered.body}`,
+    body: html`<p class="understood">Searched: ${said}.</p>${further}${rendered.body}`,
   });
   switch (input.kind) {
     case 'refused':
       return message(400, 'Cannot search this', input.message);
+    case 'smarts':
+      // A SMARTS is a pattern: what it can find is the structures containing it.
+      return substructurePage(context, input, q);
     case 'inchikey':
     case 'inchi':
     case 'smiles': {
@@ -262,11 +248,13 @@ async function search(
       ]);
       if (current.length === 0 || !structure) {
         const block = key.slice(0, 14);
-        return message(
+        const missing = message(
           404,
           'Not found',
           html`No source holds the structure with InChIKey <code>${key}</code>. <a href="/search?q=${block}">Search its skeleton (${block})</a> for stereoisomers, isotopologues and other forms.`,
         );
+        // A key names no structure to compare; a structure not stored can still be compared, and searched for.
+        return input.kind === 'inchikey' ? missing : { ...missing, body: html`${missing.body}${further}` };
       }
       return understood(
         await compoundPage(context, structure, pageNumber),
@@ -302,7 +290,7 @@ async function search(
             : 'in any source (pick a source if it names a structure there, or give its InChIKey)';
         return message(404, 'Not found', `No current compound id ${input.compoundId} ${where}.`);
       }
-      const structures = await structuresOf(context, ucis);
+      const [structures, sources] = await Promise.all([structuresOf(context, ucis), context.sources.all()]);
       if (structures.length === 1)
         return understood(await compoundPage(context, structures[0], pageNumber), input.said);
       const inSource = (s: CompoundDocument): string =>
@@ -408,6 +396,25 @@ function positive(text: unknown): number | undefined {
 }
 
 /**
+ * Under RATE_LIMIT, a similarity or substructure page costs what the API's search does: `limit`
+ * charges a connectivity search's cost, so it is charged again until the page has paid as much
+ * (x-rate-cost of the OpenAPI document: 5, 10 and 20 today).
+ */
+function surcharge(limit: RequestHandler): RequestHandler {
+  const costs = operationCosts(openApiDocument());
+  const times = (operationId: string): number =>
+    Math.max(0, Math.round((costs.get(operationId) ?? 0) / (costs.get('postConnectivity') ?? 1)) - 1);
+  const extra: Record<string, number> = { similar: times('postSimilarity'), substructure: times('postSubstructure') };
+  return (req, res, next) => {
+    const charge = (left: number): void => {
+      if (left <= 0) return next();
+      void limit(req, res, (error?: unknown) => (error ? next(error) : charge(left - 1)));
+    };
+    charge(extra[String(req.query.mode)] ?? 0);
+  };
+}
+
+/**
  * The web pages, for `app.use`. `limit`, when RATE_LIMIT is on, charges each page that searches
  * (a compound page runs a connectivity search); a refusal is a 429 page with Retry-After.
  */
@@ -449,17 +456,24 @@ export function webPages(context: LookupContext, limit?: RequestHandler): Router
       );
   };
   router.get('/', (req, res) => send(req, res, () => home));
+  if (limit) router.get('/search', surcharge(limit));
   router.get('/search', (req, res) =>
     send(req, res, () => {
-      const source = req.query.source;
+      const { source, mode = 'exact', as: reading } = req.query;
       if (source !== undefined && source !== '' && positive(source) === undefined)
         return message(400, 'Cannot search this', `"${String(source)}" is not a source id.`);
-      return search(
-        context,
-        typeof req.query.q === 'string' ? req.query.q : '',
-        positive(source),
-        positive(req.query.page) ?? 1,
-      );
+      if (!modes.includes(mode as Mode))
+        return message(400, 'Cannot search this', `"${String(mode)}" is not a search: exact, similar or substructure.`);
+      if (reading !== undefined && reading !== 'smiles' && reading !== 'smarts')
+        return message(400, 'Cannot search this', `"${String(reading)}" is not a reading: smiles or smarts.`);
+      const threshold = thresholdOf(req.query.threshold);
+      if (typeof threshold !== 'number') return message(400, 'Cannot search this', threshold.refused);
+      return search(context, typeof req.query.q === 'string' ? req.query.q : '', positive(source), {
+        mode: mode as Mode,
+        pageNumber: positive(req.query.page) ?? 1,
+        threshold,
+        reading,
+      });
     }),
   );
   router.get('/compound/:uci', (req, res) =>
