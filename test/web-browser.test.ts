@@ -46,6 +46,12 @@ describe('the search pages in a real browser', function () {
     return { page, problems };
   }
 
+  /** Waits, a tenth of a second at a time, until `done` holds (within 10 s). */
+  async function until(done: () => Promise<boolean>, what: string): Promise<void> {
+    for (const started = Date.now(); !(await done()); await new Promise((resolve) => setTimeout(resolve, 100)))
+      if (Date.now() - started > 10_000) throw new Error(`not within 10 s: ${what}`);
+  }
+
   async function search(page: Page, text: string, source = ''): Promise<void> {
     await page.goto(`${fixture.api.url}/`);
     await page.getByLabel('InChIKey, InChI, UCI').fill(text);
@@ -129,6 +135,67 @@ describe('the search pages in a real browser', function () {
     // Nothing wider than the screen: the table reads without scrolling sideways.
     const widths = (await page.evaluate('[document.documentElement.scrollWidth, innerWidth]')) as number[];
     expect(widths[0]).to.equal(widths[1]);
+  });
+
+  it(
+    "the structure editor loads from this service alone, under the pages' Content-Security-Policy; a drawing " +
+      'fills the SMILES field and searches the structures containing it',
+    async () => {
+      const { page, problems } = await watchedPage();
+      const elsewhere: string[] = [];
+      page.on('request', (request) => {
+        if (!request.url().startsWith(fixture.api.url) && !request.url().startsWith('data:'))
+          elsewhere.push(request.url());
+      });
+      const violations: string[] = [];
+      await page.exposeFunction('reportViolation', (text: string) => {
+        violations.push(text);
+      });
+      await page.addInitScript({
+        content:
+          "document.addEventListener('securitypolicyviolation', (e) => " +
+          'window.reportViolation(`${e.violatedDirective}: ${e.blockedURI}`));',
+      });
+      await page.goto(`${fixture.api.url}/`);
+      await page.waitForSelector('iframe.editor[data-ready="true"]');
+      // The editor's default tool draws a bond on an empty canvas (ethane), and a bond from an atom clicked.
+      const canvas = (await page.locator('iframe.editor').boundingBox())!;
+      for (let click = 0; click < 2; click += 1)
+        await page.mouse.click(canvas.x + canvas.width / 2, canvas.y + canvas.height / 2);
+      await until(async () => (await page.inputValue('#drawn')) === 'CCC', 'the drawing is in the SMILES field');
+      await Promise.all([
+        page.waitForURL(/mode=substructure/),
+        page.getByRole('button', { name: 'Structures containing it' }).click(),
+      ]);
+      expect(await page.locator('.understood').textContent()).to.contain('containing the SMILES CCC');
+      expect(await page.locator('ul.structures li').count()).to.be.above(0);
+      expect(elsewhere, 'requests to other sites').to.deep.equal([]);
+      expect(violations, violations.join('\n')).to.deep.equal([]);
+      expect(problems, problems.join('\n')).to.deep.equal([]);
+    },
+  );
+
+  it('a SMILES typed beside the editor is drawn in it, and searches its similar structures', async () => {
+    const { page, problems } = await watchedPage();
+    await page.goto(`${fixture.api.url}/`);
+    await page.waitForSelector('iframe.editor[data-ready="true"]');
+    await page.getByLabel('SMILES', { exact: true }).fill('CC(=O)Nc1ccc(OCC)cc1');
+    await page.getByLabel('SMILES', { exact: true }).dispatchEvent('change');
+    // What JSME holds, as its own SMILES (the frame's policy lets a test evaluate text there).
+    const frame = page.frames().find((candidate) => candidate.url().endsWith('/editor'))!;
+    await until(
+      async () => (await frame.evaluate('window.chemxrefEditor.smiles()')) === 'CCOc1ccc(NC(C)=O)cc1',
+      'the typed SMILES is drawn',
+    );
+    await page.getByLabel('similar at Tanimoto').fill('0.4');
+    await Promise.all([
+      page.waitForURL(/mode=similar/),
+      page.getByRole('button', { name: 'Similar structures' }).click(),
+    ]);
+    expect(await page.locator('h1').textContent()).to.equal('Similar structures');
+    expect(await page.locator('ul.structures li').first().textContent()).to.contain('UCI 614');
+    expect(await page.locator('ul.structures li').first().textContent()).to.contain('Tanimoto 0.51');
+    expect(problems, problems.join('\n')).to.deep.equal([]);
   });
 
   it('the basic search works with JavaScript off (no copy buttons then)', async () => {

@@ -215,6 +215,8 @@ describe('the web pages: search, compound, sources', function () {
       ['/search?q=CO&mode=substructure', 400, 'a substructure query needs at least 3'],
       ['/search?q=C1CC&mode=substructure', 400, 'the SMILES could not be read'],
       [`/search?q=${paracetamol.key}&mode=substructure`, 400, 'takes a SMILES or a SMARTS'],
+      [`/search?q=${paracetamol.key}&as=smiles&mode=exact`, 400, 'the SMILES could not be read'],
+      ['/search?q=CCO&as=inchi', 400, '&quot;inchi&quot; is not a reading'],
     ];
     for (const [path, status, text] of cases) {
       const answer = await get(path);
@@ -296,6 +298,32 @@ describe('the web pages: search, compound, sources', function () {
       expect((await get('/static/chemxref.css')).type).to.match(/^text\/css/);
       expect((await get('/static/chemxref.js')).type).to.match(/^text\/javascript/);
       expect((await get('/static/nothing.js')).status).to.equal(404);
+    },
+  );
+
+  it(
+    "the search page holds the structure editor's frame and its form; JSME's files are served here; only " +
+      "the editor's frame may run JSME's inline code",
+    async () => {
+      const home = await api.get('/');
+      expect(home.text).to.contain('<iframe class="editor" title="Structure editor (JSME)" hidden></iframe>');
+      for (const mode of ['exact', 'similar', 'substructure'])
+        expect(home.text).to.contain(`<button type="submit" name="mode" value="${mode}">`);
+      expect(home.text).to.contain('<input type="hidden" name="as" value="smiles">');
+      const policy = (answer: { headers: Headers }): string => answer.headers.get('content-security-policy') ?? '';
+      expect(policy(home)).to.contain("script-src 'self';");
+      expect(policy(home)).to.not.match(/unsafe-(inline|eval)/);
+      const editor = await api.get('/editor');
+      expect(editor.status).to.equal(200);
+      expect(policy(editor)).to.contain("script-src 'self' 'unsafe-inline' 'unsafe-eval'");
+      expect(policy(editor)).to.contain("connect-src 'none'");
+      expect(editor.text).to.contain('<script src="/static/jsme/jsme.nocache.js"></script>');
+      const loader = await get('/static/jsme/jsme.nocache.js');
+      expect([loader.status, loader.type]).to.deep.equal([200, 'text/javascript; charset=utf-8']);
+      expect(loader.text).to.match(/^function jsme\(\)/);
+      expect((await get('/static/jsme/package.json')).status, "the package's other files are not served").to.equal(404);
+      const answer = await fetch(`${api.url}/editor`, { method: 'POST' });
+      expect(answer.status).to.equal(405);
     },
   );
 

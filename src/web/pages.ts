@@ -22,13 +22,24 @@ import { openApiDocument } from '../api/document';
 import { copyable, depiction, message, plural, structureList, structuresPage, type Rendered } from './fragments';
 import { html, Html, page, type SourceChoice } from './html';
 import { understand, type Reading, type Understood } from './input';
-import { furtherSearches, similarPage, similarSection, substructurePage, thresholdOf } from './structure-search';
+import { editorFrame, jsmeFiles } from './editor';
+import {
+  defaultThreshold,
+  furtherSearches,
+  lowestThreshold,
+  similarPage,
+  similarSection,
+  substructurePage,
+  thresholdOf,
+} from './structure-search';
 
 const staticDir = join(__dirname, 'static');
 const staticFiles: Record<string, { type: string; body: string }> = {
   'chemxref.css': { type: 'text/css', body: readFileSync(join(staticDir, 'chemxref.css'), 'utf8') },
   'chemxref.js': { type: 'text/javascript', body: readFileSync(join(staticDir, 'chemxref.js'), 'utf8') },
   'favicon.svg': { type: 'image/svg+xml', body: readFileSync(join(staticDir, 'favicon.svg'), 'utf8') },
+  'editor-frame.js': { type: 'text/javascript', body: readFileSync(join(staticDir, 'editor-frame.js'), 'utf8') },
+  'editor-frame.css': { type: 'text/css', body: readFileSync(join(staticDir, 'editor-frame.css'), 'utf8') },
 };
 
 /** Structures a skeleton's list shows, at most. */
@@ -388,7 +399,19 @@ const home: Rendered = {
   canonical: '/',
   body: html`<h1>Find a compound in every source</h1>
 <p>Give a Standard InChIKey (<a href="/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N">RZVAJINKPMORJF-UHFFFAOYSA-N</a>), a Standard InChI, a UCI,
-a SMILES (<a href="/search?q=CC(%3DO)Nc1ccc(O)cc1">CC(=O)Nc1ccc(O)cc1</a>), <code>source:id</code> (<a href="/search?q=chembl%3ACHEMBL112">chembl:CHEMBL112</a>) or a compound id with its source.</p>`,
+a SMILES (<a href="/search?q=CC(%3DO)Nc1ccc(O)cc1">CC(=O)Nc1ccc(O)cc1</a>), <code>source:id</code> (<a href="/search?q=chembl%3ACHEMBL112">chembl:CHEMBL112</a>) or a compound id with its source.</p>
+<section class="draw" aria-labelledby="draw">
+<h2 id="draw">Draw a structure</h2>
+<iframe class="editor" title="Structure editor (JSME)" hidden></iframe>
+<form class="mode" action="/search" method="get">
+<input type="hidden" name="as" value="smiles">
+<label for="drawn">SMILES</label> <input id="drawn" name="q" required autocomplete="off" spellcheck="false" placeholder="CC(=O)Nc1ccc(O)cc1">
+<label for="drawn-threshold">similar at Tanimoto</label> <input id="drawn-threshold" name="threshold" type="number" min="${lowestThreshold}" max="1" step="0.05" value="${defaultThreshold}" required>
+<button type="submit" name="mode" value="exact">Exact structure</button>
+<button type="submit" name="mode" value="similar">Similar structures</button>
+<button type="submit" name="mode" value="substructure">Structures containing it</button>
+</form>
+</section>`,
 };
 
 function positive(text: unknown): number | undefined {
@@ -501,6 +524,8 @@ export function webPages(context: LookupContext, limit?: RequestHandler): Router
     void send(req, res, () => message(429, 'Too many searches', (error as Error).message));
   };
   router.use(refused);
+  router.get('/editor', editorFrame);
+  router.use('/static/jsme', jsmeFiles);
   router.get('/static/:file', (req, res, next) => {
     const file = staticFiles[req.params.file];
     if (!file) return next();
@@ -511,4 +536,13 @@ export function webPages(context: LookupContext, limit?: RequestHandler): Router
 }
 
 /** The paths the web pages answer (GET), for the method guard. */
-export const webPaths = ['/', '/search', '/compound/{uci}', '/sources', '/sources/{id}', '/static/{file}'];
+export const webPaths = [
+  '/',
+  '/search',
+  '/compound/{uci}',
+  '/sources',
+  '/sources/{id}',
+  '/editor',
+  '/static/{file}',
+  '/static/jsme/{file}',
+];

@@ -38,7 +38,7 @@ interface SubstructureAnswer {
 
 /** The Tanimoto a similarity search starts from, and the range the API accepts. */
 export const defaultThreshold = 0.7;
-const lowestThreshold = 0.3;
+export const lowestThreshold = 0.3;
 /** The compound page's similar structures: at `defaultThreshold` or above, the best `similarShown`. */
 const similarShown = 20;
 /** Structures a similarity or substructure page lists, at most. */
