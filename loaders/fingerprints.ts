@@ -16,6 +16,7 @@ const perWorker = 250;
 interface Structure {
   uci: number;
   standardInchi: string;
+  standardInchiKey: string;
 }
 
 /** The next page of structures after UCI `after`, in UCI order. */
@@ -25,7 +26,7 @@ async function pageAfter(run: LoadRun, after: number, size: number): Promise<Str
     query: { range: { uci: { gt: after } } },
     sort: [{ uci: 'asc' }],
     size,
-    _source: ['uci', 'standardInchi'],
+    _source: ['uci', 'standardInchi', 'standardInchiKey'],
     track_total_hits: false,
   });
   return result.hits.hits.map((hit) => hit._source!);
@@ -68,13 +69,13 @@ export async function loadFingerprints(run: LoadRun, toolkit = MoleculeToolkit.p
       ).flat();
       const documents: FingerprintDocument[] = [];
       computed.forEach((result, i) => {
-        const { uci, standardInchi } = structures[i];
+        const { uci, standardInchi, standardInchiKey } = structures[i];
         run.rowsRead += 1;
         if ('error' in result) {
           run.reject({ line: uci, raw: `${uci}\t${standardInchi}` }, new Reject('no-fingerprint', result.error));
           return;
         }
-        documents.push({ uci, popcount: result.morgan.length, ...result });
+        documents.push({ uci, standardInchiKey, popcount: result.morgan.length, ...result });
       });
       await written;
       written = later(writeFingerprints(engine, documents));

@@ -9,6 +9,7 @@ import type { Engine } from './client';
 
 export interface FingerprintDocument {
   uci: number;
+  standardInchiKey: string;
   popcount: number;
   morgan: number[];
   pattern: number[];
@@ -47,13 +48,15 @@ export function popcountRuns(a: number, { share, scale }: Threshold): { from: nu
 /** A stored structure like the query: how many bits it shares with it, and its own count. */
 export interface SimilarHit {
   uci: number;
+  standardInchiKey: string;
   shared: number;
   popcount: number;
 }
 
 function hitOf(hit: estypes.SearchHit<unknown>, popcount: number): SimilarHit {
   const [score, uci] = hit.sort as number[];
-  return { uci, shared: Math.round(score), popcount };
+  const standardInchiKey = (hit.fields?.standardInchiKey as string[] | undefined)?.[0] ?? '';
+  return { uci, standardInchiKey, shared: Math.round(score), popcount };
 }
 
 /**
@@ -86,6 +89,7 @@ export async function similarStructures(
         },
         track_total_hits: true,
         _source: false,
+        docvalue_fields: ['standardInchiKey'],
         size: single ? limit : 0,
         sort,
         ...(single
@@ -94,7 +98,9 @@ export async function similarStructures(
               aggs: {
                 popcounts: {
                   terms: { field: 'popcount', size: run.to - run.from + 1 },
-                  aggs: { best: { top_hits: { size: limit, sort, _source: false } } },
+                  aggs: {
+                    best: { top_hits: { size: limit, sort, _source: false, docvalue_fields: ['standardInchiKey'] } },
+                  },
                 },
               },
             }),
@@ -115,10 +121,18 @@ export async function similarStructures(
 }
 
 /** The Morgan on-bits stored for a structure; undefined when it has none (yet). */
-export async function storedMorgan(engine: Engine, uci: number): Promise<number[] | undefined> {
+export function storedMorgan(engine: Engine, uci: number): Promise<number[] | undefined> {
+  return storedMorganOf(engine, { uci });
+}
+
+/** The Morgan on-bits stored for a structure, by UCI or key; undefined when it has none (yet). */
+export async function storedMorganOf(
+  engine: Engine,
+  structure: { uci: number } | { standardInchiKey: string },
+): Promise<number[] | undefined> {
   const result = await engine.search<{ morgan: number[] }>({
     index: engine.names.fingerprints,
-    query: { ids: { values: [String(uci)] } },
+    query: 'uci' in structure ? { ids: { values: [String(structure.uci)] } } : { term: structure },
     _source: ['morgan'],
     size: 1,
     track_total_hits: false,
@@ -135,8 +149,8 @@ export async function substructureCandidates(
   pattern: number[],
   afterUci: number,
   size: number,
-): Promise<{ uci: number; molecule: string }[]> {
-  const result = await engine.client.search<{ uci: number; molecule: string }>({
+): Promise<{ uci: number; standardInchiKey: string; molecule: string }[]> {
+  const result = await engine.client.search<{ uci: number; standardInchiKey: string; molecule: string }>({
     index: engine.names.fingerprints,
     query: {
       bool: {
@@ -145,7 +159,7 @@ export async function substructureCandidates(
     },
     sort: [{ uci: 'asc' }],
     size,
-    _source: ['uci', 'molecule'],
+    _source: ['uci', 'standardInchiKey', 'molecule'],
     track_total_hits: false,
   });
   return result.hits.hits.map((hit) => hit._source!);

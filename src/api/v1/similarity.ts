@@ -3,10 +3,10 @@
  * of Morgan fingerprints, exact), or containing it (RDKit's substructure match), each with its
  * records in every source.
  */
-import { compoundsByUci } from '../../engine/compounds';
 import {
   similarStructures,
   storedMorgan,
+  storedMorganOf,
   substructureCandidates,
   thresholdOf,
   type SimilarHit,
@@ -42,25 +42,24 @@ function toolkitOf(context: LookupContext): MoleculeToolkit {
   return context.molecules;
 }
 
-/** Each structure's standard InChIKey and current records in every source, by UCI. */
-async function withSources(
-  context: LookupContext,
-  ucis: number[],
-): Promise<Map<number, { standardInchiKey: string; sources: SourceEntry[] }>> {
-  const [structures, assignments, sources] = await Promise.all([
-    compoundsByUci(context.engine, ucis, ['uci', 'standardInchiKey']),
-    assignmentsByUcis(context.engine, ucis),
-    context.sources.all(),
-  ]);
-  const found = new Map<number, { standardInchiKey: string; sources: SourceEntry[] }>();
-  for (const [uci, structure] of structures)
-    found.set(uci, { standardInchiKey: structure.standardInchiKey, sources: [] });
+/** The current records in every source of each structure, by UCI. */
+async function sourcesOf(context: LookupContext, ucis: number[]): Promise<Map<number, SourceEntry[]>> {
+  const [assignments, sources] = await Promise.all([assignmentsByUcis(context.engine, ucis), context.sources.all()]);
+  const found = new Map<number, SourceEntry[]>(ucis.map((uci) => [uci, []]));
   for (const assignment of assignments) {
     const source = sources.get(assignment.sourceId);
-    if (source) found.get(assignment.uci)?.sources.push(sourceEntry(source, assignment));
+    if (source) found.get(assignment.uci)?.push(sourceEntry(source, assignment));
   }
-  for (const entry of found.values()) entry.sources.sort(bySourceThenId);
+  for (const entries of found.values()) entries.sort(bySourceThenId);
   return found;
+}
+
+/** The structure whose stored fingerprint a query by UCI or key names (its own text, as the lookup reads it). */
+function storedFingerprintOf(query: IdentifierQuery): { uci: number } | { standardInchiKey: string } | undefined {
+  const text = query.compound.trim();
+  if (query.type === 'uci' && /^[0-9]{1,15}$/.test(text)) return { uci: Number(text) };
+  if (query.type === 'inchikey') return { standardInchiKey: text.toUpperCase() };
+  return undefined;
 }
 
 /** Tanimoto rounded to 4 decimals, as answered. */
@@ -71,11 +70,17 @@ function tanimotoOf(hit: SimilarHit, a: number): number {
 /** POST /similarity. */
 export async function searchSimilar(context: LookupContext, query: SimilarityQuery): Promise<object> {
   return answer(context, query, async (identifierQuery: IdentifierQuery & SimilarityQuery) => {
-    const searched = await resolveSearched(context, identifierQuery);
+    // A UCI or a key names its fingerprint: it is read in the same round trip as the structure.
+    const named = storedFingerprintOf(identifierQuery);
+    const [searched, stored] = await Promise.all([
+      resolveSearched(context, identifierQuery),
+      named ? storedMorganOf(context.engine, named) : undefined,
+    ]);
     if (!searched?.parsed) return notFound(identifierQuery.compound.trim(), describe(identifierQuery));
     const threshold = identifierQuery.threshold ?? 0.7;
     const limit = identifierQuery.limit ?? 100;
-    let morgan = searched.uci === null ? undefined : await storedMorgan(context.engine, searched.uci);
+    let morgan =
+      stored ?? (searched.uci === null || named ? undefined : await storedMorgan(context.engine, searched.uci));
     if (!morgan) {
       const [computed] = await toolkitOf(context).fingerprints([searched.parsed.inchi]);
       if ('error' in computed)
@@ -86,14 +91,10 @@ export async function searchSimilar(context: LookupContext, query: SimilarityQue
     const { total, hits } = await similarStructures(context.engine, morgan, thresholdOf(threshold), limit);
     // Each popcount's best come back; the best of all are those with the highest exact Tanimoto.
     const ranked = hits
-      .map((hit) => ({
-        uci: hit.uci,
-        exact: hit.shared / (a + hit.popcount - hit.shared),
-        tanimoto: tanimotoOf(hit, a),
-      }))
+      .map((hit) => ({ ...hit, exact: hit.shared / (a + hit.popcount - hit.shared), tanimoto: tanimotoOf(hit, a) }))
       .sort((x, y) => y.exact - x.exact || x.uci - y.uci)
       .slice(0, limit);
-    const details = await withSources(
+    const sources = await sourcesOf(
       context,
       ranked.map((hit) => hit.uci),
     );
@@ -108,9 +109,9 @@ export async function searchSimilar(context: LookupContext, query: SimilarityQue
       totalResults: total,
       results: ranked.map((hit) => ({
         uci: hit.uci,
-        standardInchiKey: details.get(hit.uci)?.standardInchiKey ?? null,
+        standardInchiKey: hit.standardInchiKey,
         tanimoto: hit.tanimoto,
-        sources: details.get(hit.uci)?.sources ?? [],
+        sources: sources.get(hit.uci) ?? [],
       })),
     };
   });
@@ -168,7 +169,7 @@ export async function searchSubstructure(context: LookupContext, query: Substruc
         'query needs at least 3 to be selective',
     );
   const deadline = Date.now() + context.config.SUBSTRUCTURE_TIMEOUT_MS;
-  const matched: number[] = [];
+  const matched: { uci: number; standardInchiKey: string }[] = [];
   let reason: string | undefined;
   let after = 0;
   let exhausted = false;
@@ -187,7 +188,7 @@ export async function searchSubstructure(context: LookupContext, query: Substruc
         break;
       }
       round.forEach((candidate, i) => {
-        if (matches[i]) matched.push(candidate.uci);
+        if (matches[i]) matched.push(candidate);
       });
       after = round[round.length - 1].uci;
       const last = exhausted && start + round.length >= candidates.length;
@@ -200,16 +201,19 @@ export async function searchSubstructure(context: LookupContext, query: Substruc
       }
     }
   }
-  const ucis = matched.slice(0, limit);
-  const details = await withSources(context, ucis);
+  const hits = matched.slice(0, limit);
+  const sources = await sourcesOf(
+    context,
+    hits.map((hit) => hit.uci),
+  );
   return {
     response: 'Success',
     complete: reason === undefined,
     ...(reason ? { reason } : {}),
-    results: ucis.map((uci) => ({
-      uci,
-      standardInchiKey: details.get(uci)?.standardInchiKey ?? null,
-      sources: details.get(uci)?.sources ?? [],
+    results: hits.map((hit) => ({
+      uci: hit.uci,
+      standardInchiKey: hit.standardInchiKey,
+      sources: sources.get(hit.uci) ?? [],
     })),
   };
 }

@@ -1,0 +1,274 @@
+/**
+ * `npm run bench:similarity [-- --queries 200 --fresh --split-cores]`: similarity and substructure
+ * search on the 500k set (bench:api's copy, `bench-api-*`), side by side with their ceilings in one
+ * run: RDKit in Python (fingerprints, SubstructLibrary) and FPSim2 in memory, through
+ * bench/similarity_reference.py in the venv of CHEMXREF_PY (default /root/.cache/chemxref-py).
+ * Prints the fingerprints' agreement and rate, the exactness of every answer, and p50 per threshold.
+ * `--fresh` computes the fingerprints again (else those held are reused and the backfill is not timed).
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { apiPrefix, apiDumpFolder, ensureLoaded } from './dataset';
+import {
+  fmt,
+  molecules,
+  openBench,
+  out,
+  post,
+  runBench,
+  runLoader,
+  sampleHash,
+  splitCoresIfAsked,
+  startApi,
+} from './common';
+import type { Engine } from '../src/engine/client';
+
+const python = join(process.env.CHEMXREF_PY ?? '/root/.cache/chemxref-py', 'bin', 'python');
+const reference = join(__dirname, 'similarity_reference.py');
+const thresholds = [0.5, 0.7, 0.9];
+/** Common scaffolds and rare fragments, as SMARTS (SMILES read as SMARTS, as SubstructLibrary reads them). */
+const fragments = [
+  'c1ccccc1 c1ccncc1 C(=O)N c1ccc2ccccc2c1 [#6]S(=O)(=O)N C1CCNCC1 c1ccc(cc1)-c1ccccc1 O=C1CCCN1',
+  'FC(F)(F)c1ccccc1 c1cnc2ncnc2c1 c1ccc2[nH]ccc2c1 C1CCOC1 c1ccsc1 c1cocn1 N1CCNCC1 C1CC1C',
+  'O=C(O)c1ccccc1 c1ccc2ncccc2c1 c1ncncn1 [N+](=O)[O-] N#Cc1ccccc1 OCC(O)CO c1cc2ccccc2o1',
+  'C1CCC2CCCCC2C1 O=c1cc[nH]c(=O)[nH]1 c1ccc2c(c1)sc1ccccc12 S(=O)(=O)(O) C(F)(F)F c1cnccn1 c1cn[nH]c1',
+  'C1=CC=CC=CC1 O=C1NC(=O)CS1 c1ccc2nc3ccccc3cc2c1 P(=O)(O)O C1CC2CCC1C2 Brc1ccccc1 Ic1ccccc1 C=CC(=O)N',
+  'N=C(N)N c1ccc2c(c1)oc1ccccc12 B(O)O C1CCCCCCC1 O=C1c2ccccc2C(=O)N1 c1csc(n1)N [Si](C)(C)C',
+  'C1OC(CO)C(O)C1O n1ccnc1C c1ccc2c(c1)ccc1ccccc12 O=S1(=O)CCCC1 N#Cc1ccccc1O',
+]
+  .join(' ')
+  .split(' ');
+
+/** What the reference script prints, a JSON line at a time. */
+interface ReferenceLine {
+  query: string;
+  threshold: number;
+  ms: number;
+  hits?: [string, number][];
+  keys?: string[];
+  structures: number;
+  failed: number;
+  seconds: number;
+  perSecond: number;
+  buildSeconds: number;
+}
+
+interface Answer {
+  totalResults?: number;
+  complete?: boolean;
+  results?: { standardInchiKey: string; tanimoto: number }[];
+}
+
+const ask = async (url: string, body: object): Promise<Answer> => (await (await post(url, body)).json()) as Answer;
+
+/** Runs the reference script; resolves with its JSON lines. */
+function python3(args: string[], core?: string): Promise<ReferenceLine[]> {
+  const [command, argv] = core ? ['taskset', ['-c', core, python, reference, ...args]] : [python, [reference, ...args]];
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let text = '';
+  child.stdout.on('data', (chunk) => (text += chunk));
+  return new Promise((resolve, reject) =>
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(
+            text
+              .trim()
+              .split('\n')
+              .map((line) => JSON.parse(line)),
+          )
+        : reject(new Error(`similarity_reference.py ${args[0]} exited with ${code}`)),
+    ),
+  );
+}
+
+/** Every document of `index` (its `_source` fields `fields`), scanned under a point in time. */
+async function* scan<T>(engine: Engine, index: string, fields: string[]): AsyncGenerator<T> {
+  const { id } = await engine.client.openPointInTime({ index, keep_alive: '2m' });
+  let after: (string | number)[] | undefined;
+  for (;;) {
+    const { hits } = await engine.client.search<T>({
+      pit: { id, keep_alive: '2m' },
+      size: 10_000,
+      sort: [{ uci: 'asc' }],
+      _source: fields,
+      ...(after ? { search_after: after } : {}),
+    });
+    for (const hit of hits.hits) yield hit._source!;
+    if (hits.hits.length < 10_000) break;
+    after = hits.hits[hits.hits.length - 1].sort as (string | number)[];
+  }
+}
+
+const percentile = (values: number[], p: number): number =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))];
+
+async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
+  const start = process.hrtime.bigint();
+  const result = await work();
+  return [result, Number(process.hrtime.bigint() - start) / 1e6];
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv;
+  const queryCount = Number(argv[argv.indexOf('--queries') + 1] || 200) || 200;
+  const { config, engine } = await openBench('bench:similarity', apiPrefix);
+  await ensureLoaded(engine, config);
+  const cores = await splitCoresIfAsked(engine);
+  // The reference reads the rows the set was loaded from (BENCH_ROWS of them, when set).
+  const { file: whole, rows } = molecules();
+  const file = Number.isFinite(rows) ? join(apiDumpFolder, 'molecules.tsv') : whole;
+  if (file !== whole) {
+    const lines = readFileSync(whole, 'utf8').split('\n').slice(0, rows);
+    writeFileSync(file, `${lines.join('\n')}\n`);
+  }
+  const refFps = join(apiDumpFolder, 'reference.fps');
+  const held = (await engine.client.count({ index: engine.names.fingerprints }).catch(() => ({ count: 0 }))).count;
+
+  out('\n## Fingerprints: the backfill against RDKit in Python (2 processes), the same molecules');
+  if (held === 0 || argv.includes('--fresh')) {
+    await engine.client.indices.delete({ index: engine.names.fingerprints }, { ignore: [404] });
+    const ours = await runLoader(apiPrefix, ['fingerprints']);
+    const [ref] = await python3(['fingerprints', '--in', file, '--out', refFps, '--workers', '2']);
+    const rate = Number(ours.summary.rowsRead) / Number(ours.summary.seconds);
+    out(`| | structures | failed | seconds | per second | peak RSS MB |`);
+    out(`|---|---|---|---|---|---|`);
+    out(
+      `| load -- fingerprints | ${fmt(Number(ours.summary.rowsRead))} | ${fmt(Number(ours.summary.rowsRejected))} | ${fmt(Number(ours.summary.seconds), 1)} | ${fmt(rate)} | ${fmt(ours.peakRssMb)} |`,
+    );
+    out(
+      `| RDKit, Python | ${fmt(ref.structures)} | ${fmt(ref.failed)} | ${fmt(ref.seconds, 1)} | ${fmt(ref.perSecond)} | |`,
+    );
+    out(`ratio to the reference's rate: ${fmt(rate / ref.perSecond, 2)}`);
+  } else out(`reusing the ${fmt(held)} fingerprints held (\`-- --fresh\` computes and times them again)`);
+  const store = await engine.client.indices.stats({ index: engine.names.fingerprints, metric: ['store', 'docs'] });
+  const bytes = store._all.primaries!.store!.size_in_bytes;
+  out(`fingerprints index: ${fmt(bytes / 1e6, 1)} MB, ${fmt(bytes / held || bytes / 500_000)} bytes a structure`);
+
+  // Agreement, key by key, with the reference's fingerprints.
+  const keyOf = new Map<number, string>();
+  for await (const s of scan<{ uci: number; standardInchiKey: string }>(engine, engine.names.compounds, [
+    'uci',
+    'standardInchiKey',
+  ]))
+    keyOf.set(s.uci, s.standardInchiKey);
+  const refHex = new Map(
+    readFileSync(refFps, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split('\t') as [string, string]),
+  );
+  const agreement = { equal: 0, differ: [] as string[], oursOnly: 0, referenceOnly: 0, neither: 0 };
+  const fingerprinted = new Set<string>();
+  for await (const doc of scan<{ uci: number; morgan: number[] }>(engine, engine.names.fingerprints, [
+    'uci',
+    'morgan',
+  ])) {
+    const key = keyOf.get(doc.uci)!;
+    fingerprinted.add(key);
+    const bits = Buffer.alloc(256);
+    for (const bit of doc.morgan) bits[bit >> 3] |= 1 << (bit & 7);
+    const theirs = refHex.get(key);
+    if (!theirs) agreement.oursOnly += 1;
+    else if (theirs === bits.toString('hex')) agreement.equal += 1;
+    else agreement.differ.push(key);
+  }
+  for (const [key, hex] of refHex) if (!fingerprinted.has(key)) agreement[hex ? 'referenceOnly' : 'neither'] += 1;
+  out(
+    `agreement with RDKit's MolFromInchi + Morgan: ${fmt(agreement.equal)} equal, ${agreement.differ.length} differ, ` +
+      `${agreement.referenceOnly} only the reference has, ${agreement.oursOnly} only chemxref has, ${agreement.neither} neither`,
+  );
+  if (agreement.differ.length) out(`differ (first 10): ${agreement.differ.slice(0, 10).join(' ')}`);
+
+  // The queries: a fixed sample of structures both sides fingerprinted.
+  const keys = [...refHex].filter(([key, hex]) => hex && fingerprinted.has(key)).map(([key]) => key);
+  const queries = keys.sort((a, b) => sampleHash(a) - sampleHash(b)).slice(0, queryCount);
+  const keysFile = join(apiDumpFolder, 'similarity-queries.txt');
+  writeFileSync(keysFile, `${queries.join('\n')}\n`);
+  const api = await startApi({ ES_INDEX_PREFIX: apiPrefix, RATE_LIMIT: '0' });
+  try {
+    out(`\n## Similarity: ${queries.length} queries of the set, one at a time`);
+    const lines = await python3(
+      ['similarity', '--fps', refFps, '--queries', keysFile, '--thresholds', thresholds.join(',')],
+      cores?.rest,
+    );
+    const fpsim2 = new Map(lines.filter((l) => l.hits).map((l) => [`${l.query} ${l.threshold}`, l]));
+    out('| threshold | exact (limit 1,000) | chemxref p50 ms | p90 ms | FPSim2 p50 ms | ratio | hits p50 |');
+    out('|---|---|---|---|---|---|---|');
+    for (const threshold of thresholds) {
+      let exact = 0;
+      const [ours, theirs, counts]: number[][] = [[], [], []];
+      for (const key of queries) {
+        const body = { type: 'inchikey', compound: key, threshold };
+        const answer = await ask(`${api.url}/api/v1/similarity`, { ...body, limit: 1000 });
+        const ref = fpsim2.get(`${key} ${threshold}`)!;
+        const expected = new Map<string, number>(ref.hits!);
+        const got = answer.results ?? [];
+        const same =
+          answer.totalResults === expected.size &&
+          got.every((hit) => Math.abs((expected.get(hit.standardInchiKey) ?? -1) - hit.tanimoto) <= 1e-4);
+        if (same) exact += 1;
+        else if (exact < 3)
+          out(`  not exact: ${key} at ${threshold}: ${answer.totalResults} hits against ${expected.size}`);
+        const [, ms] = await timed(() => ask(`${api.url}/api/v1/similarity`, { ...body, limit: 100 }));
+        ours.push(ms);
+        theirs.push(ref.ms);
+        counts.push(expected.size);
+      }
+      const [p50, ref50] = [percentile(ours, 50), percentile(theirs, 50)];
+      out(
+        `| ${threshold} | ${exact} of ${queries.length} | ${fmt(p50, 1)} | ${fmt(percentile(ours, 90), 1)} | ${fmt(ref50, 1)} | ${fmt(p50 / ref50, 2)} | ${fmt(percentile(counts, 50))} |`,
+      );
+    }
+    const seconds = 15;
+    let answered = 0;
+    const deadline = Date.now() + seconds * 1000;
+    await Promise.all(
+      Array.from({ length: 16 }, async (_, c) => {
+        for (let i = c; Date.now() < deadline; i += 16) {
+          await post(`${api.url}/api/v1/similarity`, {
+            type: 'inchikey',
+            compound: queries[i % queries.length],
+            threshold: 0.7,
+          });
+          answered += 1;
+        }
+      }),
+    );
+    out(`throughput at 16 connections, threshold 0.7, limit 100: ${fmt(answered / seconds)} req/s`);
+
+    out(`\n## Substructure: ${fragments.length} fragments, limit 100, one at a time`);
+    const fragmentsFile = join(apiDumpFolder, 'substructure-queries.txt');
+    writeFileSync(fragmentsFile, `${fragments.join('\n')}\n`);
+    const subLines = await python3(
+      ['substructure', '--in', file, '--queries', fragmentsFile, '--limit', '100'],
+      cores?.rest,
+    );
+    out(`SubstructLibrary built in ${subLines[0].buildSeconds} s`);
+    const [ours, theirs]: number[][] = [[], []];
+    let exact = 0;
+    for (const line of subLines.filter((l) => l.keys)) {
+      const query = { type: 'smarts', compound: line.query, limit: 100 };
+      const [answer, ms] = await timed(() => ask(`${api.url}/api/v1/substructure`, query));
+      ours.push(ms);
+      theirs.push(line.ms);
+      const expected = [...new Set(line.keys)].filter((key) => fingerprinted.has(key));
+      const got = (answer.results ?? []).map((r) => r.standardInchiKey);
+      const compared = Math.min(got.length, expected.length);
+      const complete = got.length === 100 || got.length === expected.length;
+      if (answer.complete && complete && got.slice(0, compared).every((key, i) => key === expected[i])) exact += 1;
+      else out(`  not exact: ${line.query}: ${got.length} against ${expected.length}, complete ${answer.complete}`);
+    }
+    const [p50, ref50] = [percentile(ours, 50), percentile(theirs, 50)];
+    out(
+      `exact: ${exact} of ${ours.length}; p50 ${fmt(p50, 1)} ms (p90 ${fmt(percentile(ours, 90), 1)}), ` +
+        `SubstructLibrary p50 ${fmt(ref50, 1)} ms: ratio ${fmt(p50 / ref50, 2)}`,
+    );
+  } finally {
+    await api.stop();
+    cores?.restore();
+    await engine.close();
+  }
+}
+
+runBench(module, 'bench:similarity', main);
