@@ -119,6 +119,34 @@ describe('npm run map', function () {
     expect(stdout).to.equal(await response.text());
   });
 
+  it('--similarity and --substructure write a row per record of each hit, with its Tanimoto or "substructure"', async () => {
+    const keys = join(folder, 'keys.txt');
+    writeFileSync(keys, 'RZVAJINKPMORJF-UHFFFAOYSA-N\n');
+    const similar = join(folder, 'similar.tsv');
+    await run(tsx, [cli, keys, '--type', 'inchikey', '--similarity', '--threshold', '0.5', '--out', similar], { env });
+    const rows = readFileSync(similar, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split('\t'));
+    expect(rows.find((row) => row[6] === 'CHEMBL112')).to.deep.equal([
+      'RZVAJINKPMORJF-UHFFFAOYSA-N',
+      'found',
+      '614',
+      'RZVAJINKPMORJF-UHFFFAOYSA-N',
+      '1',
+      'chembl',
+      'CHEMBL112',
+      'tanimoto 1',
+    ]);
+    const fragments = join(folder, 'fragments.txt');
+    writeFileSync(fragments, 'c1ccc2ncccc2c1\n');
+    const { stdout } = await run(tsx, [cli, fragments, '--type', 'smiles', '--substructure', '--limit', '2'], { env });
+    const hits = stdout.trim().split('\n').slice(1);
+    expect(hits.length).to.be.greaterThan(0);
+    expect(hits.every((line) => line.endsWith('\tsubstructure'))).to.equal(true);
+  });
+
   it('says what is wrong with its arguments', async () => {
     const ids = join(folder, 'ids.txt');
     writeFileSync(ids, 'CHEMBL112\n');
@@ -148,6 +176,13 @@ describe('npm run map', function () {
     expect(format).to.equal('--format must be one of tsv, ndjson, got "csv"');
     expect(refused([ids, '--type', 'inchikey', '--out'])).to.equal('--out needs a value');
     expect(refused([ids, '--type', 'inchikey', '--connectivty'])).to.equal('unknown option --connectivty');
+    expect(refused([ids, '--type', 'smiles', '--similarity', '--substructure'])).to.equal(
+      '--similarity and --substructure cannot go together: one search a line',
+    );
+    expect(refused([ids, '--type', 'inchikey', '--threshold', '0.5'])).to.equal('--threshold goes with --similarity');
+    expect(refused([ids, '--type', 'inchikey', '--similarity', '--threshold', '0.2'])).to.equal(
+      '--threshold "0.2" must be a number from 0.3 to 1',
+    );
     expect(parseMapArguments([ids, '--type', 'inchikey', '--out', 'x.ndjson', '--no-progress'], 8)).to.deep.equal({
       out: 'x.ndjson',
       options: {

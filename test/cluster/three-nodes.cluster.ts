@@ -26,7 +26,7 @@ interface Query {
 
 /**
  * Every structure by key, every tenth assignment by source id, every fifth structure's connectivity, a few legacy
- * routes.
+ * routes, every twentieth structure's similar structures and a few substructures.
  */
 function queries(): Query[] {
   const structures = table(join(fixtureDump, 'structure.tsv.gz'));
@@ -46,6 +46,16 @@ function queries(): Query[] {
         body: { type: 'inchikey', compound: s.standardinchikey, searchComponents: true },
       })),
     ...structures.filter((_s, i) => i % 25 === 0).map((s) => ({ path: `/rest/inchikey_all/${s.standardinchikey}` })),
+    ...structures
+      .filter((_s, i) => i % 20 === 0)
+      .map((s) => ({
+        path: '/api/v1/similarity',
+        body: { type: 'inchikey', compound: s.standardinchikey, threshold: 0.4, limit: 1000 },
+      })),
+    ...['c1ccc2ncccc2c1', 'C1CCNCC1', '[#6]S(=O)(=O)[NX3]'].map((compound) => ({
+      path: '/api/v1/substructure',
+      body: { type: 'smarts', compound, limit: 50 },
+    })),
     { path: '/rest/mapping/1/22' },
     { path: '/api/v1/sources/' },
   ];
@@ -79,9 +89,11 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
     prefix = freshPrefix('three-shards');
     const single = freshPrefix('one-shard');
     await load(prefix, ['dump', fixtureDump]);
+    await load(prefix, ['fingerprints']);
     // The one-node layout, on the same cluster: one primary, no replica.
     const singleConfig = testConfig(single, { ES_SHARDS: '1', ES_REPLICAS: '0' });
     await runCommand(parseArguments(['dump', fixtureDump, '--no-progress']), singleConfig);
+    await runCommand(parseArguments(['fingerprints', '--no-progress']), singleConfig);
     clustered = await startApi(testConfig(prefix));
     oneNodeLayout = await startApi(singleConfig);
     expected = await answers(oneNodeLayout, all);
@@ -97,11 +109,12 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
     expect(health.status).to.equal('ok');
     expect(health.engine).to.include({ status: 'green', nodes: 3, dataNodes: 3 });
     expect(health.engine.indices[`${prefix}-compounds`]).to.include({ shards: 3, replicas: 1 });
+    expect(health.engine.indices[`${prefix}-fingerprints`]).to.include({ shards: 3, replicas: 1 });
     expect(health.engine.indices[`${prefix}-assignments-1`]).to.include({ shards: 3, replicas: 1 });
     expect(health.engine.indices[`${prefix}-meta`]).to.include({ shards: 1, replicas: 1 });
   });
 
-  it('gives exactly the answers of the one-node layout: compounds, connectivity (same order), legacy', async () => {
+  it('gives exactly the answers of the one-node layout: compounds, connectivity (same order), legacy, similarity, substructure', async () => {
     expect(
       expected.filter((answer) => !answer.startsWith('200 ')),
       'every query answers 200',
