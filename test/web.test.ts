@@ -2,8 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
+import initRDKitModule from '@rdkit/rdkit';
+import { Depictor } from '../src/toolkits/depiction';
 import { startApi, type RunningApi } from './support/api';
-import { fixtureDump, fixturePrefix, freshPrefix, loadFixture, testConfig } from './support/fixture';
+import { fixtureDump, fixturesDir, fixturePrefix, freshPrefix, loadFixture, testConfig } from './support/fixture';
 
 /** The compound page's section of similar structures. */
 function similarSection(page: string): string {
@@ -359,6 +361,68 @@ describe('the web pages: search, compound, sources', function () {
       expect((await limited.get('/search?q=614')).status).to.equal(429);
     } finally {
       await limited.stop();
+    }
+  });
+});
+
+describe('depictions draw the tautomer chemists draw', function () {
+  this.timeout(60_000);
+  const depictor = new Depictor();
+  after(() => depictor.close());
+
+  /** Each structure of the fixture's molecules by source and id: its SMILES as deposited, and its Standard InChI. */
+  const molecules = new Map(
+    gunzipSync(readFileSync(join(fixturesDir, 'chemistry', 'molecules.tsv.gz')))
+      .toString('utf8')
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split('\t'))
+      .map(([source, id, smiles, inchi]) => [`${source}:${id}`, { smiles, inchi }]),
+  );
+
+  it(
+    'paracetamol as the amide, milrinone as a 2-pyridone, caprolactam and pentobarbital as lactams, uracil and ' +
+      'guanine as lactams, a 4-aminoquinazoline as the amine, each as deposited; stereo kept',
+    async () => {
+      const rdkit = await initRDKitModule();
+      /** RDKit's canonical SMILES, hydrogens implicit. */
+      const canonical = (text: string): string => {
+        const mol = rdkit.get_mol(text)!;
+        try {
+          mol.remove_hs_in_place();
+          return mol.get_smiles();
+        } finally {
+          mol.delete();
+        }
+      };
+      const deposited = [
+        'nci:4977', // caprolactam
+        'chembl:CHEMBL448', // pentobarbital
+        'cas:78415-72-2', // milrinone
+        'cs_name:drugs/N-4-hydroxyphenyl_acetamide', // paracetamol
+        'cs_name:nucleobases/uracil',
+        'cs_name:nucleobases/guanine',
+        'chembl:CHEMBL1489182', // N-benzyl-6-(3-pyridyl)quinazolin-4-amine
+        'chembl:CHEMBL1552984', // a chiral amide
+      ];
+      for (const name of deposited) {
+        const { smiles, inchi } = molecules.get(name)!;
+        expect(canonical(await depictor.molfile(inchi)), name).to.equal(canonical(smiles));
+      }
+      const drawn = canonical(await depictor.molfile(paracetamol.inchi));
+      expect(drawn).to.equal('CC(=O)Nc1ccc(O)cc1');
+      expect(canonical(molecules.get('chembl:CHEMBL1552984')!.smiles), 'stereo is compared').to.contain('@');
+    },
+  );
+
+  it('the API draws paracetamol as the molecule above', async () => {
+    const api = await startApi(testConfig(await fixturePrefix()));
+    try {
+      const image = await api.get(`/api/v1/images/${paracetamol.uci}`);
+      expect([image.status, image.headers.get('content-type')]).to.deep.equal([200, 'image/svg+xml; charset=utf-8']);
+      expect(image.text).to.equal(await depictor.svg(paracetamol.inchi));
+    } finally {
+      await api.stop();
     }
   });
 });

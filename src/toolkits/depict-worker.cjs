@@ -1,18 +1,46 @@
-// Worker thread: SVG depictions of Standard InChIs with indigo-ketcher (WASM).
+// Worker thread: SVG depictions of Standard InChIs with indigo-ketcher (WASM). The InChI library
+// rebuilds mobile hydrogens where chemists seldom draw them (paracetamol as an iminol), so the
+// molecule is laid out as a molfile, its hydrogens moved to where chemists draw them
+// (tautomer.cjs), and that drawn; computed for each depiction, never stored.
+// Requests: {inchi} → {svg} | {error}; {inchi, molfile: true} → {molfile} | {error}, the molecule drawn.
 // Plain JavaScript on purpose: a worker is started with `node`, without the TypeScript loader.
 const { parentPort } = require('node:worker_threads');
 const initIndigo = require('indigo-ketcher');
+const { commonTautomer } = require('./tautomer.cjs');
 
 const ready = initIndigo();
+
+/**
+ * The molfile to draw: the InChI's molecule laid out in 2D (its wedges keep its stereo), with its
+ * hydrogens moved; or, when Indigo cannot lay it out, the InChI itself (its depiction then fails
+ * or succeeds as it always did).
+ */
+function drawn(indigo, inchi) {
+  const options = new indigo.MapStringString();
+  try {
+    options.set('input-format', 'inchi');
+    const molfile = indigo.layout(inchi, 'molfile', options);
+    return { structure: commonTautomer(molfile) ?? molfile, format: 'molfile' };
+  } catch {
+    return { structure: inchi, format: 'inchi' };
+  } finally {
+    options.delete();
+  }
+}
 
 parentPort.on('message', async ({ id, request }) => {
   try {
     const indigo = await ready;
+    const { structure, format } = drawn(indigo, request.inchi);
+    if (request.molfile) {
+      parentPort.postMessage({ id, result: format === 'molfile' ? { molfile: structure } : { error: 'no layout' } });
+      return;
+    }
     const options = new indigo.MapStringString();
     options.set('render-output-format', 'svg');
-    options.set('input-format', 'inchi');
+    options.set('input-format', format);
     options.set('render-coloring', 'true');
-    const encoded = indigo.render(request.inchi, options);
+    const encoded = indigo.render(structure, options);
     options.delete();
     parentPort.postMessage({ id, result: { svg: Buffer.from(encoded, 'base64').toString('utf8') } });
   } catch (error) {
