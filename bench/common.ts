@@ -168,7 +168,7 @@ export interface LoaderRun {
  * polled from /proc.
  */
 export async function runLoader(prefix: string, args: string[]): Promise<LoaderRun> {
-  const heapFlags = (packageJson.scripts.load.match(/--[\w-]+=\S+/g) ?? []) as string[];
+  const heapFlags = (packageJson.scripts.load.match(/--[\w-]+(=\S+)?/g) ?? []) as string[];
   const loader = [...heapFlags, '--require', 'tsx/cjs', join(repository, 'loaders', 'cli.ts')];
   const child = spawn(process.execPath, [...loader, ...args, '--no-progress'], {
     cwd: repository,

@@ -216,6 +216,9 @@ async function step(
     if (locked)
       await takeLoadLock(engine, locked, run, options.wait, (message) => process.stderr.write(`${message}\n`));
     await work(run);
+    // Fingerprints are derived data: the structures a load adds wait for `load -- fingerprints`.
+    const created = Number(run.details.structuresCreated ?? 0);
+    if (created > 0 && !options.dryRun) run.details.structuresWithoutFingerprints = created;
     return await run.finish('done');
   } catch (error) {
     const translated = translateEngineError(error);
