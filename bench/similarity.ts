@@ -2,7 +2,8 @@
  * `npm run bench:similarity [-- --queries 200 --fresh --split-cores]`: similarity and substructure
  * search on the 500k set (bench:api's copy, `bench-api-*`), side by side with their ceilings in one
  * run: RDKit in Python (fingerprints, SubstructLibrary) and FPSim2 in memory, through
- * bench/similarity_reference.py in the venv of CHEMXREF_PY (default /root/.cache/chemxref-py).
+ * bench/similarity_reference.py in the venv of CHEMXREF_PY (default /root/.cache/chemxref-py), made with
+ * `python3 -m venv $CHEMXREF_PY && $CHEMXREF_PY/bin/pip install 'rdkit==2026.9.1' 'FPSim2==0.7.4'`.
  * Prints the fingerprints' agreement and rate, the exactness of every answer, and p50 per threshold.
  * `--fresh` computes the fingerprints again (else those held are reused and the backfill is not timed).
  */
@@ -143,7 +144,8 @@ async function main(): Promise<void> {
   } else out(`reusing the ${fmt(held)} fingerprints held (\`-- --fresh\` computes and times them again)`);
   const store = await engine.client.indices.stats({ index: engine.names.fingerprints, metric: ['store', 'docs'] });
   const bytes = store._all.primaries!.store!.size_in_bytes;
-  out(`fingerprints index: ${fmt(bytes / 1e6, 1)} MB, ${fmt(bytes / held || bytes / 500_000)} bytes a structure`);
+  const count = (await engine.client.count({ index: engine.names.fingerprints })).count;
+  out(`fingerprints index: ${fmt(bytes / 1e6, 1)} MB, ${fmt(bytes / count)} bytes a structure`);
 
   // Agreement, key by key, with the reference's fingerprints.
   const keyOf = new Map<number, string>();
