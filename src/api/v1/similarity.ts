@@ -122,7 +122,9 @@ const queryNames: Record<SubstructureQueryType, string> = { smiles: 'SMILES', sm
 /** Candidates read at a time: enough for most queries' first page of matches in one round trip. */
 const candidatesAtOnce = 1_000;
 /** Candidates a worker checks at a time, between two looks at the clock. */
-const checkedAtOnce = 100;
+const checkedAtOnce = 200;
+
+type Candidate = { uci: number; standardInchiKey: string; molecule: string };
 
 /** Which of `candidates` contain the query: the same number to each worker. */
 async function checkRound(
@@ -171,11 +173,19 @@ export async function searchSubstructure(context: LookupContext, query: Substruc
   const deadline = Date.now() + context.config.SUBSTRUCTURE_TIMEOUT_MS;
   const matched: { uci: number; standardInchiKey: string }[] = [];
   let reason: string | undefined;
-  let after = 0;
+  let after: number;
   let exhausted = false;
+  const pageAfter = (uci: number): Promise<Candidate[]> => {
+    const page = substructureCandidates(context.engine, described.pattern, uci, candidatesAtOnce);
+    page.catch(() => undefined); // awaited below, or dropped when the search ends first
+    return page;
+  };
+  let next = pageAfter(0);
   while (matched.length < limit && !exhausted && reason === undefined) {
-    const candidates = await substructureCandidates(context.engine, described.pattern, after, candidatesAtOnce);
+    const candidates = await next;
     exhausted = candidates.length < candidatesAtOnce;
+    // The next page is read while this one is checked.
+    if (!exhausted) next = pageAfter(candidates[candidates.length - 1].uci);
     // A round of `checkedAtOnce` candidates a worker, on every core the API's toolkit has.
     for (let start = 0; start < candidates.length; start += checkedAtOnce * toolkit.size) {
       const round = candidates.slice(start, start + checkedAtOnce * toolkit.size);
