@@ -52,7 +52,8 @@ export async function clusterReport(engine: Engine, timeoutMs = 2_000): Promise<
     entry.shards += own.shards;
     entry.replicas = Math.min(entry.replicas, own.replicas);
   };
-  for (const name of [engine.names.compounds, engine.names.sources, engine.names.meta]) add(name, name);
+  for (const name of [engine.names.compounds, engine.names.fingerprints, engine.names.sources, engine.names.meta])
+    add(name, name);
   for (const [index, state] of Object.entries(aliases ?? {})) {
     for (const alias of Object.keys((state as { aliases?: object }).aliases ?? {})) add(alias, index);
   }
