@@ -173,6 +173,27 @@ describe('jobs: /api/v1/jobs', function () {
     expect(lines[0].body.compounds[0].standardInchiKey).to.equal('RZVAJINKPMORJF-UHFFFAOYSA-N');
   });
 
+  it('maps a plain list of SMARTS as substructure searches; SMARTS with another op is refused whole', async () => {
+    api = await startApi(testConfig(prefix));
+    const accepted = await submit(
+      api,
+      'c1ccc2ncccc2c1\n[#6]S(=O)(=O)[NX3]\n',
+      'text/plain',
+      '?type=smarts&op=substructure',
+    );
+    expect(accepted.status).to.equal(202);
+    submitted.push(accepted.body.jobId);
+    await waitFor(api, accepted.body.jobId, (job) => job.status === 'done');
+    const { lines } = await results(api, accepted.body.jobId);
+    expect(lines.map((line) => [line.status, line.body.complete, line.body.results.length > 0])).to.deep.equal([
+      [200, true, true],
+      [200, true, true],
+    ]);
+    const refused = await submit(api, 'c1ccccc1\n', 'text/plain', '?type=smarts');
+    expect(refused.status).to.equal(400);
+    expect(refused.body.error).to.match(/smarts goes with "op" substructure/);
+  });
+
   it('the fifth job while four are queued or running gets 429, and a refused job leaves nothing', async () => {
     api = await startApi(testConfig(prefix, { JOB_CONCURRENCY: '1' }));
     const slow = queries(20_000)
@@ -208,7 +229,8 @@ describe('jobs: /api/v1/jobs', function () {
     ]);
     expect(await refused('CHEMBL112', 'text/plain')).to.deep.equal([
       400,
-      'a list of compounds needs ?type=: what each line is, one of uci, inchi, inchikey, sourceID, smiles, molfile',
+      'a list of compounds needs ?type=: what each line is, one of uci, inchi, inchikey, sourceID, smiles, molfile, ' +
+        'smarts',
     ]);
     expect((await refused('CHEMBL112', 'text/plain', '?type=sourceID'))[1]).to.match(/needs \?sourceID=/);
     expect((await refused('CHEMBL112', 'text/plain', '?type=sourceID&sourceID=1&colour=blue'))[1]).to.match(

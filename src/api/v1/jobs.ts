@@ -15,6 +15,9 @@ import { bodyLines, mediaTypeOf, ndjsonTypes, sentAs, writeOrWait } from './batc
 
 const listParameters = ['type', 'sourceID', 'op', 'searchComponents'];
 
+/** What the lines of a plain list may be: the types of a query, and SMARTS for substructure searches. */
+const listTypes = [...queryTypes, 'smarts'] as const;
+
 type ListParameters = Record<'type' | 'sourceID' | 'op' | 'searchComponents', string | undefined>;
 
 /**
@@ -34,9 +37,12 @@ async function checkedParameters(req: Request, context: LookupContext): Promise<
     }
   }
   const { type, sourceID, op, searchComponents } = parameters as ListParameters;
-  const types: readonly string[] = queryTypes;
+  const types: readonly string[] = listTypes;
   if (type !== undefined && !types.includes(type)) {
     throw new HttpError(400, `"type" must be one of ${types.join(', ')}`);
+  }
+  if (type === 'smarts' && op !== 'substructure') {
+    throw new HttpError(400, '"type" smarts goes with "op" substructure: a SMARTS is a query, not a structure');
   }
   if (sourceID !== undefined) {
     if (!/^[0-9]{1,10}$/.test(sourceID) || Number(sourceID) < 1 || Number(sourceID) > maxSourceId) {
@@ -72,7 +78,7 @@ function parameterFields(parameters: ListParameters, type: string | undefined): 
 /** The query of one line of a plain list: the compound, with the list's parameters. */
 function listQuery(parameters: ListParameters): (line: string) => string {
   const { type, sourceID } = parameters;
-  const types: readonly string[] = queryTypes;
+  const types: readonly string[] = listTypes;
   if (type === undefined) {
     throw new HttpError(400, `a list of compounds needs ?type=: what each line is, one of ${types.join(', ')}`);
   }
