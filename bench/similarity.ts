@@ -7,9 +7,10 @@
  * Prints the fingerprints' agreement and rate, the exactness of every answer, and p50 per threshold.
  * `--fresh` computes the fingerprints again (else those held are reused and the backfill is not timed).
  */
-import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { apiPrefix, apiDumpFolder, ensureLoaded } from './dataset';
 import {
   fmt,
@@ -20,10 +21,12 @@ import {
   runBench,
   runLoader,
   sampleHash,
+  since,
   splitCoresIfAsked,
   startApi,
 } from './common';
-import type { Engine } from '../src/engine/client';
+import { sortedSources } from '../src/engine/paging';
+import { closedLoop, percentile } from './load-generator';
 
 const python = join(process.env.CHEMXREF_PY ?? '/root/.cache/chemxref-py', 'bin', 'python');
 const reference = join(__dirname, 'similarity_reference.py');
@@ -63,51 +66,14 @@ interface Answer {
 
 const ask = async (url: string, body: object): Promise<Answer> => (await (await post(url, body)).json()) as Answer;
 
-/** Runs the reference script; resolves with its JSON lines. */
-function python3(args: string[], core?: string): Promise<ReferenceLine[]> {
+/** Runs the reference script (pinned to `core` when given); resolves with its JSON lines. */
+async function python3(args: string[], core?: string): Promise<ReferenceLine[]> {
   const [command, argv] = core ? ['taskset', ['-c', core, python, reference, ...args]] : [python, [reference, ...args]];
-  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
-  let text = '';
-  child.stdout.on('data', (chunk) => (text += chunk));
-  return new Promise((resolve, reject) =>
-    child.on('close', (code) =>
-      code === 0
-        ? resolve(
-            text
-              .trim()
-              .split('\n')
-              .map((line) => JSON.parse(line)),
-          )
-        : reject(new Error(`similarity_reference.py ${args[0]} exited with ${code}`)),
-    ),
-  );
-}
-
-/** Every document of `index` (its `_source` fields `fields`), scanned under a point in time. */
-async function* scan<T>(engine: Engine, index: string, fields: string[]): AsyncGenerator<T> {
-  const { id } = await engine.client.openPointInTime({ index, keep_alive: '2m' });
-  let after: (string | number)[] | undefined;
-  for (;;) {
-    const { hits } = await engine.client.search<T>({
-      pit: { id, keep_alive: '2m' },
-      size: 10_000,
-      sort: [{ uci: 'asc' }],
-      _source: fields,
-      ...(after ? { search_after: after } : {}),
-    });
-    for (const hit of hits.hits) yield hit._source!;
-    if (hits.hits.length < 10_000) break;
-    after = hits.hits[hits.hits.length - 1].sort as (string | number)[];
-  }
-}
-
-const percentile = (values: number[], p: number): number =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))];
-
-async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
-  const start = process.hrtime.bigint();
-  const result = await work();
-  return [result, Number(process.hrtime.bigint() - start) / 1e6];
+  const { stdout } = await promisify(execFile)(command, argv, { maxBuffer: 2 ** 30 });
+  return stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as ReferenceLine);
 }
 
 async function main(): Promise<void> {
@@ -148,12 +114,13 @@ async function main(): Promise<void> {
   out(`fingerprints index: ${fmt(bytes / 1e6, 1)} MB, ${fmt(bytes / count)} bytes a structure`);
 
   // Agreement, key by key, with the reference's fingerprints.
-  const keyOf = new Map<number, string>();
-  for await (const s of scan<{ uci: number; standardInchiKey: string }>(engine, engine.names.compounds, [
+  const every = <T>(index: string, fields: string[]): Promise<T[]> =>
+    sortedSources<T>(engine, { index, sort: [{ uci: 'asc' }], _source: fields }, Infinity);
+  const structures = await every<{ uci: number; standardInchiKey: string }>(engine.names.compounds, [
     'uci',
     'standardInchiKey',
-  ]))
-    keyOf.set(s.uci, s.standardInchiKey);
+  ]);
+  const keyOf = new Map(structures.map((s) => [s.uci, s.standardInchiKey]));
   const refHex = new Map(
     readFileSync(refFps, 'utf8')
       .trim()
@@ -162,10 +129,7 @@ async function main(): Promise<void> {
   );
   const agreement = { equal: 0, differ: [] as string[], oursOnly: 0, referenceOnly: 0, neither: 0 };
   const fingerprinted = new Set<string>();
-  for await (const doc of scan<{ uci: number; morgan: number[] }>(engine, engine.names.fingerprints, [
-    'uci',
-    'morgan',
-  ])) {
+  for (const doc of await every<{ uci: number; morgan: number[] }>(engine.names.fingerprints, ['uci', 'morgan'])) {
     const key = keyOf.get(doc.uci)!;
     fingerprinted.add(key);
     const bits = Buffer.alloc(256);
@@ -212,32 +176,28 @@ async function main(): Promise<void> {
         if (same) exact += 1;
         else if (exact < 3)
           out(`  not exact: ${key} at ${threshold}: ${answer.totalResults} hits against ${expected.size}`);
-        const [, ms] = await timed(() => ask(`${api.url}/api/v1/similarity`, { ...body, limit: 100 }));
-        ours.push(ms);
+        const start = process.hrtime.bigint();
+        await ask(`${api.url}/api/v1/similarity`, { ...body, limit: 100 });
+        ours.push(since(start) * 1000);
         theirs.push(ref.ms);
         counts.push(expected.size);
       }
+      [ours, theirs, counts].forEach((values) => values.sort((x, y) => x - y));
       const [p50, ref50] = [percentile(ours, 50), percentile(theirs, 50)];
       out(
         `| ${threshold} | ${exact} of ${queries.length} | ${fmt(p50, 1)} | ${fmt(percentile(ours, 90), 1)} | ${fmt(ref50, 1)} | ${fmt(p50 / ref50, 2)} | ${fmt(percentile(counts, 50))} |`,
       );
     }
-    const seconds = 15;
-    let answered = 0;
-    const deadline = Date.now() + seconds * 1000;
-    await Promise.all(
-      Array.from({ length: 16 }, async (_, c) => {
-        for (let i = c; Date.now() < deadline; i += 16) {
-          await post(`${api.url}/api/v1/similarity`, {
-            type: 'inchikey',
-            compound: queries[i % queries.length],
-            threshold: 0.7,
-          });
-          answered += 1;
-        }
-      }),
-    );
-    out(`throughput at 16 connections, threshold 0.7, limit 100: ${fmt(answered / seconds)} req/s`);
+    const loop = await closedLoop(16, 15, async (i) => {
+      const response = await post(`${api.url}/api/v1/similarity`, {
+        type: 'inchikey',
+        compound: queries[i % queries.length],
+        threshold: 0.7,
+      });
+      await response.arrayBuffer();
+      return response.ok ? { answered: 1, failed: 0 } : { answered: 0, failed: 1 };
+    });
+    out(`throughput at 16 connections, threshold 0.7, limit 100: ${fmt(loop.rps)} req/s, p99 ${fmt(loop.p99, 1)} ms`);
 
     out(`\n## Substructure: ${fragments.length} fragments, limit 100, one at a time`);
     const fragmentsFile = join(apiDumpFolder, 'substructure-queries.txt');
@@ -251,8 +211,9 @@ async function main(): Promise<void> {
     let exact = 0;
     for (const line of subLines.filter((l) => l.keys)) {
       const query = { type: 'smarts', compound: line.query, limit: 100 };
-      const [answer, ms] = await timed(() => ask(`${api.url}/api/v1/substructure`, query));
-      ours.push(ms);
+      const start = process.hrtime.bigint();
+      const answer = await ask(`${api.url}/api/v1/substructure`, query);
+      ours.push(since(start) * 1000);
       theirs.push(line.ms);
       const expected = [...new Set(line.keys)].filter((key) => fingerprinted.has(key));
       const got = (answer.results ?? []).map((r) => r.standardInchiKey);
@@ -261,6 +222,7 @@ async function main(): Promise<void> {
       if (answer.complete && complete && got.slice(0, compared).every((key, i) => key === expected[i])) exact += 1;
       else out(`  not exact: ${line.query}: ${got.length} against ${expected.length}, complete ${answer.complete}`);
     }
+    [ours, theirs].forEach((values) => values.sort((x, y) => x - y));
     const [p50, ref50] = [percentile(ours, 50), percentile(theirs, 50)];
     out(
       `exact: ${exact} of ${ours.length}; p50 ${fmt(p50, 1)} ms (p90 ${fmt(percentile(ours, 90), 1)}), ` +

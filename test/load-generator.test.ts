@@ -1,4 +1,4 @@
-// The open loop of bench:api, bench:batch and bench:scale (bench/load-generator.ts) reads answers
+// The open loop of bench:api and bench:scale (bench/load-generator.ts) reads answers
 // from its own keep-alive sockets: what it counts must be what the server sent.
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
