@@ -61,12 +61,7 @@ export async function loadFingerprints(run: LoadRun, toolkit = MoleculeToolkit.p
       after = structures[structures.length - 1].uci;
       // The next page is read, and the last one written, while this one is computed.
       page = later(pageAfter(run, after, size));
-      const slices = Array.from({ length: toolkit.size }, (_, i) =>
-        structures.slice(i * perWorker, (i + 1) * perWorker),
-      ).filter((slice) => slice.length > 0);
-      const computed = (
-        await Promise.all(slices.map((slice) => toolkit.fingerprints(slice.map((s) => s.standardInchi))))
-      ).flat();
+      const computed = await toolkit.fingerprints(structures.map((s) => s.standardInchi));
       const documents: FingerprintDocument[] = [];
       computed.forEach((result, i) => {
         const { uci, standardInchi, standardInchiKey } = structures[i];

@@ -50,18 +50,31 @@ export class MoleculeToolkit {
     return worker.run(request) as Promise<T>;
   }
 
+  /** `items` in one slice a worker, all at once, and their answers in the items' order. */
+  private async spread<T, R>(items: T[], answer: (slice: T[]) => Promise<R[]>): Promise<R[]> {
+    const slices = Array.from({ length: this.size }, (_, i) =>
+      items.slice(Math.floor((i * items.length) / this.size), Math.floor(((i + 1) * items.length) / this.size)),
+    ).filter((slice) => slice.length > 0);
+    return (await Promise.all(slices.map(answer))).flat();
+  }
+
+  /** The fingerprints and molecule of each InChI, or why it has none, computed on every worker. */
+  fingerprints(inchis: string[]): Promise<(MoleculeData | { error: string })[]> {
+    return this.spread(inchis, (slice) => this.fingerprintsOnOneWorker(slice));
+  }
+
   /**
-   * The fingerprints and molecule of each InChI, or why it has none. A batch that crashes its worker is
-   * done again one InChI at a time, so that only the InChI that crashes it is refused.
+   * A batch of InChIs on one worker. A batch that crashes its worker is done again one InChI at a time,
+   * so that only the InChI that crashes it is refused.
    */
-  async fingerprints(inchis: string[]): Promise<(MoleculeData | { error: string })[]> {
+  private async fingerprintsOnOneWorker(inchis: string[]): Promise<(MoleculeData | { error: string })[]> {
     try {
       return (await this.run<{ molecules: (MoleculeData | { error: string })[] }>({ op: 'fingerprints', inchis }))
         .molecules;
     } catch (error) {
       if (!(error instanceof WorkerCrashed) || error instanceof WorkerDidNotStart) throw error;
       if (inchis.length === 1) return [{ error: `the structure toolkit failed on it (${error.message})` }];
-      const one = await Promise.all(inchis.map((inchi) => this.fingerprints([inchi])));
+      const one = await Promise.all(inchis.map((inchi) => this.fingerprintsOnOneWorker([inchi])));
       return one.flat();
     }
   }
@@ -74,16 +87,18 @@ export class MoleculeToolkit {
     return this.run({ op: 'query', type, text });
   }
 
-  /** Which of `molecules` (RDKit's binary form, base64) contain the query as a substructure. */
-  async match(type: SubstructureQueryType, text: string, molecules: string[]): Promise<boolean[]> {
-    const result = await this.run<{ matches: boolean[] } | { unreadable: string }>({
-      op: 'match',
-      type,
-      text,
-      molecules,
+  /** Which of `molecules` (RDKit binary form, base64) contain the query as a substructure, on every worker. */
+  match(type: SubstructureQueryType, text: string, molecules: string[]): Promise<boolean[]> {
+    return this.spread(molecules, async (slice) => {
+      const result = await this.run<{ matches: boolean[] } | { unreadable: string }>({
+        op: 'match',
+        type,
+        text,
+        molecules: slice,
+      });
+      if ('unreadable' in result) throw new Error(`the query could not be read: ${result.unreadable}`);
+      return result.matches;
     });
-    if ('unreadable' in result) throw new Error(`the query could not be read: ${result.unreadable}`);
-    return result.matches;
   }
 
   async close(): Promise<void> {

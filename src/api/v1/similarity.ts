@@ -126,31 +126,6 @@ const checkedAtOnce = 200;
 
 type Candidate = { uci: number; standardInchiKey: string; molecule: string };
 
-/** Which of `candidates` contain the query: the same number to each worker. */
-async function checkRound(
-  toolkit: MoleculeToolkit,
-  type: SubstructureQueryType,
-  text: string,
-  candidates: { molecule: string }[],
-): Promise<boolean[]> {
-  const slices = Array.from({ length: toolkit.size }, (_, i) =>
-    candidates.slice(
-      Math.floor((i * candidates.length) / toolkit.size),
-      Math.floor(((i + 1) * candidates.length) / toolkit.size),
-    ),
-  );
-  const matches = await Promise.all(
-    slices.map((slice) =>
-      toolkit.match(
-        type,
-        text,
-        slice.map((candidate) => candidate.molecule),
-      ),
-    ),
-  );
-  return matches.flat();
-}
-
 /** POST /substructure. */
 export async function searchSubstructure(context: LookupContext, query: SubstructureQuery): Promise<object> {
   const toolkit = toolkitOf(context);
@@ -191,7 +166,11 @@ export async function searchSubstructure(context: LookupContext, query: Substruc
       const round = candidates.slice(start, start + checkedAtOnce * toolkit.size);
       let matches: boolean[];
       try {
-        matches = await checkRound(toolkit, query.type, text, round);
+        matches = await toolkit.match(
+          query.type,
+          text,
+          round.map((candidate) => candidate.molecule),
+        );
       } catch (error) {
         if (!(error instanceof WorkerTimedOut)) throw error;
         reason = `matching this ${name} took longer than the toolkit allows a batch of structures`;
