@@ -5,7 +5,11 @@
 // is loaded by the real loader; then its load rate against raw bulk of a sample of its documents,
 // disk, heap, segments, and the v1 API's lookups at 16 connections and at half their peak.
 //
-//   npm run bench:scale -- [--steps 0.5,2,5,10] [--seconds 15]
+// With --consolidate, each step is measured again after `npm run load -- consolidate`, with the
+// copy's rate and the API's key lookups at half their peak while it copies. --keep leaves the
+// indices (ES_INDEX_PREFIX printed) for the profile API.
+//
+//   npm run bench:scale -- [--steps 0.5,2,5,10] [--seconds 15] [--consolidate] [--keep]
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
@@ -26,6 +30,8 @@ const { values: options } = parseArgs({
   options: {
     steps: { type: 'string', default: '0.5,2,5,10' },
     seconds: { type: 'string', default: '15' },
+    consolidate: { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
   },
 });
 const steps = options.steps!.split(',').map((n) => Math.round(Number(n) * 1e6));
@@ -244,8 +250,44 @@ function mixtureKeys(real: Structure[]): string[] {
 }
 
 /** Each lookup at 16 connections, then at half its peak (an open loop); a table cell each. */
-async function measureLookups(prefix: string, samples: Samples, mixtures: string[]): Promise<string> {
-  const byKey = (keys: string[]): object[] => keys.map((compound) => ({ type: 'inchikey', compound }));
+const byKey = (keys: string[]): object[] => keys.map((compound) => ({ type: 'inchikey', compound }));
+const failed = (m: Measure): string => (m.failures ? ` (${m.failures} failed)` : '');
+const ms = (m: Measure): string => `${fmt(m.p50, 1)} / ${fmt(m.p99, 1)}${failed(m)}`;
+
+/**
+ * `load -- consolidate` while key lookups run at `rate` (half their peak) in windows of `seconds`:
+ * its assignments/s, its peak RSS and the worst window's p50 / p99 (a table cell).
+ */
+async function consolidate(prefix: string, samples: Samples, rate: number): Promise<string> {
+  const { url, stop } = await startApi({ ES_INDEX_PREFIX: prefix });
+  try {
+    let done = false;
+    const copy = runLoader(prefix, ['consolidate']).finally(() => {
+      done = true;
+    });
+    let worst: Measure | undefined;
+    while (!done) {
+      const window = await drivePaced(url, '/api/v1/compounds', byKey(samples.keys.values), seconds, rate);
+      if (!worst || window.p99 > worst.p99) worst = { ...window, failures: window.failures + (worst?.failures ?? 0) };
+    }
+    const run = await copy;
+    const perSecond = Number(run.summary.rowsLoaded) / Number(run.summary.seconds);
+    const during = worst ? `key lookups at ${rate}/s meanwhile ${ms(worst)} ms` : '';
+    out(
+      `  consolidate: ${fmt(Number(run.summary.rowsLoaded))} assignments in ${fmt(Number(run.summary.seconds))} s, ` +
+        `${fmt(perSecond)}/s, ${fmt(run.peakRssMb)} MB; ${during}`,
+    );
+    return `consolidate ${fmt(perSecond)} assignments/s, ${fmt(run.peakRssMb)} MB | ${during}`;
+  } finally {
+    await stop();
+  }
+}
+
+async function measureLookups(
+  prefix: string,
+  samples: Samples,
+  mixtures: string[],
+): Promise<{ cells: string; keyRate: number }> {
   const { url, stop } = await startApi({ ES_INDEX_PREFIX: prefix });
   try {
     const lookups: [string, string, object[]][] = [
@@ -263,12 +305,12 @@ async function measureLookups(prefix: string, samples: Samples, mixtures: string
       ['connectivity of mixtures', '/api/v1/connectivity', byKey(mixtures)],
     ];
     const cells: string[] = [];
-    const failed = (m: Measure): string => (m.failures ? ` (${m.failures} failed)` : '');
-    const ms = (m: Measure): string => `${fmt(m.p50, 1)} / ${fmt(m.p99, 1)}${failed(m)}`;
+    const rates: number[] = [];
     for (const [name, path, bodies] of lookups) {
       await drive(url, path, bodies, warmUpSeconds, connections);
       const peak = await drive(url, path, bodies, seconds, connections);
       const rate = Math.max(10, Math.round(peak.rps / 2));
+      rates.push(rate);
       const half = await drivePaced(url, path, bodies, seconds, rate);
       cells.push(`${fmt(peak.rps)}, ${ms(peak)}; at ${rate}/s ${ms(half)}`);
       out(
@@ -276,7 +318,7 @@ async function measureLookups(prefix: string, samples: Samples, mixtures: string
           `at ${rate}/s ${ms(half)} ms`,
       );
     }
-    return cells.join(' | ');
+    return { cells: cells.join(' | '), keyRate: rates[0] };
   } finally {
     await stop();
   }
@@ -330,7 +372,16 @@ async function main(): Promise<void> {
       await settle(engine);
       const disk = await storage(engine, prefix);
       loaded += files.structures;
-      rows.push(`| ${disk.size} | ${loadCells} | ${disk.cells} | ${await measureLookups(prefix, samples, mixtures)} |`);
+      const asLoaded = await measureLookups(prefix, samples, mixtures);
+      rows.push(`| ${disk.size} | ${loadCells} | ${disk.cells} | ${asLoaded.cells} |`);
+      if (options.consolidate) {
+        const copy = await consolidate(prefix, samples, asLoaded.keyRate);
+        await settle(engine);
+        const after = await storage(engine, prefix);
+        rows.push(
+          `| ${after.size} consolidated | ${copy} | ${after.cells} | ${(await measureLookups(prefix, samples, mixtures)).cells} |`,
+        );
+      }
     }
   } finally {
     if (rows.length > 0) {
@@ -343,9 +394,10 @@ async function main(): Promise<void> {
       out('|---|---|---|---|---|---|---|---|---|---|');
       for (const row of rows) out(row);
     }
-    await deleteIndicesByPrefix(config.ES_URL, prefix).catch(() => []);
     rmSync(folder, { recursive: true, force: true });
-    out(`deleted ${prefix}-* and ${folder}`);
+    if (options.keep) out(`kept ${prefix}-*: delete them with npm run es:stop -- --wipe, or by their prefix`);
+    else await deleteIndicesByPrefix(config.ES_URL, prefix).catch(() => []);
+    out(`deleted ${options.keep ? '' : `${prefix}-* and `}${folder}`);
     await engine.close();
   }
 }

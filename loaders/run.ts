@@ -128,15 +128,19 @@ export class LoadRun {
   }
 
   /**
-   * Creates the fresh release index this load writes, sized for `expectedAssignments`, recording
-   * its name in the load record first, so that a sweep by a load starting meanwhile never takes it
-   * for a leftover.
+   * Creates the fresh release index this load writes, sized for `expectedAssignments` (or made by
+   * `create`: a clone), recording its name in the load record first, so that a sweep by a load
+   * starting meanwhile never takes it for a leftover.
    */
-  async createIndex(tag: number | 'dump', expectedAssignments: number): Promise<string> {
+  async createIndex(
+    tag: number | 'dump',
+    expectedAssignments: number,
+    create = (index: string): Promise<void> => createReleaseIndex(this.engine, index, expectedAssignments),
+  ): Promise<string> {
     const index = this.engine.names.assignmentsRelease(tag);
     this.record.index = index;
     await saveLoadRecord(this.engine, { ...this.snapshot(), heartbeat: new Date().toISOString() });
-    await createReleaseIndex(this.engine, index, expectedAssignments);
+    await create(index);
     return index;
   }
 

@@ -200,11 +200,13 @@ export async function assignmentsPerSource(
 /**
  * Every assignment that `from` (an index or alias, its filters applied) shows, with its `_id`, a
  * page at a time, all read from one point in time (a release published meanwhile changes nothing).
+ * `query` narrows it; `slice` reads one of `max` disjoint parts (ranges of the shards' documents),
+ * so that several readers can share a copy.
  */
 export async function* scanAssignments(
   engine: Engine,
   from: string,
-  pageSize = 5_000,
+  { pageSize = 5_000, query, slice }: { pageSize?: number; query?: object; slice?: { id: number; max: number } } = {},
 ): AsyncGenerator<{ id: string; assignment: AssignmentDocument }[]> {
   let { id } = await engine.client.openPointInTime({ index: from, keep_alive: '5m' });
   try {
@@ -216,6 +218,8 @@ export async function* scanAssignments(
         sort: [{ _shard_doc: 'asc' }],
         track_total_hits: false,
         allow_partial_search_results: false,
+        ...(query ? { query: query as never } : {}),
+        ...(slice && slice.max > 1 ? { slice } : {}),
         ...(after ? { search_after: after } : {}),
       });
       if (result._shards.failed > 0)

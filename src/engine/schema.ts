@@ -102,23 +102,68 @@ export async function createReleaseIndex(engine: Engine, index: string, expected
 }
 
 /**
+ * Makes `index` a fresh release index holding what the published release `source` holds, through
+ * the engine's clone: its segments are hard-linked, no document is indexed again. The clone gets
+ * today's assignments mapping (refused when it conflicts with the source's: nothing is left
+ * behind) and is written like a fresh release (no replicas, refresh off). The engine clones only
+ * a write-blocked index: a published release is never written, and its block is lifted again
+ * whatever happens.
+ */
+export async function cloneReleaseIndex(engine: Engine, source: string, index: string): Promise<void> {
+  await engine.client.indices.addBlock({ index: source, block: 'write' });
+  try {
+    await engine.client.indices.clone({
+      index: source,
+      target: index,
+      settings: {
+        index: { 'blocks.write': false, number_of_replicas: 0, refresh_interval: '-1', 'translog.durability': 'async' },
+      },
+    });
+  } finally {
+    await engine.client.indices.putSettings({ index: source, settings: { index: { 'blocks.write': null } } });
+  }
+  try {
+    await engine.client.indices.putMapping({ index, ...(mappingOf('assignments').mappings as object) });
+  } catch (error) {
+    await engine.client.indices.delete({ index }, { ignore: [404] });
+    throw error;
+  }
+}
+
+/** How many shards `index` has. */
+export async function shardsOf(engine: Engine, index: string): Promise<number> {
+  const settings = await engine.client.indices.getSettings({
+    index,
+    name: 'index.number_of_shards',
+    flat_settings: true,
+  });
+  return Number(Object.values(settings)[0]?.settings?.['index.number_of_shards']);
+}
+
+/**
  * Merges an index that will not be written again (a consolidated release before it is sealed) into
- * one segment: each segment costs every search that reaches it a seek of its own. Runs as an engine
- * task, polled every 2 s until it ends (a merge of gigabytes outlasts any request timeout); a wait
- * that fails cancels the task.
+ * one segment: each segment costs every search that reaches it a seek of its own.
  */
 export async function mergeIntoOneSegment(engine: Engine, index: string): Promise<void> {
   const { task } = await engine.client.indices.forcemerge({ index, max_num_segments: 1, wait_for_completion: false });
-  const taskId = String(task);
+  await waitForTask(engine, String(task), `merging ${index} into one segment`);
+}
+
+/**
+ * Waits for an engine task (a merge or a delete by query of gigabytes outlasts any request
+ * timeout), polled every 2 s; a wait that fails cancels the task. `what` names it in errors.
+ */
+export async function waitForTask(engine: Engine, taskId: string, what: string): Promise<void> {
   try {
     for (;;) {
       const state = (await engine.client.tasks.get({ task_id: taskId })) as {
         completed?: boolean;
         error?: { reason?: string; type?: string };
+        response?: { failures?: { cause?: { reason?: string } }[] };
       };
       if (state.completed) {
-        if (state.error)
-          throw new Error(`merging ${index} into one segment failed: ${state.error.reason ?? state.error.type}`);
+        const failure = state.error?.reason ?? state.error?.type ?? state.response?.failures?.[0]?.cause?.reason;
+        if (failure) throw new Error(`${what} failed: ${failure}`);
         return;
       }
       await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -193,7 +238,7 @@ export async function currentReleaseIndex(engine: Engine, sourceId: number): Pro
  * all-sources alias is derived from them). A dump's index may serve many sources, or fewer than it
  * holds once some of them were reloaded on their own.
  */
-async function servedSources(engine: Engine): Promise<Map<string, Set<number>>> {
+export async function servedSources(engine: Engine): Promise<Map<string, Set<number>>> {
   const aliases = await engine.client.indices.getAlias({ name: `${engine.names.assignments}-*` }, { ignore: [404] });
   const pattern = new RegExp(`^${escape(engine.names.assignments)}-([0-9]+)$`);
   const served = new Map<string, Set<number>>();
