@@ -265,6 +265,13 @@ const settings = {
     defaultValue: '24h',
     parse: duration,
   },
+  SYNC_BASE_URL: {
+    description:
+      "the folder `npm run sync` fetches UniChem's table dumps from (source.tsv.gz, structure.tsv.gz, " +
+      'reference.tsv.gz); `--base-url` overrides it',
+    defaultValue: 'https://ftp.ebi.ac.uk/pub/databases/chembl/UniChem/data/table_dumps',
+    parse: url,
+  },
   KIBANA_URL: {
     description: "the Kibana `npm run kibana:setup` installs the curators' saved objects into",
     defaultValue: 'http://127.0.0.1:5601',
