@@ -9,7 +9,8 @@ import { CliExit, formatUsage, parseCommandLine, runCli, UsageError, wholeNumber
 import { ConfigError, readConfig, type Config } from '../src/config';
 import { deleteChangesOf } from '../src/engine/changes';
 import { Engine } from '../src/engine/client';
-import { EngineUnavailable, translateEngineError } from '../src/engine/errors';
+import { ensureDiskRoom, explainDiskFull } from '../src/engine/disk';
+import { EngineDiskFull, EngineUnavailable, translateEngineError } from '../src/engine/errors';
 import { LoadBusy, loadHistory, releaseLoadLock, takeLoadLock } from '../src/engine/loads';
 import { ensureBaseIndices, pauseRefresh, resumeRefresh } from '../src/engine/schema';
 import { ReleaseRefused } from './guard';
@@ -194,6 +195,12 @@ export function dumpFiles(folder: string): { sources: string; structures: string
   return { sources: find('source'), structures: find('structure'), references: find('reference') };
 }
 
+/** What a load stopped by a full disk leaves: what its message says after the disk's figures. */
+const wroteNothing = "This load wrote nothing: the served releases and the API's answers are unchanged.";
+const publishedNothing =
+  "This load published nothing: the served releases and the API's answers are unchanged, and the " +
+  'release index it was writing is deleted.';
+
 /**
  * Runs one load step with its own record, holding the load lock `lockKey` (`source-<id>`, `all`)
  * when it replaces sources; returns its summary. A step that fails or is refused sweeps what it
@@ -222,8 +229,12 @@ async function step(
     return await run.finish('done');
   } catch (error) {
     const translated = translateEngineError(error);
+    if (translated instanceof EngineDiskFull) await explainDiskFull(engine, translated, publishedNothing);
     const message = (translated as Error).message;
-    if (!options.dryRun && !(translated instanceof EngineUnavailable) && !(translated instanceof LoadBusy)) {
+    // A full disk still lets the load delete its release index (its other deletes are refused and left to the
+    // next load's sweep).
+    const sweeps = !(translated instanceof EngineUnavailable) || translated instanceof EngineDiskFull;
+    if (!options.dryRun && sweeps && !(translated instanceof LoadBusy)) {
       run.details.structuresRemoved = await sweepOwnLeftovers(engine, run.loadId).catch(() => undefined);
       // Its changes were never published: none may look like a completed load's.
       await deleteChangesOf(engine, run.loadId).catch(() => undefined);
@@ -257,6 +268,8 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
       return { command, status: 'done', ...(await sweepInterruptedLoads(engine, config)) };
     }
     if (writes) {
+      // A full disk stops the load here with its own message, before a release index that could not be placed.
+      await ensureDiskRoom(engine, wroteNothing, { onWait: (message) => process.stderr.write(`${message}\n`) });
       await ensureBaseIndices(engine);
       const swept = await sweepInterruptedLoads(engine, config);
       for (const load of swept.interruptedLoads)
@@ -283,11 +296,17 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
     const withPausedRefresh = async <T>(work: () => Promise<T>): Promise<T> => {
       if (!writes) return work();
       await pauseRefresh(engine, compounds);
+      let result: T;
       try {
-        return await work();
-      } finally {
-        await resumeRefresh(engine, compounds, 'compounds');
+        result = await work();
+      } catch (error) {
+        // The load's own error is the one to report (a read-only index refuses this too; the next
+        // load's sweep restores the refresh then).
+        await resumeRefresh(engine, compounds, 'compounds').catch(() => undefined);
+        throw error;
       }
+      await resumeRefresh(engine, compounds, 'compounds');
+      return result;
     };
     switch (command) {
       case 'sources': {
@@ -380,6 +399,12 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
+  } catch (error) {
+    // A full disk met outside a step (the base indices, the sweep, the refresh of compounds) is explained too.
+    const translated = translateEngineError(error);
+    if (!(translated instanceof EngineDiskFull)) throw error;
+    await explainDiskFull(engine, translated, publishedNothing);
+    throw Object.assign(translated, { summary: (error as { summary?: object }).summary });
   } finally {
     await engine.close();
   }

@@ -274,9 +274,11 @@ function nodeLayout(
  * so existing setups keep their data. Several nodes are one cluster per set of ports,
  * `chemxref-local-<first>-<last>`, under `.engine/cluster-<first>-<last>/node-<port>/`: a cluster on
  * 9210-9212 and the single node on 9200 never share a folder or a cluster name, so never join.
- * Transport ports are the HTTP ports + 100 (9200 → 9300).
+ * Transport ports are the HTTP ports + 100 (9200 → 9300). `home`, when given, holds the single
+ * node's `data`, `logs` and `run` instead of the engine root: a second single node of its own
+ * (a test's, with its data on a small filesystem mounted at `<home>/data`).
  */
-function clusterLayout(esUrl: string, nodes = 1): ClusterLayout {
+function clusterLayout(esUrl: string, nodes = 1, home?: string): ClusterLayout {
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > 50)
     throw new Error(`the number of nodes to run must be 1 to 50, got ${nodes}`);
   const first = endpointOf(engineNodes(esUrl)[0]);
@@ -285,12 +287,15 @@ function clusterLayout(esUrl: string, nodes = 1): ClusterLayout {
     throw new Error(
       `ports ${first.port}-${lastPort} leave no room for their transport ports (+100): set ES_URL to a lower port`,
     );
+  if (home !== undefined && nodes !== 1) throw new Error('a folder of its own is for a single node only');
   if (nodes === 1) {
     return {
       clusterName: singleClusterName,
       host: first.host,
       single: true,
-      nodes: [nodeLayout(singleClusterName, first.url, first.port, first.port + 100, engineRoot, singleClusterName)],
+      nodes: [
+        nodeLayout(singleClusterName, first.url, first.port, first.port + 100, home ?? engineRoot, singleClusterName),
+      ],
     };
   }
   const clusterName = `${singleClusterName}-${first.port}-${lastPort}`;
@@ -366,8 +371,8 @@ export interface ClusterNode {
  * process runs: what a test kills a node by. For the single node, `transportPort` is the first port
  * of its range (9300-9399 for 9200).
  */
-export function clusterNodes(esUrl: string, nodes = 1): ClusterNode[] {
-  return clusterLayout(esUrl, nodes).nodes.map((node) => {
+export function clusterNodes(esUrl: string, nodes = 1, home?: string): ClusterNode[] {
+  return clusterLayout(esUrl, nodes, home).nodes.map((node) => {
     const pid = livePid(node);
     return {
       name: node.name,
@@ -392,17 +397,16 @@ function ensureEngineUser(dirs: string[]): string | undefined {
     log(`creating system user ${engineUser}`);
     execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', engineUser]);
   }
-  // The engine user must be able to reach .engine through every parent folder.
-  for (let dir = engineRoot; dir !== '/'; dir = resolve(dir, '..')) {
-    const mode = statSync(dir).mode;
-    if ((mode & 0o001) === 0) {
-      throw new Error(
-        `${dir} is not searchable by other users, so ${engineUser} cannot reach ${engineRoot}: chmod o+x ${dir}`,
-      );
-    }
-  }
   // The folders of the nodes being started and the distribution only: not the data of nodes that run.
   const parents = [...new Set(dirs.map((dir) => resolve(dir, '..')))];
+  // The engine user must be able to reach .engine (and a node's own folder) through every parent folder.
+  for (const target of new Set([engineRoot, ...parents]))
+    for (let dir = resolve(target, '..'); dir !== '/'; dir = resolve(dir, '..')) {
+      if ((statSync(dir).mode & 0o001) === 0)
+        throw new Error(
+          `${dir} is not searchable by other users, so ${engineUser} cannot reach ${target}: chmod o+x ${dir}`,
+        );
+    }
   execFileSync('chown', [`${engineUser}:`, engineRoot, ...parents]);
   execFileSync('chown', ['-R', `${engineUser}:`, ...dirs]);
   return engineUser;
@@ -469,7 +473,9 @@ function nodeSettings(layout: ClusterLayout, node: NodeLayout, formed: boolean):
     ...cluster,
     `path.data=${node.dataDir}`,
     `path.logs=${node.logsDir}`,
-    'cluster.routing.allocation.disk.threshold_enabled=false',
+    // No disk setting: the watermarks keep the engine's defaults (docs/operations.md#a-full-disk), so
+    // that a full disk makes the indices read-only, which a load reports, instead of breaking the engine.
+
     // Tests delete their own indices by name; these local nodes only.
     'action.destructive_requires_name=false',
     // Only x-pack keys whose module ships in the integ-test distribution (x-pack-core, x-pack-security).
@@ -716,10 +722,16 @@ const portRange = (layout: ClusterLayout): string =>
  * when some of a cluster's nodes are down (killed), it starts only those. Returns once the node
  * answers at yellow, or once the cluster has every node and is green; throws with the log tails
  * of the nodes that failed (and stops what it started) when that does not happen in time.
+ * `home`: the single node's folder for its data, logs and pid file, instead of the engine root's.
  */
-export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promise<StartResult> {
+export async function startEngine(
+  esUrl: string,
+  heap = '1g',
+  nodes = 1,
+  options: { home?: string } = {},
+): Promise<StartResult> {
   const began = Date.now();
-  const layout = clusterLayout(esUrl, nodes);
+  const layout = clusterLayout(esUrl, nodes, options.home);
   const found = await Promise.all(
     layout.nodes.map(async (node) => ({ node, probe: await probe(endpointOf(node.url)), pid: livePid(node) })),
   );
@@ -779,7 +791,7 @@ export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promis
       reused: true,
       pid: found[0].pid,
       started: [],
-      nodes: clusterNodes(esUrl, nodes),
+      nodes: clusterNodes(esUrl, nodes, options.home),
       seconds: (Date.now() - began) / 1000,
     };
   }
@@ -820,7 +832,7 @@ export async function startEngine(esUrl: string, heap = '1g', nodes = 1): Promis
     throw error;
   }
   const seconds = (Date.now() - began) / 1000;
-  const started = clusterNodes(esUrl, nodes);
+  const started = clusterNodes(esUrl, nodes, options.home);
   log(
     layout.single
       ? `Elasticsearch is up on ${layout.nodes[0].url} (pid ${started[0].pid}) after ${seconds.toFixed(1)} s`
@@ -869,8 +881,8 @@ async function stopNodes(nodes: NodeLayout[]): Promise<NodeLayout[]> {
  * Deletes the data of the project's nodes for `esUrl` and `nodes` (logs stay), so the next start
  * is an empty cluster that forms anew. Refuses while any of them runs or answers.
  */
-export async function wipeEngine(esUrl = 'http://127.0.0.1:9200', nodes = 1): Promise<string[]> {
-  const layout = clusterLayout(esUrl, nodes);
+export async function wipeEngine(esUrl = 'http://127.0.0.1:9200', nodes = 1, home?: string): Promise<string[]> {
+  const layout = clusterLayout(esUrl, nodes, home);
   const running = layout.nodes.filter((node) => livePid(node) !== undefined);
   const answering = (
     await Promise.all(layout.nodes.map(async (node) => ({ node, answer: await probe(endpointOf(node.url)) })))
@@ -892,22 +904,22 @@ export async function wipeEngine(esUrl = 'http://127.0.0.1:9200', nodes = 1): Pr
 
 /**
  * Stops every node the project runs for `esUrl` and `nodes` (one node: the single node, whatever
- * its port) and waits until their processes are gone; `wipe` then deletes their data. Resolves
- * true when it stopped at least one node.
+ * its port, or the one started with `home`) and waits until their processes are gone; `wipe` then
+ * deletes their data. Resolves true when it stopped at least one node.
  */
 export async function stopEngine(
   esUrl = 'http://127.0.0.1:9200',
   nodes = 1,
-  options: { wipe?: boolean } = {},
+  options: { wipe?: boolean; home?: string } = {},
 ): Promise<boolean> {
-  const stopped = await stopNodes(clusterLayout(esUrl, nodes).nodes);
+  const stopped = await stopNodes(clusterLayout(esUrl, nodes, options.home).nodes);
   log(
     stopped.length > 0
       ? `stopped ${stopped.map((node) => node.name).join(', ')}`
       : 'no node started by this project is running',
   );
   if (options.wipe) {
-    const wiped = await wipeEngine(esUrl, nodes);
+    const wiped = await wipeEngine(esUrl, nodes, options.home);
     log(wiped.length > 0 ? `wiped ${wiped.join(', ')}` : 'no data to wipe');
   }
   return stopped.length > 0;

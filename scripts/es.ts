@@ -7,6 +7,7 @@
 import { CliExit, parseCommandLine, runCli, UsageError, type CliSpec } from '../src/cli';
 import { readConfig } from '../src/config';
 import { Engine } from '../src/engine/client';
+import { diskReport } from '../src/engine/disk';
 import { clusterReport } from '../src/engine/health';
 import { engineStatus, fetchDistribution, startEngine, stopEngine } from './engine';
 
@@ -62,9 +63,12 @@ async function run(command: string, wipe: boolean): Promise<number | void> {
       const status = await engineStatus(config.ES_URL, config.ES_NODES);
       // The shards and replicas behind each alias of ES_INDEX_PREFIX, as GET /health reports them.
       let indices: unknown;
+      let disk: unknown;
       if (status.health) {
         const engine = new Engine(config);
         try {
+          // Each data node's disk against the watermarks (past: high or flood_stage when it is).
+          disk = await diskReport(engine, 5_000).catch((error: Error) => ({ error: error.message }));
           indices = (await clusterReport(engine, 5_000)).indices;
         } catch (error) {
           indices = { error: (error as Error).message };
@@ -89,6 +93,7 @@ async function run(command: string, wipe: boolean): Promise<number | void> {
           nodes,
           health: status.health ?? null,
           ...(status.healthError ? { healthError: status.healthError } : {}),
+          disk: disk ?? null,
           indices,
         })}\n`,
       );

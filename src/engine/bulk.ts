@@ -4,8 +4,11 @@
  * document is known by its position in the request, with no per-document objects, maps, copies or
  * serialisation on the way. Requests of up to 4 MB, three in flight; documents refused with 429
  * are sent again after a second, six times; any other refusal is reported with the item's context.
+ * A 429 that is the engine's full disk (the flood-stage block) is no backpressure: it stops the
+ * write at once with EngineDiskFull.
  */
 import type { Engine } from './client';
+import { EngineDiskFull, isFloodStageBlock, translateEngineError } from './errors';
 
 export interface BulkItem<C> {
   index: string;
@@ -184,6 +187,8 @@ async function writeRequest<C>(
         filter_path: 'errors,items.*.status,items.*.error',
       });
     } catch (error) {
+      const translated = translateEngineError(error);
+      if (translated instanceof EngineDiskFull) throw translated;
       if ((error as { statusCode?: number }).statusCode !== 429 || attempt >= retries) throw error;
       await sleep(retryWaitMs);
       continue;
@@ -193,9 +198,13 @@ async function writeRequest<C>(
       return;
     }
     const busy: number[] = [];
+    let diskFull = false;
     response.items.forEach((item, i) => {
       const result = item.create ?? item.index ?? Object.values(item)[0]!;
-      if (result.status < 300) {
+      if (isFloodStageBlock(result.error)) {
+        // No row is to blame: the write stops, and no refused row is reported.
+        diskFull = true;
+      } else if (result.status < 300) {
         counts.written += 1;
       } else if (result.status === 429 && attempt < retries) {
         busy.push(i);
@@ -208,6 +217,7 @@ async function writeRequest<C>(
         onFailure({ status: result.status, reason, id: request.ids[i], context: request.contexts[i] });
       }
     });
+    if (diskFull) throw new EngineDiskFull();
     if (busy.length === 0) return;
     request = picked(request, busy);
     await sleep(retryWaitMs);

@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import type { LoadRecord } from './documents';
 import type { Engine } from './client';
+import { EngineDiskFull, isFloodStageBlock } from './errors';
 
 /** How often a running load writes its heartbeat, and after how long without one it counts as killed. */
 export const heartbeatEveryMs = 5_000;
@@ -251,7 +252,18 @@ export async function deleteWhere(engine: Engine, index: string, query: object):
     );
     const ids = (result.hits?.hits ?? []).map((hit) => hit._id!);
     if (ids.length === 0) return deleted;
-    await engine.client.bulk({ refresh: true, operations: ids.map((id) => ({ delete: { _index: index, _id: id } })) });
+    const deletes = await engine.client.bulk({
+      refresh: true,
+      operations: ids.map((id) => ({ delete: { _index: index, _id: id } })),
+      filter_path: 'errors,items.*.status,items.*.error',
+    });
+    // Deletes the engine refuses (a full disk's read-only block) would be searched and sent again forever.
+    const refused = deletes.errors ? deletes.items.map((item) => item.delete?.error).find(Boolean) : undefined;
+    if (refused) {
+      throw isFloodStageBlock(refused)
+        ? new EngineDiskFull()
+        : new Error(`deleting from ${index} failed: ${refused.reason ?? refused.type}`);
+    }
     deleted += ids.length;
   }
 }

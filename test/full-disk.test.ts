@@ -1,0 +1,145 @@
+/**
+ * A full disk is a clear error, not a broken engine: an engine of its own (port 9230, 512 MiB of
+ * heap) with its data on a 300 MB tmpfs, filled past its flood stage (95 %, the engine's default).
+ * Needs root, to mount the tmpfs.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, rmSync, statfsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { expect } from 'chai';
+import { startEngine, stopEngine } from '../scripts/engine';
+import type { Config } from '../src/config';
+import { bulkWrite } from '../src/engine/bulk';
+import { Engine } from '../src/engine/client';
+import { diskReport } from '../src/engine/disk';
+import { EngineDiskFull } from '../src/engine/errors';
+import { startApi, type RunningApi } from './support/api';
+import { bodiesSent } from './support/engine';
+import { fixtureDump, freshPrefix, testConfig } from './support/fixture';
+import { runToEnd } from './support/run';
+
+const url = 'http://127.0.0.1:9230';
+const notRoot = process.getuid?.() !== 0 ? 'mounting a tmpfs needs root' : undefined;
+
+(notRoot ? describe.skip : describe)(`a load on a full disk${notRoot ? ` (skipped: ${notRoot})` : ''}`, function () {
+  this.timeout(180_000);
+  // Under the run's TMPDIR, which the engine's own user must be able to cross.
+  const home = join(tmpdir(), 'full-disk-engine');
+  const data = join(home, 'data');
+  const filler = join(data, 'filler');
+  let mounted = false;
+  let config: Config;
+  let engine: Engine;
+  let api: RunningApi;
+  let aliasesBefore: unknown;
+  let answerBefore: unknown;
+
+  const load = (): ReturnType<typeof runToEnd> =>
+    runToEnd(
+      process.execPath,
+      ['--require', require.resolve('tsx/cjs'), join('loaders', 'cli.ts'), 'dump', fixtureDump, '--no-progress'],
+      { ES_URL: url, ES_INDEX_PREFIX: config.ES_INDEX_PREFIX, LOG_LEVEL: 'silent' },
+    );
+  const aliases = async (): Promise<unknown> =>
+    engine.client.indices.getAlias({ index: `${config.ES_INDEX_PREFIX}-*` });
+  const paracetamol = async (): Promise<unknown> =>
+    (await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 })).body;
+  const blocked = async (): Promise<boolean> => {
+    const settings = await engine.client.indices.getSettings({
+      index: `${config.ES_INDEX_PREFIX}-*`,
+      name: 'index.blocks.read_only_allow_delete',
+      flat_settings: true,
+    });
+    return Object.values(settings).some(
+      (state) => String(state.settings?.['index.blocks.read_only_allow_delete']) === 'true',
+    );
+  };
+
+  before(async function () {
+    chmodSync(tmpdir(), 0o711);
+    mkdirSync(data, { recursive: true });
+    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=300m', 'tmpfs', data], { encoding: 'utf8' });
+    if (mount.status !== 0) {
+      const why = `mount -t tmpfs failed: ${(mount.stderr || String(mount.error)).trim()}`;
+      for (const test of this.test!.parent!.tests) test.title += ` (skipped: ${why})`;
+      this.skip();
+    }
+    mounted = true;
+    await startEngine(url, '512m', 1, { home });
+    config = testConfig(freshPrefix('full-disk'), { ES_URL: url });
+    engine = new Engine(config);
+    // The engine reads its disk every cluster.info.update.interval (30 s by default); 10 s is the least it takes.
+    await engine.client.cluster.putSettings({ persistent: { 'cluster.info.update.interval': '10s' } });
+    const first = await load();
+    expect(first.code, first.stderr).to.equal(0);
+    api = await startApi(config);
+    aliasesBefore = await aliases();
+    answerBefore = await paracetamol();
+    expect(answerBefore).to.have.property('totalCompounds', 1);
+    // Filled to 8 MB short of full: past the flood stage (5 % of 300 MB free).
+    const { bavail, bsize } = statfsSync(data);
+    execFileSync('fallocate', ['-l', String(bavail * bsize - 8 * 2 ** 20), filler]);
+    for (let waited = 0; !(await blocked()); waited += 1) {
+      if (waited > 60) throw new Error('the engine did not make its indices read-only within 60 s');
+      await sleep(1_000);
+    }
+  });
+
+  after(async () => {
+    await api?.stop();
+    await engine?.close();
+    if (mounted) {
+      await stopEngine(url, 1, { home });
+      execFileSync('umount', [data]);
+    }
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('a load past the flood stage stops (exit 1) saying so and what to free, and publishes nothing', async () => {
+    const failed = await load();
+    expect(failed.code).to.equal(1);
+    expect(failed.stderr).to.match(/load failed: Elasticsearch's disk is past its flood-stage watermark \(95%\)/);
+    expect(failed.stderr).to.include(`${data} on node`);
+    expect(failed.stderr).to.include('read-only');
+    expect(failed.stderr).to.match(/Free space on that disk .* then run the load again/);
+    expect(failed.stderr).to.include('docs/operations.md#a-full-disk');
+    expect(await aliases(), 'the served releases').to.deep.equal(aliasesBefore);
+    expect(await paracetamol(), 'the API answers as before').to.deep.equal(answerBefore);
+  });
+
+  it('a bulk write into a read-only index stops at its first request with EngineDiskFull, blaming no row', async () => {
+    const [release] = Object.keys(aliasesBefore as object).filter((index) => index.includes('-assignments-dump-'));
+    const refused: unknown[] = [];
+    async function* items(): AsyncGenerator<{
+      index: string;
+      id: string;
+      op: 'index';
+      document: object;
+      context: number;
+    }> {
+      for (let i = 0; i < 100; i += 1) yield { index: release, id: `x${i}`, op: 'index', document: {}, context: i };
+    }
+    let error: unknown;
+    const requests = await bodiesSent(engine, '/_bulk', async () => {
+      error = await bulkWrite(engine, items(), (failure) => refused.push(failure)).catch((e: unknown) => e);
+    });
+    expect(error).to.be.instanceOf(EngineDiskFull);
+    expect(refused).to.deep.equal([]);
+    // Not sent again as a busy engine's 429 would be.
+    expect(requests).to.have.length(1);
+  });
+
+  it('once space is freed, the next load works with no index setting changed by hand', async () => {
+    rmSync(filler);
+    // The engine reads the file system's figures anew at most every second; the block may stay longer.
+    while ((await diskReport(engine)).nodes.some((node) => node.past)) await sleep(200);
+    const next = await load();
+    expect(next.code, next.stderr).to.equal(0);
+    expect(JSON.parse(next.stdout)).to.include({ status: 'done' });
+    expect(await blocked()).to.equal(false);
+    expect(await aliases(), 'a new release is served').not.to.deep.equal(aliasesBefore);
+    expect(await paracetamol()).to.deep.equal(answerBefore);
+  });
+});
