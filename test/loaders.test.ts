@@ -589,6 +589,8 @@ describe('npm run load', function () {
     expect(shards.filter((shard) => shard.routing.primary).map((shard) => shard.num_committed_segments)).to.deep.equal([
       1,
     ]);
+    const structureSegments = await engine.client.cat.segments({ index: engine.names.compounds, format: 'json' });
+    expect(structureSegments, 'the structures index is merged into one segment too').to.have.length(1);
 
     const again = await load(prefix, ['consolidate']);
     expect(again).to.include({ status: 'done', releaseIndicesBefore: 1, releaseIndicesAfter: 1 });

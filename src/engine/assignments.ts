@@ -198,6 +198,21 @@ export async function assignmentsPerSource(
 }
 
 /**
+ * `search` again while the engine answers that it is too busy (429: its search queue is full, as
+ * when a scan shares it with a service at its peak), waiting a little longer each time, up to a minute.
+ */
+async function busyRetried<T>(search: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await search();
+    } catch (error) {
+      if ((error as { statusCode?: number }).statusCode !== 429 || attempt >= 10) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
+  }
+}
+
+/**
  * Every assignment that `from` (an index or alias, its filters applied) shows, with its `_id`, a
  * page at a time, all read from one point in time (a release published meanwhile changes nothing).
  * `query` narrows it; `slice` reads one of `max` disjoint parts (ranges of the shards' documents),
@@ -212,16 +227,18 @@ export async function* scanAssignments(
   try {
     let after: (string | number)[] | undefined;
     for (;;) {
-      const result = await engine.client.search<AssignmentDocument>({
-        pit: { id, keep_alive: '5m' },
-        size: pageSize,
-        sort: [{ _shard_doc: 'asc' }],
-        track_total_hits: false,
-        allow_partial_search_results: false,
-        ...(query ? { query: query as never } : {}),
-        ...(slice && slice.max > 1 ? { slice } : {}),
-        ...(after ? { search_after: after } : {}),
-      });
+      const result = await busyRetried(() =>
+        engine.client.search<AssignmentDocument>({
+          pit: { id, keep_alive: '5m' },
+          size: pageSize,
+          sort: [{ _shard_doc: 'asc' }],
+          track_total_hits: false,
+          allow_partial_search_results: false,
+          ...(query ? { query: query as never } : {}),
+          ...(slice && slice.max > 1 ? { slice } : {}),
+          ...(after ? { search_after: after } : {}),
+        }),
+      );
       if (result._shards.failed > 0)
         throw new Error(`the engine read only part of ${from} (${result._shards.failed} shards failed)`);
       id = result.pit_id ?? id;
