@@ -1,9 +1,9 @@
 // Growth curve: one deployment grown in steps from the real molecules (scripts/make-bench-data.sh) to
-// 10 million structures, then measured after each step. Structures beyond the real set are
+// tens of millions of structures, then measured after each step. Structures beyond the real set are
 // isotopologues (13C) of real single-component molecules, keyed by our own code and checked to keep
 // their parent's skeleton; each step's five sources hold about 3 assignments a structure. Each step
-// is loaded by the real loader; then its load rate against raw bulk of a sample of its documents,
-// disk, heap, segments, and the v1 API's lookups at 16 connections and at half their peak.
+// is loaded by the real loader (rows/s, time, peak RSS); then disk, heap, segments, and the v1 API's
+// lookups at 16 connections and at half their peak.
 //
 // With --consolidate, each step is measured again after `npm run load -- consolidate`, with the
 // copy's rate and the API's key lookups at half their peak while it copies. --keep leaves the
@@ -16,13 +16,10 @@ import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseStandardInchi, inchiKeyOf } from '../src/chemistry';
-import { compoundDocument } from '../src/domain/compound';
 import type { Engine } from '../src/engine/client';
 import { currentReleaseIndices } from '../src/engine/schema';
-import { assignmentId } from '../src/engine/assignments';
 import { deleteIndicesByPrefix } from '../scripts/engine';
-import { bulkCeiling, createIndex, draw, fmt, molecules, openBench, out, runBench, runLoader, Sample } from './common';
-import { settle, since, startApi } from './common';
+import { draw, fmt, molecules, openBench, out, runBench, runLoader, Sample, settle, since, startApi } from './common';
 import { readStructures } from './dataset';
 import { drive, drivePaced, type Measure } from './load-generator';
 
@@ -36,8 +33,7 @@ const { values: options } = parseArgs({
 });
 const steps = options.steps!.split(',').map((n) => Math.round(Number(n) * 1e6));
 const seconds = Number(options.seconds);
-// The ceiling writes the step's first 100,000 structures and their assignments.
-const [connections, warmUpSeconds, sampleSize, ceilingSample] = [16, 3, 5_000, 100_000];
+const [connections, warmUpSeconds, sampleSize] = [16, 3, 5_000];
 
 interface Structure {
   inchi: string;
@@ -135,9 +131,6 @@ interface StepFiles {
   referenceFile: string;
   structures: number;
   assignments: number;
-  /** Serialised documents of the step's first structures and of their assignments, for the ceiling. */
-  ceilingStructures: Ceiling;
-  ceilingAssignments: Ceiling;
 }
 
 /** The lookups' keys and current ids: a sample of the whole set so far, drawn as its rows are written. */
@@ -160,8 +153,6 @@ async function writeStep(
     referenceFile: join(folder, `reference-${step}.tsv`),
     structures: 0,
     assignments: 0,
-    ceilingStructures: [],
-    ceilingAssignments: [],
   };
   const writeStructure = tableWriter(files.structureFile, 'UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
   const writeReference = tableWriter(files.referenceFile, 'UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n');
@@ -173,11 +164,6 @@ async function writeStep(
     writeStructure(`${uci}\t${inchi}\t${key}\n`);
     samples.keys.add(key, key);
     files.structures += 1;
-    const sampled = files.structures <= ceilingSample;
-    if (sampled) {
-      const document = compoundDocument(uci, key, next.value.parsed ?? parseStandardInchi(inchi), 'bench-ceiling');
-      files.ceilingStructures.push([key, JSON.stringify(document)]);
-    }
     for (const [s, { id: sourceId, label, coverage }] of sources.entries()) {
       if (s > 0 && draw(`${uci}/${s}`) >= coverage) continue;
       // Ids as registries have them, unrelated to the UCI.
@@ -185,10 +171,6 @@ async function writeStep(
       writeReference(`${uci}\t${sourceId}\t${compoundId}\t1\n`);
       samples.ids.add({ sourceId, compoundId }, `${sourceId}\t${compoundId}`);
       files.assignments += 1;
-      if (!sampled) continue;
-      const [standardInchiKey, connectivityBlock] = [key, key.slice(0, 14)];
-      const document = { sourceId, compoundId, uci, assignment: 1, standardInchiKey, connectivityBlock };
-      files.ceilingAssignments.push([assignmentId(sourceId, uci, compoundId), JSON.stringify(document)]);
     }
   }
   writeStructure();
@@ -196,17 +178,7 @@ async function writeStep(
   return files;
 }
 
-type Ceiling = [id: string, document: string][];
 type Table = 'structures' | 'references';
-
-/** The raw bulk ceiling of a step's sample of a table, into a fresh index deleted after: rows/s. */
-async function ceiling(engine: Engine, index: string, table: Table, items: Ceiling): Promise<number> {
-  await settle(engine);
-  await createIndex(engine, index, table === 'structures' ? 'compounds' : 'assignments');
-  const seconds = await bulkCeiling(engine, index, items, table === 'structures' ? 'create' : 'index');
-  await engine.client.indices.delete({ index });
-  return items.length / seconds;
-}
 
 /** The table's size and storage cells: documents, bytes per document, heap used, segments (release indices). */
 async function storage(engine: Engine, prefix: string): Promise<{ size: string; cells: string }> {
@@ -249,40 +221,38 @@ function mixtureKeys(real: Structure[]): string[] {
   return sample.values;
 }
 
-/** Each lookup at 16 connections, then at half its peak (an open loop); a table cell each. */
 const byKey = (keys: string[]): object[] => keys.map((compound) => ({ type: 'inchikey', compound }));
 const failed = (m: Measure): string => (m.failures ? ` (${m.failures} failed)` : '');
 const ms = (m: Measure): string => `${fmt(m.p50, 1)} / ${fmt(m.p99, 1)}${failed(m)}`;
 
 /**
  * `load -- consolidate` while key lookups run at `rate` (half their peak) in windows of `seconds`:
- * its assignments/s, its peak RSS and the worst window's p50 / p99 (a table cell).
+ * its assignments/s, time and peak RSS, and the worst window's p50 / p99 (a cell); none with one release index.
  */
-async function consolidate(prefix: string, samples: Samples, rate: number): Promise<string> {
+async function consolidate(prefix: string, samples: Samples, rate: number): Promise<string | undefined> {
   const { url, stop } = await startApi({ ES_INDEX_PREFIX: prefix });
   try {
     let done = false;
-    const copy = runLoader(prefix, ['consolidate']).finally(() => {
-      done = true;
-    });
-    let worst: Measure | undefined;
-    while (!done) {
-      const window = await drivePaced(url, '/api/v1/compounds', byKey(samples.keys.values), seconds, rate);
-      if (!worst || window.p99 > worst.p99) worst = { ...window, failures: window.failures + (worst?.failures ?? 0) };
-    }
-    const run = await copy;
-    const perSecond = Number(run.summary.rowsLoaded) / Number(run.summary.seconds);
-    const during = worst ? `key lookups at ${rate}/s meanwhile ${ms(worst)} ms` : '';
-    out(
-      `  consolidate: ${fmt(Number(run.summary.rowsLoaded))} assignments in ${fmt(Number(run.summary.seconds))} s, ` +
-        `${fmt(perSecond)}/s, ${fmt(run.peakRssMb)} MB; ${during}`,
-    );
-    return `consolidate ${fmt(perSecond)} assignments/s, ${fmt(run.peakRssMb)} MB | ${during}`;
+    const copy = runLoader(prefix, ['consolidate']).finally(() => (done = true));
+    const windows: Measure[] = [];
+    while (!done) windows.push(await drivePaced(url, '/api/v1/compounds', byKey(samples.keys.values), seconds, rate));
+    const { summary, peakRssMb } = await copy;
+    if (Number(summary.releaseIndicesBefore) <= 1) return undefined;
+    const [rows, time] = [Number(summary.rowsLoaded), Number(summary.seconds)];
+    const worst = windows.reduce((a, b) => (b.p99 > a.p99 ? b : a));
+    const failures = windows.reduce((sum, window) => sum + window.failures, 0);
+    const cell =
+      `consolidate ${fmt(rows / time)} assignments/s, ${fmt(time / 60, 1)} min, ${fmt(peakRssMb)} MB; key lookups ` +
+      `at ${rate}/s meanwhile, worst of ${windows.length} windows ${fmt(worst.p50, 1)} / ${fmt(worst.p99, 1)} ms, ` +
+      `${failures} failed`;
+    out(`  ${cell}`);
+    return cell;
   } finally {
     await stop();
   }
 }
 
+/** Each lookup at 16 connections, then at half its peak (an open loop); a table cell each. */
 async function measureLookups(
   prefix: string,
   samples: Samples,
@@ -290,17 +260,10 @@ async function measureLookups(
 ): Promise<{ cells: string; keyRate: number }> {
   const { url, stop } = await startApi({ ES_INDEX_PREFIX: prefix });
   try {
+    const byId = samples.ids.values.map(({ sourceId: sourceID, compoundId: compound }) => ({ compound, sourceID }));
     const lookups: [string, string, object[]][] = [
       ['by InChIKey', '/api/v1/compounds', byKey(samples.keys.values)],
-      [
-        'by sourceID',
-        '/api/v1/compounds',
-        samples.ids.values.map(({ sourceId: sourceID, compoundId: compound }) => ({
-          type: 'sourceID',
-          compound,
-          sourceID,
-        })),
-      ],
+      ['by sourceID', '/api/v1/compounds', byId.map((id) => ({ type: 'sourceID', ...id }))],
       ['connectivity', '/api/v1/connectivity', byKey(samples.keys.values)],
       ['connectivity of mixtures', '/api/v1/connectivity', byKey(mixtures)],
     ];
@@ -355,38 +318,36 @@ async function main(): Promise<void> {
       out(`\nstep ${step}: ${fmt(loaded)} → ${fmt(target)} structures`);
       const files = await writeStep(folder, step, loaded + 1, target - loaded, generator, samples);
       if (files.structures === 0) break;
-      // Each table by the loader, then the ceiling of its sample: the rows/s and their ratio.
-      const phase = async (command: Table, file: string, rows: number, sample: Ceiling): Promise<string> => {
+      // Each table by the loader: its rows/s, peak RSS and time.
+      const phase = async (command: Table, file: string, rows: number): Promise<string> => {
         await settle(engine);
         const run = await load(command, file, step);
         if (Number(run.summary.rowsLoaded) !== rows) throw new Error(`step ${step}: ${JSON.stringify(run.summary)}`);
-        const rate = rows / Number(run.summary.seconds);
-        const top = await ceiling(engine, `${prefix}-ceiling`, command, sample);
-        out(`  ${command}: ${fmt(rows)} rows at ${fmt(rate)} rows/s (ceiling ${fmt(top)}), ${fmt(run.peakRssMb)} MB`);
-        return `${fmt(rate)} (${fmt(rate / top, 2)})`;
+        const [rate, time] = [rows / Number(run.summary.seconds), fmt(Number(run.summary.seconds) / 60, 1)];
+        out(`  ${command}: ${fmt(rows)} rows at ${fmt(rate)} rows/s in ${time} min, ${fmt(run.peakRssMb)} MB`);
+        return `${fmt(rate)}, ${time} min, ${fmt(run.peakRssMb)} MB`;
       };
       const loadCells =
-        `${await phase('structures', files.structureFile, files.structures, files.ceilingStructures)} ` +
-        `| ${await phase('references', files.referenceFile, files.assignments, files.ceilingAssignments)}`;
+        `${await phase('structures', files.structureFile, files.structures)} ` +
+        `| ${await phase('references', files.referenceFile, files.assignments)}`;
       for (const table of [files.structureFile, files.referenceFile]) rmSync(table, { force: true });
       await settle(engine);
       const disk = await storage(engine, prefix);
       loaded += files.structures;
       const asLoaded = await measureLookups(prefix, samples, mixtures);
       rows.push(`| ${disk.size} | ${loadCells} | ${disk.cells} | ${asLoaded.cells} |`);
-      if (options.consolidate) {
-        const copy = await consolidate(prefix, samples, asLoaded.keyRate);
+      const copy = options.consolidate ? await consolidate(prefix, samples, asLoaded.keyRate) : undefined;
+      if (copy) {
         await settle(engine);
         const after = await storage(engine, prefix);
-        rows.push(
-          `| ${after.size} consolidated | ${copy} | ${after.cells} | ${(await measureLookups(prefix, samples, mixtures)).cells} |`,
-        );
+        const lookups = (await measureLookups(prefix, samples, mixtures)).cells;
+        rows.push(`| ${after.size} consolidated | – | ${copy} | ${after.cells} | ${lookups} |`);
       }
     }
   } finally {
     if (rows.length > 0) {
       out(
-        '\n| structures / assignments | structures rows/s (loader/ceiling) | references rows/s (loader/ceiling) ' +
+        '\n| structures / assignments | structures: rows/s, time, loader RSS | references (or consolidate) ' +
           '| bytes per structure / assignment | heap used MB | segments compounds / assignments (release indices) ' +
           '| by InChIKey: req/s, p50 / p99 ms; p50 / p99 ms at half its peak | by sourceID | connectivity ' +
           '| connectivity of mixtures |',

@@ -12,19 +12,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { apiPrefix, apiDumpFolder, ensureLoaded } from './dataset';
-import {
-  fmt,
-  molecules,
-  openBench,
-  out,
-  post,
-  runBench,
-  runLoader,
-  sampleHash,
-  since,
-  splitCoresIfAsked,
-  startApi,
-} from './common';
+import { fmt, molecules, openBench, out, post, runBench, runLoader, sampleHash, since } from './common';
+import { splitCoresIfAsked, startApi } from './common';
 import { sortedSources } from '../src/engine/paging';
 import { closedLoop, percentile } from './load-generator';
 
