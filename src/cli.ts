@@ -9,6 +9,7 @@
  * `CliExit`.
  */
 import { parseArgs } from 'node:util';
+import { ConfigError, readConfig, type Config } from './config';
 
 /** A command line that cannot be run as given; the CLI prints the message and its usage, and exits 2. */
 export class UsageError extends Error {
@@ -214,4 +215,17 @@ export function runCli(cli: CliSpec, main: (argv: string[]) => Promise<number | 
     },
     (error: unknown) => process.exit(reportFailure(cli, error)),
   );
+}
+
+/**
+ * The config, for a command line: a setting that cannot be read is as much the caller's to fix as a
+ * wrong argument (exit 2).
+ */
+export function readCommandConfig(): Config {
+  try {
+    return readConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliExit(2, error.message);
+    throw error;
+  }
 }

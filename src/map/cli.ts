@@ -7,8 +7,18 @@
 import { createWriteStream, existsSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import { CliExit, formatUsage, oneOf, parseCommandLine, runCli, UsageError, wholeNumber, type CliSpec } from '../cli';
-import { ConfigError, readConfig } from '../config';
+import {
+  CliExit,
+  formatUsage,
+  readCommandConfig,
+  oneOf,
+  parseCommandLine,
+  runCli,
+  UsageError,
+  wholeNumber,
+  type CliSpec,
+} from '../cli';
+import { ConfigError } from '../config';
 import { queryTypes, type LookupContext } from '../domain/lookup';
 import { SourceCatalog } from '../domain/sources';
 import { Engine } from '../engine/client';
@@ -128,14 +138,7 @@ export function parseMapArguments(argv: string[], defaultConcurrency: number): P
 }
 
 async function main(argv: string[]): Promise<void> {
-  let config: ReturnType<typeof readConfig>;
-  try {
-    config = readConfig();
-  } catch (error) {
-    // A setting that cannot be read is as much the caller's to fix as a wrong argument.
-    if (error instanceof ConfigError) throw new CliExit(2, error.message);
-    throw error;
-  }
+  const config = readCommandConfig();
   const parsed = parseMapArguments(argv, config.BATCH_CONCURRENCY);
   const engine = new Engine(config, { serving: true });
   const structures = new StructureConverter(config.STRUCTURE_TIMEOUT_MS);

@@ -8,8 +8,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { extname, join, resolve } from 'node:path';
-import { CliExit, formatUsage, parseCommandLine, runCli, UsageError, type CliSpec } from '../cli';
-import { ConfigError, readConfig, type Config } from '../config';
+import { CliExit, formatUsage, readCommandConfig, parseCommandLine, runCli, UsageError, type CliSpec } from '../cli';
 import { loadedInto, recordLoad, syncDump } from './run';
 
 export const syncCli = {
@@ -105,14 +104,7 @@ async function loadDump(folder: string, progress: boolean): Promise<{ code: numb
 }
 
 async function main(argv: string[]): Promise<void> {
-  let config: Config;
-  try {
-    config = readConfig();
-  } catch (error) {
-    // A setting that cannot be read is as much the caller's to fix as a wrong argument.
-    if (error instanceof ConfigError) throw new CliExit(2, error.message);
-    throw error;
-  }
+  const config = readCommandConfig();
   const parsed = parseSyncArguments(argv, config.SYNC_BASE_URL);
   const started = Date.now();
   const say = (line: string): void => {
