@@ -150,19 +150,18 @@ export async function mergeIntoOneSegment(engine: Engine, index: string): Promis
 }
 
 /**
- * Waits for an engine task (a merge or a delete by query of gigabytes outlasts any request
- * timeout), polled every 2 s; a wait that fails cancels the task. `what` names it in errors.
+ * Waits for an engine task (a merge of gigabytes outlasts any request timeout), polled every 2 s;
+ * a wait that fails cancels the task. `what` names it in errors.
  */
-export async function waitForTask(engine: Engine, taskId: string, what: string): Promise<void> {
+async function waitForTask(engine: Engine, taskId: string, what: string): Promise<void> {
   try {
     for (;;) {
       const state = (await engine.client.tasks.get({ task_id: taskId })) as {
         completed?: boolean;
         error?: { reason?: string; type?: string };
-        response?: { failures?: { cause?: { reason?: string } }[] };
       };
       if (state.completed) {
-        const failure = state.error?.reason ?? state.error?.type ?? state.response?.failures?.[0]?.cause?.reason;
+        const failure = state.error?.reason ?? state.error?.type;
         if (failure) throw new Error(`${what} failed: ${failure}`);
         return;
       }
