@@ -21,7 +21,7 @@ import { currentReleaseIndices } from '../src/engine/schema';
 import { deleteIndicesByPrefix } from '../scripts/engine';
 import { draw, fmt, molecules, openBench, out, runBench, runLoader, Sample, settle, since, startApi } from './common';
 import { readStructures } from './dataset';
-import { drive, drivePaced, type Measure } from './load-generator';
+import { describeFailures, drive, drivePaced, type Measure } from './load-generator';
 
 const { values: options } = parseArgs({
   options: {
@@ -222,7 +222,7 @@ function mixtureKeys(real: Structure[]): string[] {
 }
 
 const byKey = (keys: string[]): object[] => keys.map((compound) => ({ type: 'inchikey', compound }));
-const failed = (m: Measure): string => (m.failures ? ` (${m.failures} failed)` : '');
+const failed = (m: Measure): string => (m.failures ? ` (failed: ${describeFailures(m)})` : '');
 const ms = (m: Measure): string => `${fmt(m.p50, 1)} / ${fmt(m.p99, 1)}${failed(m)}`;
 
 /**

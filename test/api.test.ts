@@ -480,7 +480,12 @@ describe('API v1', function () {
     it('/health answers while /ready checks the engine and the indices', async () => {
       const health = (await api.get('/health')).body as {
         status: string;
-        engine: { status: string; nodes: number; indices: Record<string, { shards: number; replicas: number }> };
+        engine: {
+          status: string;
+          nodes: number;
+          indices: Record<string, { shards: number; replicas: number }>;
+          disk: { enabled: boolean; watermarks: Record<string, string>; nodes: { totalBytes: number }[] };
+        };
       };
       expect(health.status).to.equal('ok');
       expect(health.engine.status).to.equal('green');
@@ -491,6 +496,9 @@ describe('API v1', function () {
         `${prefix}-assignments-1`,
       ]);
       expect(health.engine.indices[`${prefix}-compounds`]).to.include({ shards: 1, replicas: 0 });
+      expect(health.engine.disk.enabled, 'the disk watermarks are on').to.equal(true);
+      expect(health.engine.disk.watermarks).to.have.keys('low', 'high', 'flood_stage');
+      expect(health.engine.disk.nodes[0].totalBytes).to.be.greaterThan(0);
       expect((await api.get('/ready')).body).to.deep.equal({ status: 'ready' });
     });
   });

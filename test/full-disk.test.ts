@@ -109,6 +109,17 @@ const notRoot = process.getuid?.() !== 0 ? 'mounting a tmpfs needs root' : undef
     expect(await paracetamol(), 'the API answers as before').to.deep.equal(answerBefore);
   });
 
+  it('/health says degraded and names the disk past its flood stage', async () => {
+    const health = (await api.get('/health')).body as {
+      status: string;
+      engine: { status: string; disk: { nodes: { path: string; past?: string; freeBytes: number }[] } };
+    };
+    expect(health.status).to.equal('degraded');
+    expect(health.engine.disk.nodes).to.have.length(1);
+    expect(health.engine.disk.nodes[0]).to.include({ path: data, past: 'flood_stage' });
+    expect(health.engine.disk.nodes[0].freeBytes).to.be.below(16 * 2 ** 20);
+  });
+
   it('a bulk write into a read-only index stops at its first request with EngineDiskFull, blaming no row', async () => {
     const [release] = Object.keys(aliasesBefore as object).filter((index) => index.includes('-assignments-dump-'));
     const refused: unknown[] = [];
@@ -141,5 +152,6 @@ const notRoot = process.getuid?.() !== 0 ? 'mounting a tmpfs needs root' : undef
     expect(await blocked()).to.equal(false);
     expect(await aliases(), 'a new release is served').not.to.deep.equal(aliasesBefore);
     expect(await paracetamol()).to.deep.equal(answerBefore);
+    expect((await api.get('/health')).body).to.have.property('status', 'ok');
   });
 });

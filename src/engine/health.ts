@@ -1,5 +1,6 @@
-/** The cluster as chemxref sees it: health, nodes, and the shards and replicas behind each alias. */
+/** The cluster as chemxref sees it: health, nodes, disks, and the shards and replicas behind each alias. */
 import type { Engine } from './client';
+import { diskReport, type DiskReport } from './disk';
 
 export interface AliasLayout {
   /** The physical index behind the alias (several for the all-sources alias). */
@@ -16,6 +17,8 @@ export interface ClusterReport {
   unassignedShards: number;
   /** Each alias and base index of this prefix, with its layout. */
   indices: Record<string, AliasLayout>;
+  /** The watermarks and each data node's disk: past the flood stage the engine refuses every write. */
+  disk: DiskReport;
 }
 
 /**
@@ -26,13 +29,14 @@ export async function clusterReport(engine: Engine, timeoutMs = 2_000): Promise<
   // The client's own retries stay: on a cluster they are what moves a request off a dead node.
   const options = { requestTimeout: timeoutMs };
   const prefix = engine.names.prefix;
-  const [health, settings, aliases] = await Promise.all([
+  const [health, settings, aliases, disk] = await Promise.all([
     engine.client.cluster.health({}, options),
     engine.client.indices.getSettings(
       { index: `${prefix}-*`, name: ['index.number_of_shards', 'index.number_of_replicas'], flat_settings: true },
       { ...options, ignore: [404] },
     ),
     engine.client.indices.getAlias({ index: `${prefix}-*` }, { ...options, ignore: [404] }),
+    diskReport(engine, timeoutMs),
   ]);
   const layout = new Map<string, { shards: number; replicas: number }>();
   for (const [index, state] of Object.entries(settings ?? {})) {
@@ -63,6 +67,7 @@ export async function clusterReport(engine: Engine, timeoutMs = 2_000): Promise<
     dataNodes: health.number_of_data_nodes,
     unassignedShards: health.unassigned_shards,
     indices: Object.fromEntries(Object.entries(indices).sort(([a], [b]) => a.localeCompare(b))),
+    disk,
   };
 }
 

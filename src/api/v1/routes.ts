@@ -129,7 +129,10 @@ export function v1Handlers(context: LookupContext, depictor: Depictor): Record<s
     getHealth: async (_req, res) => {
       // Always 200 while the process is up: the engine's state is reported, not a reason to restart the API.
       const engine = await clusterReport(context.engine).catch(() => undefined);
-      const status = !engine ? 'engine unreachable' : engine.status === 'green' ? 'ok' : 'degraded';
+      // Degraded: a shard copy is missing, or a disk is past the high watermark (new shards are not
+      // placed there; past the flood stage no write is accepted, so no load can succeed).
+      const diskFull = engine?.disk.nodes.some((node) => node.past);
+      const status = !engine ? 'engine unreachable' : engine.status === 'green' && !diskFull ? 'ok' : 'degraded';
       res.json({ status, ...(engine ? { engine } : {}) });
     },
     getReady: async (_req, res) => {
