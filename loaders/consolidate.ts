@@ -27,7 +27,7 @@ import {
   shardsOf,
 } from '../src/engine/schema';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
-import { assignmentsPerSource, scanAssignments } from '../src/engine/assignments';
+import { assignmentsPerSource, closeScan, openScan, scanAssignments } from '../src/engine/assignments';
 import type { LoadRun } from './run';
 
 /**
@@ -97,18 +97,26 @@ export async function consolidateReleases(run: LoadRun): Promise<void> {
     run.details.cloned = base;
   }
 
-  const parts = copied.flatMap((release) =>
-    Array.from({ length: slicesPerRelease }, (_, id) => ({ release, slice: { id, max: slicesPerRelease } })),
-  );
+  const parts = copied.flatMap((release) => Array.from({ length: slicesPerRelease }, (_, id) => ({ release, id })));
+  // The slices of one release share its point in time, opened when its first slice starts and closed
+  // when its last one ends.
+  const scans = new Map<string, { pit: Promise<string>; left: number }>();
   let refused: string | undefined;
   let failed = 0;
   async function* copies(part: (typeof parts)[number]): AsyncGenerator<BulkItem<undefined>> {
-    const query = ofServed(part.release);
-    for await (const page of scanAssignments(engine, part.release, { query, slice: part.slice })) {
-      for (const { id, assignment } of page)
-        yield { index: target, id, op: 'create', document: assignment, context: undefined };
-      run.rowsRead += page.length;
-      await run.tick();
+    const scan = scans.get(part.release) ?? { pit: openScan(engine, part.release), left: slicesPerRelease };
+    scans.set(part.release, scan);
+    const slice = { id: part.id, max: slicesPerRelease, pit: await scan.pit };
+    try {
+      for await (const page of scanAssignments(engine, part.release, { query: ofServed(part.release), slice })) {
+        for (const { id, assignment } of page)
+          yield { index: target, id, op: 'create', document: assignment, context: undefined };
+        run.rowsRead += page.length;
+        await run.tick();
+      }
+    } finally {
+      scan.left -= 1;
+      if (scan.left === 0) await closeScan(engine, slice.pit);
     }
   }
   const copier = async (): Promise<void> => {

@@ -212,18 +212,40 @@ async function busyRetried<T>(search: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A slice of a sliced scan: one of `max` parts of the point in time `pit` (see `openScan`). */
+export interface ScanSlice {
+  id: number;
+  max: number;
+  pit: string;
+}
+
+/**
+ * Opens the point in time that the slices of one sliced scan of `from` share, for `scanAssignments`;
+ * close it with `closeScan`. The engine splits a point in time by its shard copies' own document
+ * numbers: slices of different points in time may read different copies of a shard (a primary and
+ * its replica, whose documents are numbered apart) and so overlap and miss documents.
+ */
+export async function openScan(engine: Engine, from: string): Promise<string> {
+  return (await engine.client.openPointInTime({ index: from, keep_alive: '5m' })).id;
+}
+
+export async function closeScan(engine: Engine, pit: string): Promise<void> {
+  await engine.client.closePointInTime({ id: pit }).catch(() => undefined);
+}
+
 /**
  * Every assignment that `from` (an index or alias, its filters applied) shows, with its `_id`, a
  * page at a time, all read from one point in time (a release published meanwhile changes nothing).
- * `query` narrows it; `slice` reads one of `max` disjoint parts (ranges of the shards' documents),
- * so that several readers can share a copy.
+ * `query` narrows it; `slice` reads one of `max` disjoint parts of a point in time opened by
+ * `openScan`, so that several readers can share a copy.
  */
 export async function* scanAssignments(
   engine: Engine,
   from: string,
-  { pageSize = 5_000, query, slice }: { pageSize?: number; query?: object; slice?: { id: number; max: number } } = {},
+  { pageSize = 5_000, query, slice }: { pageSize?: number; query?: object; slice?: ScanSlice } = {},
 ): AsyncGenerator<{ id: string; assignment: AssignmentDocument }[]> {
-  let { id } = await engine.client.openPointInTime({ index: from, keep_alive: '5m' });
+  const owned = !slice;
+  let id = slice?.pit ?? (await openScan(engine, from));
   try {
     let after: (string | number)[] | undefined;
     for (;;) {
@@ -235,7 +257,7 @@ export async function* scanAssignments(
           track_total_hits: false,
           allow_partial_search_results: false,
           ...(query ? { query: query as never } : {}),
-          ...(slice && slice.max > 1 ? { slice } : {}),
+          ...(slice && slice.max > 1 ? { slice: { id: slice.id, max: slice.max } } : {}),
           ...(after ? { search_after: after } : {}),
         }),
       );
@@ -248,6 +270,6 @@ export async function* scanAssignments(
       after = hits[hits.length - 1].sort as (string | number)[];
     }
   } finally {
-    await engine.client.closePointInTime({ id }).catch(() => undefined);
+    if (owned) await closeScan(engine, id);
   }
 }
