@@ -7,7 +7,6 @@
 import { CliExit, parseCommandLine, runCli, UsageError, type CliSpec } from '../src/cli';
 import { readConfig } from '../src/config';
 import { Engine } from '../src/engine/client';
-import { diskReport } from '../src/engine/disk';
 import { clusterReport } from '../src/engine/health';
 import { engineStatus, fetchDistribution, startEngine, stopEngine } from './engine';
 
@@ -67,11 +66,10 @@ async function run(command: string, wipe: boolean): Promise<number | void> {
       if (status.health) {
         const engine = new Engine(config);
         try {
-          // Each data node's disk against the watermarks (past: high or flood_stage when it is).
-          disk = await diskReport(engine, 5_000).catch((error: Error) => ({ error: error.message }));
-          indices = (await clusterReport(engine, 5_000)).indices;
+          // With each data node's disk against the watermarks (past: high or flood_stage when it is).
+          ({ indices, disk } = await clusterReport(engine, 5_000));
         } catch (error) {
-          indices = { error: (error as Error).message };
+          indices = disk = { error: (error as Error).message };
         } finally {
           await engine.close();
         }
