@@ -9,19 +9,35 @@
 // copy's rate and the API's key lookups at half their peak while it copies. --keep leaves the
 // indices (ES_INDEX_PREFIX printed) for the profile API.
 //
+// With --similarity, similarity is a fifth lookup (threshold 0.7, limit 100), and each step compares
+// it query by query with FPSim2 (bench:similarity's table; --split-cores gives the engine one core).
+// The first step, which must hold the real set, gets its fingerprints from `load -- fingerprints`.
+// 13C leaves RDKit's Morgan invariants as they are (an atom's mass delta is truncated to a whole
+// number: 0), so an isotopologue's fingerprint is its parent's: later steps copy the parent's
+// document (without its pattern terms, which only substructure reads) after checking, on the step's
+// first 1,000 isotopologues, that the molecule toolkit gives them their parent's bits. Every
+// fingerprint of a real structure is then shared by ~20 structures at 10M: the many-equal case.
+//
 //   npm run bench:scale -- [--steps 0.5,2,5,10] [--seconds 15] [--consolidate] [--keep]
+//                          [--similarity [--split-cores]]
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { parseStandardInchi, inchiKeyOf } from '../src/chemistry';
 import type { Engine } from '../src/engine/client';
+import { writeFingerprints, type FingerprintDocument } from '../src/engine/fingerprints';
+import { sortedSources } from '../src/engine/paging';
+import { MoleculeToolkit } from '../src/toolkits/molecules';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { deleteIndicesByPrefix } from '../scripts/engine';
-import { draw, fmt, molecules, openBench, out, runBench, runLoader, Sample, settle, since, startApi } from './common';
+import { draw, fmt, molecules, openBench, out, runBench, runLoader, Sample, sampleHash, settle, since } from './common';
+import { splitCoresIfAsked, startApi, UsageError } from './common';
 import { readStructures } from './dataset';
 import { describeFailures, drive, drivePaced, type Measure } from './load-generator';
+import { compareSimilarity } from './similarity';
 
 const { values: options } = parseArgs({
   options: {
@@ -29,6 +45,8 @@ const { values: options } = parseArgs({
     seconds: { type: 'string', default: '15' },
     consolidate: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
+    similarity: { type: 'boolean', default: false },
+    'split-cores': { type: 'boolean', default: false },
   },
 });
 const steps = options.steps!.split(',').map((n) => Math.round(Number(n) * 1e6));
@@ -39,22 +57,25 @@ interface Structure {
   inchi: string;
   key: string;
   parsed?: ReturnType<typeof parseStandardInchi>;
+  /** An isotopologue's parent (its UCI). */
+  parent?: number;
 }
 interface Parent {
   inchi: string;
   key: string;
   carbons: number;
+  uci: number;
 }
 
 /** The real set; single components without an isotopic layer, carbons first in the formula, are parents. */
 async function readRealSet(maxInchiLength: number): Promise<{ real: Structure[]; parents: Parent[] }> {
   const set = await readStructures(maxInchiLength);
   const real = set.keys.map((key, i) => ({ inchi: set.inchis[i], key }));
-  const parents = real.flatMap(({ inchi, key }) => {
+  const parents = real.flatMap(({ inchi, key }, i) => {
     const formula = inchi.split('/')[1];
     const carbons = /^C([0-9]*)(?![a-z])/.exec(formula);
     if (formula.includes('.') || /^[0-9]/.test(formula) || inchi.includes('/i') || !carbons) return [];
-    return [{ inchi, key, carbons: carbons[1] ? Number(carbons[1]) : 1 }];
+    return [{ inchi, key, carbons: carbons[1] ? Number(carbons[1]) : 1, uci: i + 1 }];
   });
   return { real, parents };
 }
@@ -81,7 +102,7 @@ function* structures(real: Structure[], parents: Parent[]): Generator<Structure>
       if (parsed.connectivityBlock !== parent.key.slice(0, 14) || key.slice(0, 14) !== parent.key.slice(0, 14)) {
         throw new Error(`isotopologue ${inchi} left its parent's skeleton (${key} against ${parent.key})`);
       }
-      if (!realKeys.has(key)) yield { inchi, key, parsed };
+      if (!realKeys.has(key)) yield { inchi, key, parsed, parent: parent.uci };
     }
   }
 }
@@ -129,6 +150,9 @@ function tableWriter(file: string, header: string): (text?: string) => void {
 interface StepFiles {
   structureFile: string;
   referenceFile: string;
+  /** The step's isotopologues, `UCI, key, parent's UCI` a line, and the first 1,000 of them. */
+  copyFile: string;
+  checks: (Structure & { uci: number })[];
   structures: number;
   assignments: number;
 }
@@ -151,17 +175,24 @@ async function writeStep(
   const files: StepFiles = {
     structureFile: join(folder, `structure-${step}.tsv`),
     referenceFile: join(folder, `reference-${step}.tsv`),
+    copyFile: join(folder, `copies-${step}.tsv`),
+    checks: [],
     structures: 0,
     assignments: 0,
   };
   const writeStructure = tableWriter(files.structureFile, 'UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
   const writeReference = tableWriter(files.referenceFile, 'UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n');
+  const writeCopy = tableWriter(files.copyFile, '');
   const sources = sourcesOf(step);
   for (let uci = firstUci; files.structures < count; uci += 1) {
     const next = source.next();
     if (next.done) break;
-    const { inchi, key } = next.value;
+    const { inchi, key, parent } = next.value;
     writeStructure(`${uci}\t${inchi}\t${key}\n`);
+    if (parent && options.similarity) {
+      writeCopy(`${uci}\t${key}\t${parent}\n`);
+      if (files.checks.length < 1_000) files.checks.push({ ...next.value, uci });
+    }
     samples.keys.add(key, key);
     files.structures += 1;
     for (const [s, { id: sourceId, label, coverage }] of sources.entries()) {
@@ -175,6 +206,7 @@ async function writeStep(
   }
   writeStructure();
   writeReference();
+  writeCopy();
   return files;
 }
 
@@ -221,6 +253,95 @@ function mixtureKeys(real: Structure[]): string[] {
   return sample.values;
 }
 
+type Held = Map<number, Pick<FingerprintDocument, 'uci' | 'popcount' | 'morgan' | 'molecule'>>;
+
+/** Morgan on-bits as the reference script writes them: 256 bytes in hex, bit 8i+j = (byte i >> j) & 1. */
+function hexOf(morgan?: number[]): string {
+  if (!morgan) return '';
+  const bits = Buffer.alloc(256);
+  for (const bit of morgan) bits[bit >> 3] |= 1 << (bit & 7);
+  return bits.toString('hex');
+}
+
+/** The fingerprints index's documents and bytes per document. */
+async function fingerprintsStored(engine: Engine): Promise<string> {
+  await engine.client.indices.flush({ index: engine.names.fingerprints });
+  const stats = await engine.client.indices.stats({ index: engine.names.fingerprints, metric: ['store', 'docs'] });
+  const { docs, store } = stats._all.primaries!;
+  return `${fmt(docs!.count!)} held, ${fmt(store!.size_in_bytes / docs!.count!)} bytes each`;
+}
+
+/**
+ * The step's fingerprints (a table cell). The first step's by `load -- fingerprints`, after which
+ * the real set's documents are `held` and written to `fps` (key and hex a line, in UCI order, for
+ * FPSim2); later steps check that the toolkit gives their first isotopologues their parent's bits,
+ * then copy the parent's document to each.
+ */
+async function fingerprintStep(
+  engine: Engine,
+  prefix: string,
+  files: StepFiles,
+  held: Held,
+  real: Structure[],
+  fps: string,
+): Promise<string> {
+  if (held.size === 0) {
+    const run = await runLoader(prefix, ['fingerprints']);
+    const [rows, time] = [Number(run.summary.rowsRead), Number(run.summary.seconds)];
+    const request = { index: engine.names.fingerprints, query: { range: { uci: { lte: real.length } } } };
+    const fields = ['uci', 'popcount', 'morgan', 'molecule'];
+    type Doc = Held extends Map<number, infer D> ? D : never;
+    for (const doc of await sortedSources<Doc>(
+      engine,
+      { ...request, sort: [{ uci: 'asc' }], _source: fields },
+      Infinity,
+    ))
+      held.set(doc.uci, doc);
+    writeFileSync(fps, real.map(({ key }, i) => `${key}\t${hexOf(held.get(i + 1)?.morgan)}\n`).join(''));
+    const cell =
+      `load -- fingerprints ${fmt(rows / time)} structures/s, ${fmt(time / 60, 1)} min, ${fmt(run.peakRssMb)} MB, ` +
+      `${fmt(Number(run.summary.rowsRejected))} refused; ${await fingerprintsStored(engine)}`;
+    out(`  ${cell}`);
+    return cell;
+  }
+  const toolkit = MoleculeToolkit.perCore();
+  try {
+    const computed = await toolkit.fingerprints(files.checks.map(({ inchi }) => inchi));
+    computed.forEach((result, i) => {
+      const [ours, parents] = [
+        'error' in result ? '' : hexOf(result.morgan),
+        hexOf(held.get(files.checks[i].parent!)?.morgan),
+      ];
+      if (ours !== parents) throw new Error(`${files.checks[i].inchi}: its fingerprint is not its parent's`);
+    });
+  } finally {
+    await toolkit.close();
+  }
+  const started = process.hrtime.bigint();
+  const later = (promise: Promise<void>): Promise<void> => (promise.catch(() => undefined), promise);
+  let [batch, written, copied]: [FingerprintDocument[], Promise<void>, number] = [[], Promise.resolve(), 0];
+  const flush = async (): Promise<void> => {
+    await written;
+    [written, batch] = [later(writeFingerprints(engine, batch)), []];
+  };
+  for await (const line of createInterface({ input: createReadStream(files.copyFile) })) {
+    const [uci, standardInchiKey, parent] = line.split('\t');
+    const document = held.get(Number(parent));
+    if (!document) continue;
+    batch.push({ ...document, uci: Number(uci), standardInchiKey, pattern: [] });
+    copied += 1;
+    if (batch.length === 2_000) await flush();
+  }
+  await flush();
+  await written;
+  const time = since(started);
+  const cell =
+    `${fmt(files.checks.length)} checked; ${fmt(copied)} copied at ${fmt(copied / time)}/s, ${fmt(time / 60, 1)} min; ` +
+    (await fingerprintsStored(engine));
+  out(`  fingerprints: ${cell}`);
+  return cell;
+}
+
 const byKey = (keys: string[]): object[] => keys.map((compound) => ({ type: 'inchikey', compound }));
 const failed = (m: Measure): string => (m.failures ? ` (failed: ${describeFailures(m)})` : '');
 const ms = (m: Measure): string => `${fmt(m.p50, 1)} / ${fmt(m.p99, 1)}${failed(m)}`;
@@ -252,6 +373,23 @@ async function consolidate(prefix: string, samples: Samples, rate: number): Prom
   }
 }
 
+/** Similarity query by query against FPSim2 on the same fingerprints (the engine on one core with --split-cores). */
+async function similarityByQuery(
+  engine: Engine,
+  prefix: string,
+  reference: Parameters<typeof compareSimilarity>[2],
+  queries: string[],
+): Promise<void> {
+  const cores = await splitCoresIfAsked(engine);
+  const api = await startApi({ ES_INDEX_PREFIX: prefix });
+  try {
+    await compareSimilarity(api.url, queries, { ...reference, core: cores?.rest });
+  } finally {
+    await api.stop();
+    cores?.restore();
+  }
+}
+
 /** Each lookup at 16 connections, then at half its peak (an open loop); a table cell each. */
 async function measureLookups(
   prefix: string,
@@ -267,6 +405,7 @@ async function measureLookups(
       ['connectivity', '/api/v1/connectivity', byKey(samples.keys.values)],
       ['connectivity of mixtures', '/api/v1/connectivity', byKey(mixtures)],
     ];
+    if (options.similarity) lookups.push(['similarity', '/api/v1/similarity', byKey(samples.keys.values)]);
     const cells: string[] = [];
     const rates: number[] = [];
     for (const [name, path, bodies] of lookups) {
@@ -302,7 +441,17 @@ async function main(): Promise<void> {
     `${file}: ${fmt(real.length)} distinct loadable structures, ${fmt(parents.length)} of them parents of ` +
       `isotopologues (${fmt(since(started), 1)} s)`,
   );
+  if (options.similarity && steps[0] < real.length)
+    throw new UsageError(`--similarity needs a first step of at least the real set (${fmt(real.length)} structures)`);
   const generator = structures(real, parents);
+  // Similarity: the real set's fingerprint documents, the file FPSim2 reads them from, and its queries.
+  const [held, fps, copyFiles]: [Held, string, string[]] = [new Map(), join(folder, 'real.fps'), []];
+  const queries = (): string[] =>
+    real
+      .filter((_, i) => held.has(i + 1))
+      .map(({ key }) => key)
+      .sort((a, b) => sampleHash(a) - sampleHash(b))
+      .slice(0, 100);
   const mixtures = mixtureKeys(real);
   const samples: Samples = { keys: new Sample(sampleSize), ids: new Sample(sampleSize) };
   writeFileSync(join(folder, 'source.tsv'), sourceTsv(steps.flatMap((_, i) => sourcesOf(i + 1))));
@@ -334,14 +483,21 @@ async function main(): Promise<void> {
       await settle(engine);
       const disk = await storage(engine, prefix);
       loaded += files.structures;
+      copyFiles.push(files.copyFile);
+      const fingerprints = options.similarity
+        ? `| ${await fingerprintStep(engine, prefix, files, held, real, fps)} `
+        : '';
       const asLoaded = await measureLookups(prefix, samples, mixtures);
-      rows.push(`| ${disk.size} | ${loadCells} | ${disk.cells} | ${asLoaded.cells} |`);
+      rows.push(`| ${disk.size} | ${loadCells} | ${disk.cells} | ${asLoaded.cells} ${fingerprints}|`);
+      if (options.similarity) await similarityByQuery(engine, prefix, { fps, folder, copies: copyFiles }, queries());
       const copy = options.consolidate ? await consolidate(prefix, samples, asLoaded.keyRate) : undefined;
       if (copy) {
         await settle(engine);
         const after = await storage(engine, prefix);
         const lookups = (await measureLookups(prefix, samples, mixtures)).cells;
-        rows.push(`| ${after.size} consolidated | – | ${copy} | ${after.cells} | ${lookups} |`);
+        rows.push(
+          `| ${after.size} consolidated | – | ${copy} | ${after.cells} | ${lookups} ${fingerprints ? '| – ' : ''}|`,
+        );
       }
     }
   } finally {
@@ -350,9 +506,9 @@ async function main(): Promise<void> {
         '\n| structures / assignments | structures: rows/s, time, loader RSS | references (or consolidate) ' +
           '| bytes per structure / assignment | heap used MB | segments compounds / assignments (release indices) ' +
           '| by InChIKey: req/s, p50 / p99 ms; p50 / p99 ms at half its peak | by sourceID | connectivity ' +
-          '| connectivity of mixtures |',
+          `| connectivity of mixtures |${options.similarity ? ' similarity | fingerprints |' : ''}`,
       );
-      out('|---|---|---|---|---|---|---|---|---|---|');
+      out(`|---|---|---|---|---|---|---|---|---|---|${options.similarity ? '---|---|' : ''}`);
       for (const row of rows) out(row);
     }
     rmSync(folder, { recursive: true, force: true });

@@ -65,6 +65,55 @@ async function python3(args: string[], core?: string): Promise<ReferenceLine[]> 
     .map((line) => JSON.parse(line) as ReferenceLine);
 }
 
+/**
+ * Each query at each threshold against FPSim2 on the same fingerprints (`fps`, plus the `copies`
+ * files' structures, each sharing the fingerprint of the row its third column names): the answer
+ * with limit 1,000 against FPSim2's hits, then p50 with limit 100 against FPSim2's, as a table.
+ */
+export async function compareSimilarity(
+  url: string,
+  queries: string[],
+  reference: { fps: string; folder: string; copies?: string[]; core?: string },
+): Promise<void> {
+  const keysFile = join(reference.folder, 'similarity-queries.txt');
+  writeFileSync(keysFile, `${queries.join('\n')}\n`);
+  const copies = reference.copies?.length ? ['--copies', ...reference.copies] : [];
+  const lines = await python3(
+    ['similarity', '--fps', reference.fps, ...copies, '--queries', keysFile, '--thresholds', thresholds.join(',')],
+    reference.core,
+  );
+  const fpsim2 = new Map(lines.filter((l) => l.hits).map((l) => [`${l.query} ${l.threshold}`, l]));
+  out('| threshold | exact (limit 1,000) | chemxref p50 ms | p90 ms | FPSim2 p50 ms | ratio | hits p50 |');
+  out('|---|---|---|---|---|---|---|');
+  for (const threshold of thresholds) {
+    let exact = 0;
+    const [ours, theirs, counts]: number[][] = [[], [], []];
+    for (const key of queries) {
+      const body = { type: 'inchikey', compound: key, threshold };
+      const answer = await ask(`${url}/api/v1/similarity`, { ...body, limit: 1000 });
+      const ref = fpsim2.get(`${key} ${threshold}`)!;
+      const expected = new Map<string, number>(ref.hits!);
+      const got = answer.results ?? [];
+      const same =
+        answer.totalResults === expected.size &&
+        got.every((hit) => Math.abs((expected.get(hit.standardInchiKey) ?? -1) - hit.tanimoto) <= 1e-4);
+      if (same) exact += 1;
+      else if (exact < 3)
+        out(`  not exact: ${key} at ${threshold}: ${answer.totalResults} hits against ${expected.size}`);
+      const start = process.hrtime.bigint();
+      await ask(`${url}/api/v1/similarity`, { ...body, limit: 100 });
+      ours.push(since(start) * 1000);
+      theirs.push(ref.ms);
+      counts.push(expected.size);
+    }
+    [ours, theirs, counts].forEach((values) => values.sort((x, y) => x - y));
+    const [p50, ref50] = [percentile(ours, 50), percentile(theirs, 50)];
+    out(
+      `| ${threshold} | ${exact} of ${queries.length} | ${fmt(p50, 1)} | ${fmt(percentile(ours, 90), 1)} | ${fmt(ref50, 1)} | ${fmt(p50 / ref50, 2)} | ${fmt(percentile(counts, 50))} |`,
+    );
+  }
+}
+
 async function main(): Promise<void> {
   const argv = process.argv;
   const queryCount = Number(argv[argv.indexOf('--queries') + 1] || 200) || 200;
@@ -138,45 +187,10 @@ async function main(): Promise<void> {
   // The queries: a fixed sample of structures both sides fingerprinted.
   const keys = [...refHex].filter(([key, hex]) => hex && fingerprinted.has(key)).map(([key]) => key);
   const queries = keys.sort((a, b) => sampleHash(a) - sampleHash(b)).slice(0, queryCount);
-  const keysFile = join(apiDumpFolder, 'similarity-queries.txt');
-  writeFileSync(keysFile, `${queries.join('\n')}\n`);
   const api = await startApi({ ES_INDEX_PREFIX: apiPrefix, RATE_LIMIT: '0' });
   try {
     out(`\n## Similarity: ${queries.length} queries of the set, one at a time`);
-    const lines = await python3(
-      ['similarity', '--fps', refFps, '--queries', keysFile, '--thresholds', thresholds.join(',')],
-      cores?.rest,
-    );
-    const fpsim2 = new Map(lines.filter((l) => l.hits).map((l) => [`${l.query} ${l.threshold}`, l]));
-    out('| threshold | exact (limit 1,000) | chemxref p50 ms | p90 ms | FPSim2 p50 ms | ratio | hits p50 |');
-    out('|---|---|---|---|---|---|---|');
-    for (const threshold of thresholds) {
-      let exact = 0;
-      const [ours, theirs, counts]: number[][] = [[], [], []];
-      for (const key of queries) {
-        const body = { type: 'inchikey', compound: key, threshold };
-        const answer = await ask(`${api.url}/api/v1/similarity`, { ...body, limit: 1000 });
-        const ref = fpsim2.get(`${key} ${threshold}`)!;
-        const expected = new Map<string, number>(ref.hits!);
-        const got = answer.results ?? [];
-        const same =
-          answer.totalResults === expected.size &&
-          got.every((hit) => Math.abs((expected.get(hit.standardInchiKey) ?? -1) - hit.tanimoto) <= 1e-4);
-        if (same) exact += 1;
-        else if (exact < 3)
-          out(`  not exact: ${key} at ${threshold}: ${answer.totalResults} hits against ${expected.size}`);
-        const start = process.hrtime.bigint();
-        await ask(`${api.url}/api/v1/similarity`, { ...body, limit: 100 });
-        ours.push(since(start) * 1000);
-        theirs.push(ref.ms);
-        counts.push(expected.size);
-      }
-      [ours, theirs, counts].forEach((values) => values.sort((x, y) => x - y));
-      const [p50, ref50] = [percentile(ours, 50), percentile(theirs, 50)];
-      out(
-        `| ${threshold} | ${exact} of ${queries.length} | ${fmt(p50, 1)} | ${fmt(percentile(ours, 90), 1)} | ${fmt(ref50, 1)} | ${fmt(p50 / ref50, 2)} | ${fmt(percentile(counts, 50))} |`,
-      );
-    }
+    await compareSimilarity(api.url, queries, { fps: refFps, folder: apiDumpFolder, core: cores?.rest });
     const loop = await closedLoop(16, 15, async (i) => {
       const response = await post(`${api.url}/api/v1/similarity`, {
         type: 'inchikey',

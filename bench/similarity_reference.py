@@ -4,6 +4,7 @@ Reads the benchmark TSV (`id<TAB>Standard InChI<TAB>InChIKey`), prints JSON line
 venv that has rdkit and FPSim2==0.7.4:
   python bench/similarity_reference.py fingerprints --in bench.tsv --out ref.fps --workers 2
   python bench/similarity_reference.py similarity --fps ref.fps --queries keys --thresholds 0.5,0.9
+      [--copies FILE ...]  (lines `UCI<TAB>key<TAB>row`: more structures, each sharing a row's fingerprint)
   python bench/similarity_reference.py substructure --in bench.tsv --queries smarts --limit 100
 fingerprints writes `InChIKey<TAB>hex` per row in order: Morgan radius 2, 2048 bits as 256 bytes,
 bit 8i+j = (byte i >> j) & 1 (BitVectToBinaryText); empty if RDKit cannot read the InChI.
@@ -67,8 +68,13 @@ def fpsim2_engine(ids, words, popcnt, path):
 
 def similarity(args):
     rows = [line.rstrip('\n').split('\t') for line in open(args.fps)]  # key, hex
+    for line in (line for name in args.copies for line in open(name)):  # UCI, key, row it shares
+        _, key, row = line.rstrip('\n').split('\t')
+        rows.append((key, rows[int(row) - 1][1]))
     ids = np.array([n for n, (_, fp) in enumerate(rows, 1) if fp], np.int64)  # 1-based rows
-    fps = np.frombuffer(bytes.fromhex(''.join(fp for _, fp in rows)), np.uint8).reshape(-1, 256)
+    distinct = {}  # hex -> its row in the table of distinct fingerprints (held once, then indexed)
+    which = np.array([distinct.setdefault(fp, len(distinct)) for _, fp in rows if fp], np.int64)
+    fps = np.frombuffer(bytes.fromhex(''.join(distinct)), np.uint8).reshape(-1, 256)[which]
     words = REVERSE[fps].view('>u8').astype('<u8')
     popcnt = np.bitwise_count(words).sum(1).astype(np.int64)
     index_of = {rows[n - 1][0]: i for i, n in reversed(list(enumerate(ids)))}  # key -> fps index
@@ -125,6 +131,7 @@ def main():
         p.add_argument(name, dest='input' if name == '--in' else None, required=True)
     fps.add_argument('--workers', type=int, default=2)
     sim.add_argument('--thresholds', default='0.5,0.7,0.9')
+    sim.add_argument('--copies', nargs='*', default=[])
     subs.add_argument('--limit', type=int, default=100)
     args = parser.parse_args()
     globals()[args.command](args)
