@@ -108,11 +108,7 @@ export class Sample<T> {
 }
 
 /** The API in a child process (this file with --serve), on a free port, request logs off. */
-export interface Api {
-  child: ChildProcess;
-  url: string;
-  stop: () => Promise<void>;
-}
+export type Api = { child: ChildProcess; url: string; stop: () => Promise<void> };
 
 export async function startApi(env: NodeJS.ProcessEnv): Promise<Api> {
   const child = fork(__filename, ['--serve'], { env: { ...process.env, ...env, LOG_LEVEL: 'silent' } });
@@ -156,11 +152,7 @@ export function processCpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-export interface LoaderRun {
-  summary: Record<string, unknown>;
-  peakRssMb: number;
-  cpuSeconds: number;
-}
+export type LoaderRun = { summary: Record<string, unknown>; peakRssMb: number; cpuSeconds: number };
 
 /**
  * `npm run load -- <args>` under `prefix`, as that script runs it (node with the V8 flags of the load
@@ -265,11 +257,7 @@ export function pin(pid: number, cores: string): void {
   execFileSync('taskset', ['-a', '-pc', cores, String(pid)], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
-export interface SplitCores {
-  engineCore: string;
-  rest: string;
-  restore: () => void;
-}
+export type SplitCores = { engineCore: string; rest: string; restore: () => void };
 
 /**
  * With `--split-cores`: the engine's threads on core 0, this process and the children it starts

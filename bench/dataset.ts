@@ -37,13 +37,12 @@ export interface Structures {
   keys: string[];
   documents: string[];
   rowsRead: number;
-  skipped: number;
 }
 
 /** Every distinct structure of the molecule file that passes the loading rules, UCI = position + 1. */
 export async function readStructures(maxInchiLength: number, withDocuments = false): Promise<Structures> {
   const { file, rows } = molecules();
-  const set: Structures = { inchis: [], keys: [], documents: [], rowsRead: 0, skipped: 0 };
+  const set: Structures = { inchis: [], keys: [], documents: [], rowsRead: 0 };
   const seen = new Set<string>();
   for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
     if (line === '' || set.rowsRead >= rows) continue;
@@ -62,17 +61,12 @@ export async function readStructures(maxInchiLength: number, withDocuments = fal
       }
     } catch (error) {
       if (!(error instanceof Reject)) throw error;
-      set.skipped += 1;
     }
   }
   return set;
 }
 
-export interface Source {
-  id: number;
-  name: string;
-  label: string;
-}
+export type Source = { id: number; name: string; label: string };
 
 /** The first 20 rows of UniChem's source table (test/fixtures/chemistry), as a dump's source.tsv. */
 export function sourceTable(): { sources: Source[]; tsv: string } {
@@ -87,12 +81,7 @@ export function sourceTable(): { sources: Source[]; tsv: string } {
   return { sources, tsv: lines.map((line) => `${line.join('\t')}\n`).join('') };
 }
 
-export interface Assignment {
-  uci: number;
-  sourceId: number;
-  compoundId: string;
-  assignment: 0 | 1;
-}
+type Assignment = { uci: number; sourceId: number; compoundId: string; assignment: 0 | 1 };
 
 /** Every assignment of the set, in UCI order (as UniChem's dump); each structure has at least one. */
 export function* assignments(structureCount: number, sources: Source[]): Generator<Assignment> {
@@ -112,13 +101,8 @@ export function* assignments(structureCount: number, sources: Source[]): Generat
   }
 }
 
-/** Writes source.tsv, structure.tsv.gz and reference.tsv.gz (of `references`: the set's assignments by default). */
-export async function writeDump(
-  folder: string,
-  set: Structures,
-  table = sourceTable(),
-  references: Iterable<Assignment> = assignments(set.keys.length, table.sources),
-): Promise<number> {
+/** Writes source.tsv, structure.tsv.gz and reference.tsv.gz (the set's assignments). */
+export async function writeDump(folder: string, set: Structures, table = sourceTable()): Promise<number> {
   writeFileSync(join(folder, 'source.tsv'), table.tsv);
   const structures = new TextWriter(join(folder, 'structure.tsv.gz'), { gzip: true });
   await structures.write('UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
@@ -126,7 +110,7 @@ export async function writeDump(
   const rows = new TextWriter(join(folder, 'reference.tsv.gz'), { gzip: true });
   await rows.write('UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n');
   let count = 0;
-  for (const a of references) {
+  for (const a of assignments(set.keys.length, table.sources)) {
     count += 1;
     await rows.write(`${a.uci}\t${a.sourceId}\t${a.compoundId}\t${a.assignment}\n`);
   }
@@ -167,10 +151,7 @@ export async function ensureLoaded(engine: Engine, config: Config): Promise<void
   out(`wrote and loaded ${apiPrefix}-*: ${expected} in ${fmt(since(started))} s`);
 }
 
-export interface SourceIdSample {
-  sourceId: number;
-  compoundId: string;
-}
+export type SourceIdSample = { sourceId: number; compoundId: string };
 
 /**
  * 5,000 real keys and 5,000 current source ids of bench:api's copy: those of lowest hash in the

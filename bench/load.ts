@@ -1,7 +1,7 @@
 // Benchmark of `npm run load` on the benchmark set (bench/dataset.ts) written as a UniChem dump, in
 // a child process, against raw bulk of the same documents (the ceiling); each phase runs loader,
 // ceiling, ceiling, loader into indices of their own, after two untimed warm-up loads. Prints rows/s,
-// the ratio, peak RSS, CPU, and bytes on disk after a force merge; deletes what it made.
+// the ratio, peak RSS and CPU; deletes what it made. (Bytes on disk at size: bench:scale.)
 //
 //   npm run bench:load [-- --split-cores]   # BENCH_500K: the molecule file; BENCH_ROWS: read only its first rows
 import { randomBytes } from 'node:crypto';
@@ -18,28 +18,6 @@ import { assignments, readStructures, sourceTable, writeDump } from './dataset';
 // Without warm-up loads the loader's first run of a phase paid 2-5 s more of the engine's JIT
 // compilers than a ceiling run; after one, 0.4-2.4 s; after two, 0.1-0.3 s.
 const warmUps = 2;
-
-/** The loaded indices of `prefix` merged to one segment each: bytes per compound and per assignment, projected. */
-async function onDisk(engine: Engine, prefix: string): Promise<void> {
-  const [compounds, assignments] = [`${prefix}-compounds`, `${prefix}-assignments-*`];
-  const index = `${compounds},${assignments}`;
-  await engine.client.indices.forcemerge({ index, max_num_segments: 1 }, { requestTimeout: 3600_000 });
-  await engine.client.indices.refresh({ index });
-  const perDocument = async (pattern: string): Promise<number> => {
-    const rows = (await engine.client.cat.indices({ index: pattern, bytes: 'b', format: 'json' })) as unknown as Record<
-      string,
-      string
-    >[];
-    const sum = (field: string): number => rows.reduce((total, row) => total + Number(row[field]), 0);
-    return sum('pri.store.size') / sum('docs.count');
-  };
-  const [perCompound, perAssignment] = [await perDocument(compounds), await perDocument(assignments)];
-  const gb = (bytes: number): string => `${fmt(bytes / 1e9, 1)} GB`;
-  out(
-    `\nforce-merged: ${fmt(perCompound)} bytes per compound, ${fmt(perAssignment)} bytes per assignment; ` +
-      `for 160 million structures and 170 million assignments ${gb(160e6 * perCompound + 170e6 * perAssignment)}`,
-  );
-}
 
 async function main(): Promise<void> {
   const tag = randomBytes(3).toString('hex');
@@ -107,19 +85,10 @@ async function main(): Promise<void> {
     for (const warm of warms) for (const command of ['sources', 'structures'] as const) await load(warm, command);
     await sleep(Math.max(0, standing + 65_000 - Date.now()));
 
-    await abba(
-      'structures',
-      set.keys.length,
-      (prefix) => load(prefix, 'structures'),
-      (run) =>
-        bulkCeiling(
-          engine,
-          run.names.compounds,
-          set.keys.map((key, i) => [key, set.documents[i]]),
-          'create',
-        ),
-    );
-    set.documents.length = 0;
+    const compounds = set.keys.map((key, i): [string, string] => [key, set.documents[i]]);
+    const ceiling = (run: Engine): Promise<number> => bulkCeiling(engine, run.names.compounds, compounds, 'create');
+    await abba('structures', set.keys.length, (prefix) => load(prefix, 'structures'), ceiling);
+    [set.documents.length, compounds.length] = [0, 0];
 
     // References: one release index for the whole table, as the loader writes a dump.
     const prepared: [string, string][] = [];
@@ -162,7 +131,6 @@ async function main(): Promise<void> {
       );
     }
     out('(means of two runs each: loader, ceiling, ceiling, loader; peak RSS: the higher of the two loader runs)');
-    await onDisk(engine, `${loaderPrefix}-1`);
   } finally {
     cores?.restore();
     // Cleanup must not hide the error that brought the run here.

@@ -6,21 +6,19 @@
 // lookups at 16 connections and at half their peak.
 //
 // With --consolidate, each step is measured again after `npm run load -- consolidate`, with the
-// copy's rate and the API's key lookups at half their peak while it copies. --keep leaves the
-// indices (ES_INDEX_PREFIX printed) for the profile API.
+// copy's rate and the API's key lookups at half their peak while it copies.
 //
-// With --similarity, similarity is a fifth lookup (threshold 0.7, limit 100), and each step compares
-// it query by query with FPSim2 (bench:similarity's table; --split-cores gives the engine one core).
-// The first step, which must hold the real set, gets its fingerprints from `load -- fingerprints`.
-// 13C leaves RDKit's Morgan invariants as they are (an atom's mass delta is truncated to a whole
-// number: 0), so an isotopologue's fingerprint is its parent's: later steps copy the parent's
-// document (without its pattern terms, which only substructure reads) after checking, on the step's
-// first 1,000 isotopologues, that the molecule toolkit gives them their parent's bits. Every
-// fingerprint of a real structure is then shared by ~20 structures at 10M: the many-equal case.
+// With --similarity, similarity is a fifth lookup (threshold 0.7, limit 100), compared query by query
+// with FPSim2 at each step (bench:similarity's table; --split-cores: the engine on one core). The
+// first step (the real set at least) gets fingerprints from `load -- fingerprints`; as 13C leaves
+// RDKit's Morgan invariants unchanged (a mass delta truncates to 0), later steps copy the parent's
+// document but its pattern terms (substructure's) to each isotopologue, once the toolkit gave their
+// first 1,000 their parent's bits: a fingerprint shared by ~20 structures at 10M.
 //
-//   npm run bench:scale -- [--steps 0.5,2,5,10] [--seconds 15] [--consolidate] [--keep]
+//   npm run bench:scale -- [--steps 0.5,2,5,10] [--seconds 15] [--consolidate]
 //                          [--similarity [--split-cores]]
 import { randomBytes } from 'node:crypto';
+import type { estypes } from '@elastic/elasticsearch';
 import { appendFileSync, createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -37,14 +35,13 @@ import { draw, fmt, molecules, openBench, out, runBench, runLoader, Sample, samp
 import { splitCoresIfAsked, startApi, UsageError } from './common';
 import { readStructures } from './dataset';
 import { describeFailures, drive, drivePaced, type Measure } from './load-generator';
-import { compareSimilarity } from './similarity';
+import { compareSimilarity, hexOf } from './similarity';
 
 const { values: options } = parseArgs({
   options: {
     steps: { type: 'string', default: '0.5,2,5,10' },
     seconds: { type: 'string', default: '15' },
     consolidate: { type: 'boolean', default: false },
-    keep: { type: 'boolean', default: false },
     similarity: { type: 'boolean', default: false },
     'split-cores': { type: 'boolean', default: false },
   },
@@ -60,12 +57,7 @@ interface Structure {
   /** An isotopologue's parent (its UCI). */
   parent?: number;
 }
-interface Parent {
-  inchi: string;
-  key: string;
-  carbons: number;
-  uci: number;
-}
+type Parent = Structure & { carbons: number; uci: number };
 
 /** The real set; single components without an isotopic layer, carbons first in the formula, are parents. */
 async function readRealSet(maxInchiLength: number): Promise<{ real: Structure[]; parents: Parent[] }> {
@@ -107,11 +99,7 @@ function* structures(real: Structure[], parents: Parent[]): Generator<Structure>
   }
 }
 
-interface Source {
-  id: number;
-  label: string;
-  coverage: number;
-}
+type Source = { id: number; label: string; coverage: number };
 
 /** Five sources a step, holding 100, 80, 60, 40 and 20 % of the step's new structures: 3 ids a structure. */
 function sourcesOf(step: number): Source[] {
@@ -121,18 +109,9 @@ function sourcesOf(step: number): Source[] {
 
 function sourceTsv(all: Source[]): string {
   const header = 'SRC_ID NAME NAME_LONG NAME_LABEL DESCRIPTION SRC_URL BASE_ID_URL BASE_ID_URL_AVAILABLE PRIVATE';
-  const row = (s: Source): unknown[] => [
-    s.id,
-    `scale_${s.id}`,
-    `Scale source ${s.id}`,
-    s.label,
-    'bench:scale',
-    'https://example.org/',
-    '',
-    0,
-    0,
-  ];
-  return [header.split(' '), ...all.map(row)].map((line) => `${line.join('\t')}\n`).join('');
+  const row = ({ id, label }: Source): string =>
+    `${id}\tscale_${id}\tScale source ${id}\t${label}\tbench:scale\thttps://example.org/\t\t0\t0\n`;
+  return `${header.replaceAll(' ', '\t')}\n${all.map(row).join('')}`;
 }
 
 /** A table written a megabyte at a time: `write(text)`, then `write()` to flush what is left. */
@@ -150,18 +129,16 @@ function tableWriter(file: string, header: string): (text?: string) => void {
 interface StepFiles {
   structureFile: string;
   referenceFile: string;
-  /** The step's isotopologues, `UCI, key, parent's UCI` a line, and the first 1,000 of them. */
+  /** The step's isotopologues, `UCI, key, parent's UCI` a line, and the first 1,000 of them; the real set's `fps`. */
   copyFile: string;
+  fps: string;
   checks: (Structure & { uci: number })[];
   structures: number;
   assignments: number;
 }
 
 /** The lookups' keys and current ids: a sample of the whole set so far, drawn as its rows are written. */
-interface Samples {
-  keys: Sample<string>;
-  ids: Sample<{ sourceId: number; compoundId: string }>;
-}
+type Samples = { keys: Sample<string>; ids: Sample<{ sourceId: number; compoundId: string }> };
 
 /** Writes the step's `count` new structures (UCI from `firstUci`) and their assignments as dump tables. */
 async function writeStep(
@@ -176,6 +153,7 @@ async function writeStep(
     structureFile: join(folder, `structure-${step}.tsv`),
     referenceFile: join(folder, `reference-${step}.tsv`),
     copyFile: join(folder, `copies-${step}.tsv`),
+    fps: join(folder, 'real.fps'),
     checks: [],
     structures: 0,
     assignments: 0,
@@ -215,34 +193,28 @@ type Table = 'structures' | 'references';
 /** The table's size and storage cells: documents, bytes per document, heap used, segments (release indices). */
 async function storage(engine: Engine, prefix: string): Promise<{ size: string; cells: string }> {
   await engine.client.indices.refresh({ index: `${prefix}-*` });
-  const rows = (await engine.client.cat.indices({
-    index: `${prefix}-*`,
-    bytes: 'b',
-    format: 'json',
-  })) as unknown as Record<string, string>[];
   // The release indices serving a source now (not the previous releases kept for RELEASE_GRACE).
-  const served = new Set((await currentReleaseIndices(engine)).values());
-  const compounds = rows.filter((row) => row.index === engine.names.compounds);
-  const assignments = rows.filter((row) => served.has(row.index));
-  const index = [...compounds, ...assignments].map((row) => row.index);
-  const stats = (await engine.client.indices.stats({ index, metric: ['segments'] })) as unknown as {
-    indices: Record<string, { primaries: { segments: { count: number } } }>;
-  };
-  type Row = Record<string, string>;
-  const sum = (list: Row[], pick: (row: Row) => number): number => list.reduce((total, row) => total + pick(row), 0);
-  const docs = (row: Row): number => Number(row['docs.count']);
-  const bytes = (row: Row): number => Number(row['pri.store.size']);
-  const segments = (row: Row): number => stats.indices[row.index]?.primaries.segments.count ?? 0;
+  const served = [...new Set((await currentReleaseIndices(engine)).values())];
+  const { compounds, fingerprints } = engine.names;
+  const index = [compounds, ...served, ...(options.similarity ? [fingerprints] : [])];
+  const stats = await engine.client.indices.stats({ index, metric: ['docs', 'store', 'segments'] });
+  const total = (names: string[], pick: (p: estypes.IndicesStatsIndexStats) => number | undefined): number =>
+    names.reduce((sum, name) => sum + (pick(stats.indices![name].primaries!) ?? 0), 0);
+  const [docs, bytes, segments] = [
+    (names: string[]): number => total(names, (p) => p.docs?.count),
+    (names: string[]): number => total(names, (p) => p.store?.size_in_bytes) / docs(names),
+    (names: string[]): number => total(names, (p) => p.segments?.count),
+  ];
   const nodes = (await engine.client.nodes.stats({ metric: ['jvm'] })) as unknown as {
     nodes: Record<string, { jvm: { mem: { heap_used_in_bytes: number } } }>;
   };
-  const heap = Object.values(nodes.nodes).reduce((total, n) => total + n.jvm.mem.heap_used_in_bytes, 0) / 2 ** 20;
+  const heap = Object.values(nodes.nodes).reduce((sum, n) => sum + n.jvm.mem.heap_used_in_bytes, 0) / 2 ** 20;
+  const perFingerprint = options.similarity ? ` / ${fmt(bytes([fingerprints]))}` : '';
   return {
-    size: `${fmt(sum(compounds, docs))} / ${fmt(sum(assignments, docs))}`,
+    size: `${fmt(docs([compounds]))} / ${fmt(docs(served))}`,
     cells:
-      `${fmt(sum(compounds, bytes) / sum(compounds, docs))} / ` +
-      `${fmt(sum(assignments, bytes) / sum(assignments, docs))} ` +
-      `| ${fmt(heap)} | ${sum(compounds, segments)} / ${sum(assignments, segments)} (${assignments.length})`,
+      `${fmt(bytes([compounds]))} / ${fmt(bytes(served))}${perFingerprint} | ${fmt(heap)} ` +
+      `| ${segments([compounds])} / ${segments(served)} (${served.length})`,
   };
 }
 
@@ -255,91 +227,51 @@ function mixtureKeys(real: Structure[]): string[] {
 
 type Held = Map<number, Pick<FingerprintDocument, 'uci' | 'popcount' | 'morgan' | 'molecule'>>;
 
-/** Morgan on-bits as the reference script writes them: 256 bytes in hex, bit 8i+j = (byte i >> j) & 1. */
-function hexOf(morgan?: number[]): string {
-  if (!morgan) return '';
-  const bits = Buffer.alloc(256);
-  for (const bit of morgan) bits[bit >> 3] |= 1 << (bit & 7);
-  return bits.toString('hex');
-}
-
-/** The fingerprints index's documents and bytes per document. */
-async function fingerprintsStored(engine: Engine): Promise<string> {
-  await engine.client.indices.flush({ index: engine.names.fingerprints });
-  const stats = await engine.client.indices.stats({ index: engine.names.fingerprints, metric: ['store', 'docs'] });
-  const { docs, store } = stats._all.primaries!;
-  return `${fmt(docs!.count!)} held, ${fmt(store!.size_in_bytes / docs!.count!)} bytes each`;
-}
-
 /**
  * The step's fingerprints (a table cell). The first step's by `load -- fingerprints`, after which
  * the real set's documents are `held` and written to `fps` (key and hex a line, in UCI order, for
  * FPSim2); later steps check that the toolkit gives their first isotopologues their parent's bits,
  * then copy the parent's document to each.
  */
-async function fingerprintStep(
-  engine: Engine,
-  prefix: string,
-  files: StepFiles,
-  held: Held,
-  real: Structure[],
-  fps: string,
-): Promise<string> {
+async function fingerprintStep(engine: Engine, prefix: string, files: StepFiles, held: Held, real: Structure[]) {
   if (held.size === 0) {
-    const run = await runLoader(prefix, ['fingerprints']);
-    const [rows, time] = [Number(run.summary.rowsRead), Number(run.summary.seconds)];
+    const { summary, peakRssMb } = await runLoader(prefix, ['fingerprints']);
+    const [rows, time] = [Number(summary.rowsRead), Number(summary.seconds)];
     const request = { index: engine.names.fingerprints, query: { range: { uci: { lte: real.length } } } };
-    const fields = ['uci', 'popcount', 'morgan', 'molecule'];
+    const sort = [{ uci: 'asc' }];
     type Doc = Held extends Map<number, infer D> ? D : never;
-    for (const doc of await sortedSources<Doc>(
-      engine,
-      { ...request, sort: [{ uci: 'asc' }], _source: fields },
-      Infinity,
-    ))
+    const fields = ['uci', 'popcount', 'morgan', 'molecule'];
+    for (const doc of await sortedSources<Doc>(engine, { ...request, sort, _source: fields }, Infinity))
       held.set(doc.uci, doc);
-    writeFileSync(fps, real.map(({ key }, i) => `${key}\t${hexOf(held.get(i + 1)?.morgan)}\n`).join(''));
-    const cell =
-      `load -- fingerprints ${fmt(rows / time)} structures/s, ${fmt(time / 60, 1)} min, ${fmt(run.peakRssMb)} MB, ` +
-      `${fmt(Number(run.summary.rowsRejected))} refused; ${await fingerprintsStored(engine)}`;
-    out(`  ${cell}`);
-    return cell;
+    writeFileSync(files.fps, real.map(({ key }, i) => `${key}\t${hexOf(held.get(i + 1)?.morgan)}\n`).join(''));
+    const refused = fmt(Number(summary.rowsRejected));
+    return `load -- fingerprints ${fmt(rows / time)}/s, ${fmt(time / 60, 1)} min, ${fmt(peakRssMb)} MB, ${refused} refused`;
   }
   const toolkit = MoleculeToolkit.perCore();
-  try {
-    const computed = await toolkit.fingerprints(files.checks.map(({ inchi }) => inchi));
-    computed.forEach((result, i) => {
-      const [ours, parents] = [
-        'error' in result ? '' : hexOf(result.morgan),
-        hexOf(held.get(files.checks[i].parent!)?.morgan),
-      ];
-      if (ours !== parents) throw new Error(`${files.checks[i].inchi}: its fingerprint is not its parent's`);
-    });
-  } finally {
-    await toolkit.close();
-  }
+  const computed = await toolkit.fingerprints(files.checks.map(({ inchi }) => inchi)).finally(() => toolkit.close());
+  computed.forEach((result, i) => {
+    const parents = hexOf(held.get(files.checks[i].parent!)?.morgan);
+    if (('error' in result ? '' : hexOf(result.morgan)) !== parents)
+      throw new Error(`${files.checks[i].inchi}: its fingerprint is not its parent's`);
+  });
   const started = process.hrtime.bigint();
-  const later = (promise: Promise<void>): Promise<void> => (promise.catch(() => undefined), promise);
   let [batch, written, copied]: [FingerprintDocument[], Promise<void>, number] = [[], Promise.resolve(), 0];
   const flush = async (): Promise<void> => {
     await written;
-    [written, batch] = [later(writeFingerprints(engine, batch)), []];
+    [written, batch] = [writeFingerprints(engine, batch), []];
+    written.catch(() => undefined); // reported where it is awaited
   };
   for await (const line of createInterface({ input: createReadStream(files.copyFile) })) {
     const [uci, standardInchiKey, parent] = line.split('\t');
     const document = held.get(Number(parent));
-    if (!document) continue;
-    batch.push({ ...document, uci: Number(uci), standardInchiKey, pattern: [] });
-    copied += 1;
-    if (batch.length === 2_000) await flush();
+    if (document) batch.push({ ...document, uci: Number(uci), standardInchiKey, pattern: [] });
+    if (document && (copied += 1) % 2_000 === 0) await flush();
   }
   await flush();
   await written;
   const time = since(started);
-  const cell =
-    `${fmt(files.checks.length)} checked; ${fmt(copied)} copied at ${fmt(copied / time)}/s, ${fmt(time / 60, 1)} min; ` +
-    (await fingerprintsStored(engine));
-  out(`  fingerprints: ${cell}`);
-  return cell;
+  const rate = `${fmt(copied / time)}/s, ${fmt(time / 60, 1)} min`;
+  return `${fmt(files.checks.length)} checked; ${fmt(copied)} copied at ${rate}`;
 }
 
 const byKey = (keys: string[]): object[] => keys.map((compound) => ({ type: 'inchikey', compound }));
@@ -370,23 +302,6 @@ async function consolidate(prefix: string, samples: Samples, rate: number): Prom
     return cell;
   } finally {
     await stop();
-  }
-}
-
-/** Similarity query by query against FPSim2 on the same fingerprints (the engine on one core with --split-cores). */
-async function similarityByQuery(
-  engine: Engine,
-  prefix: string,
-  reference: Parameters<typeof compareSimilarity>[2],
-  queries: string[],
-): Promise<void> {
-  const cores = await splitCoresIfAsked(engine);
-  const api = await startApi({ ES_INDEX_PREFIX: prefix });
-  try {
-    await compareSimilarity(api.url, queries, { ...reference, core: cores?.rest });
-  } finally {
-    await api.stop();
-    cores?.restore();
   }
 }
 
@@ -445,7 +360,7 @@ async function main(): Promise<void> {
     throw new UsageError(`--similarity needs a first step of at least the real set (${fmt(real.length)} structures)`);
   const generator = structures(real, parents);
   // Similarity: the real set's fingerprint documents, the file FPSim2 reads them from, and its queries.
-  const [held, fps, copyFiles]: [Held, string, string[]] = [new Map(), join(folder, 'real.fps'), []];
+  const [held, copyFiles]: [Held, string[]] = [new Map(), []];
   const queries = (): string[] =>
     real
       .filter((_, i) => held.has(i + 1))
@@ -481,15 +396,24 @@ async function main(): Promise<void> {
         `| ${await phase('references', files.referenceFile, files.assignments)}`;
       for (const table of [files.structureFile, files.referenceFile]) rmSync(table, { force: true });
       await settle(engine);
-      const disk = await storage(engine, prefix);
       loaded += files.structures;
       copyFiles.push(files.copyFile);
-      const fingerprints = options.similarity
-        ? `| ${await fingerprintStep(engine, prefix, files, held, real, fps)} `
-        : '';
+      const fingerprints = options.similarity ? `| ${await fingerprintStep(engine, prefix, files, held, real)} ` : '';
+      if (fingerprints) out(`  fingerprints: ${fingerprints.slice(2)}`);
+      const disk = await storage(engine, prefix);
       const asLoaded = await measureLookups(prefix, samples, mixtures);
       rows.push(`| ${disk.size} | ${loadCells} | ${disk.cells} | ${asLoaded.cells} ${fingerprints}|`);
-      if (options.similarity) await similarityByQuery(engine, prefix, { fps, folder, copies: copyFiles }, queries());
+      if (options.similarity) {
+        // Pinned first (with --split-cores), so that the API started next runs beside this bench.
+        const cores = await splitCoresIfAsked(engine);
+        const api = await startApi({ ES_INDEX_PREFIX: prefix });
+        await compareSimilarity(api.url, queries(), {
+          fps: files.fps,
+          folder,
+          copies: copyFiles,
+          core: cores?.rest,
+        }).finally(() => (cores?.restore(), api.stop()));
+      }
       const copy = options.consolidate ? await consolidate(prefix, samples, asLoaded.keyRate) : undefined;
       if (copy) {
         await settle(engine);
@@ -504,7 +428,8 @@ async function main(): Promise<void> {
     if (rows.length > 0) {
       out(
         '\n| structures / assignments | structures: rows/s, time, loader RSS | references (or consolidate) ' +
-          '| bytes per structure / assignment | heap used MB | segments compounds / assignments (release indices) ' +
+          `| bytes per structure / assignment${options.similarity ? ' / fingerprint' : ''} | heap used MB ` +
+          '| segments compounds / assignments (release indices) ' +
           '| by InChIKey: req/s, p50 / p99 ms; p50 / p99 ms at half its peak | by sourceID | connectivity ' +
           `| connectivity of mixtures |${options.similarity ? ' similarity | fingerprints |' : ''}`,
       );
@@ -512,9 +437,8 @@ async function main(): Promise<void> {
       for (const row of rows) out(row);
     }
     rmSync(folder, { recursive: true, force: true });
-    if (options.keep) out(`kept ${prefix}-*: delete them with npm run es:stop -- --wipe, or by their prefix`);
-    else await deleteIndicesByPrefix(config.ES_URL, prefix).catch(() => []);
-    out(`deleted ${options.keep ? '' : `${prefix}-* and `}${folder}`);
+    await deleteIndicesByPrefix(config.ES_URL, prefix).catch(() => []);
+    out(`deleted ${prefix}-* and ${folder}`);
     await engine.close();
   }
 }

@@ -15,7 +15,7 @@ import { apiPrefix, apiDumpFolder, ensureLoaded } from './dataset';
 import { fmt, molecules, openBench, out, post, runBench, runLoader, sampleHash, since } from './common';
 import { splitCoresIfAsked, startApi } from './common';
 import { sortedSources } from '../src/engine/paging';
-import { closedLoop, percentile } from './load-generator';
+import { percentile } from './load-generator';
 
 const python = join(process.env.CHEMXREF_PY ?? '/root/.cache/chemxref-py', 'bin', 'python');
 const reference = join(__dirname, 'similarity_reference.py');
@@ -33,25 +33,18 @@ const fragments = [
   .join(' ')
   .split(' ');
 
-/** What the reference script prints, a JSON line at a time. */
-interface ReferenceLine {
-  query: string;
-  threshold: number;
-  ms: number;
-  hits?: [string, number][];
-  keys?: string[];
-  structures: number;
-  failed: number;
-  seconds: number;
-  perSecond: number;
-  buildSeconds: number;
+/** Morgan on-bits as the reference script writes them: 256 bytes in hex, bit 8i+j = (byte i >> j) & 1. */
+export function hexOf(morgan?: number[]): string {
+  if (!morgan) return '';
+  const bits = Buffer.alloc(256);
+  for (const bit of morgan) bits[bit >> 3] |= 1 << (bit & 7);
+  return bits.toString('hex');
 }
 
-interface Answer {
-  totalResults?: number;
-  complete?: boolean;
-  results?: { standardInchiKey: string; tanimoto: number }[];
-}
+/** What the reference script prints, a JSON line at a time. */
+type ReferenceLine = { query: string; hits?: [string, number][]; keys?: string[] } & Record<Figure, number>;
+type Figure = 'threshold' | 'ms' | 'structures' | 'failed' | 'seconds' | 'perSecond' | 'buildSeconds';
+type Answer = { totalResults?: number; complete?: boolean; results?: { standardInchiKey: string; tanimoto: number }[] };
 
 const ask = async (url: string, body: object): Promise<Answer> => (await (await post(url, body)).json()) as Answer;
 
@@ -59,10 +52,7 @@ const ask = async (url: string, body: object): Promise<Answer> => (await (await 
 async function python3(args: string[], core?: string): Promise<ReferenceLine[]> {
   const [command, argv] = core ? ['taskset', ['-c', core, python, reference, ...args]] : [python, [reference, ...args]];
   const { stdout } = await promisify(execFile)(command, argv, { maxBuffer: 2 ** 30 });
-  return stdout
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as ReferenceLine);
+  return stdout.split('\n').flatMap((line) => (line ? [JSON.parse(line) as ReferenceLine] : []));
 }
 
 /**
@@ -135,16 +125,15 @@ async function main(): Promise<void> {
     await engine.client.indices.delete({ index: engine.names.fingerprints }, { ignore: [404] });
     const ours = await runLoader(apiPrefix, ['fingerprints']);
     const [ref] = await python3(['fingerprints', '--in', file, '--out', refFps, '--workers', '2']);
-    const rate = Number(ours.summary.rowsRead) / Number(ours.summary.seconds);
-    out(`| | structures | failed | seconds | per second | peak RSS MB |`);
-    out(`|---|---|---|---|---|---|`);
+    const [rows, failed, seconds] = ['rowsRead', 'rowsRejected', 'seconds'].map((k) => Number(ours.summary[k]));
+    out(`| | structures | failed | seconds | per second | peak RSS MB |\n|---|---|---|---|---|---|`);
     out(
-      `| load -- fingerprints | ${fmt(Number(ours.summary.rowsRead))} | ${fmt(Number(ours.summary.rowsRejected))} | ${fmt(Number(ours.summary.seconds), 1)} | ${fmt(rate)} | ${fmt(ours.peakRssMb)} |`,
+      `| load -- fingerprints | ${fmt(rows)} | ${fmt(failed)} | ${fmt(seconds, 1)} | ${fmt(rows / seconds)} | ${fmt(ours.peakRssMb)} |`,
     );
     out(
       `| RDKit, Python | ${fmt(ref.structures)} | ${fmt(ref.failed)} | ${fmt(ref.seconds, 1)} | ${fmt(ref.perSecond)} | |`,
     );
-    out(`ratio to the reference's rate: ${fmt(rate / ref.perSecond, 2)}`);
+    out(`ratio to the reference's rate: ${fmt(rows / seconds / ref.perSecond, 2)}`);
   } else out(`reusing the ${fmt(held)} fingerprints held (\`-- --fresh\` computes and times them again)`);
   const store = await engine.client.indices.stats({ index: engine.names.fingerprints, metric: ['store', 'docs'] });
   const bytes = store._all.primaries!.store!.size_in_bytes;
@@ -154,10 +143,8 @@ async function main(): Promise<void> {
   // Agreement, key by key, with the reference's fingerprints.
   const every = <T>(index: string, fields: string[]): Promise<T[]> =>
     sortedSources<T>(engine, { index, sort: [{ uci: 'asc' }], _source: fields }, Infinity);
-  const structures = await every<{ uci: number; standardInchiKey: string }>(engine.names.compounds, [
-    'uci',
-    'standardInchiKey',
-  ]);
+  type Structure = { uci: number; standardInchiKey: string };
+  const structures = await every<Structure>(engine.names.compounds, ['uci', 'standardInchiKey']);
   const keyOf = new Map(structures.map((s) => [s.uci, s.standardInchiKey]));
   const refHex = new Map(
     readFileSync(refFps, 'utf8')
@@ -170,11 +157,9 @@ async function main(): Promise<void> {
   for (const doc of await every<{ uci: number; morgan: number[] }>(engine.names.fingerprints, ['uci', 'morgan'])) {
     const key = keyOf.get(doc.uci)!;
     fingerprinted.add(key);
-    const bits = Buffer.alloc(256);
-    for (const bit of doc.morgan) bits[bit >> 3] |= 1 << (bit & 7);
     const theirs = refHex.get(key);
     if (!theirs) agreement.oursOnly += 1;
-    else if (theirs === bits.toString('hex')) agreement.equal += 1;
+    else if (theirs === hexOf(doc.morgan)) agreement.equal += 1;
     else agreement.differ.push(key);
   }
   for (const [key, hex] of refHex) if (!fingerprinted.has(key)) agreement[hex ? 'referenceOnly' : 'neither'] += 1;
@@ -191,16 +176,7 @@ async function main(): Promise<void> {
   try {
     out(`\n## Similarity: ${queries.length} queries of the set, one at a time`);
     await compareSimilarity(api.url, queries, { fps: refFps, folder: apiDumpFolder, core: cores?.rest });
-    const loop = await closedLoop(16, 15, async (i) => {
-      const response = await post(`${api.url}/api/v1/similarity`, {
-        type: 'inchikey',
-        compound: queries[i % queries.length],
-        threshold: 0.7,
-      });
-      await response.arrayBuffer();
-      return response.ok ? { answered: 1, failed: 0 } : { answered: 0, failed: 1 };
-    });
-    out(`throughput at 16 connections, threshold 0.7, limit 100: ${fmt(loop.rps)} req/s, p99 ${fmt(loop.p99, 1)} ms`);
+    out('(throughput at 16 connections: bench:scale -- --similarity, at 500k and 10M)');
 
     out(`\n## Substructure: ${fragments.length} fragments, limit 100, one at a time`);
     const fragmentsFile = join(apiDumpFolder, 'substructure-queries.txt');
