@@ -176,7 +176,6 @@ async function main(): Promise<void> {
   try {
     out(`\n## Similarity: ${queries.length} queries of the set, one at a time`);
     await compareSimilarity(api.url, queries, { fps: refFps, folder: apiDumpFolder, core: cores?.rest });
-    out('(throughput at 16 connections: bench:scale -- --similarity, at 500k and 10M)');
 
     out(`\n## Substructure: ${fragments.length} fragments, limit 100, one at a time`);
     const fragmentsFile = join(apiDumpFolder, 'substructure-queries.txt');
