@@ -211,6 +211,13 @@ const settings = {
     defaultValue: '10s',
     parse: duration,
   },
+  SIMILARITY_CONCURRENCY: {
+    description:
+      'similarity searches one API process runs at once; more wait their turn (64 at most, ' +
+      'then 503), so that they never hold the engine past ENGINE_TIMEOUT_MS',
+    defaultValue: '2',
+    parse: positiveInteger,
+  },
   CONNECTIVITY_MAX_ENTRIES: {
     description: 'most entries one connectivity search returns',
     defaultValue: '10000',

@@ -17,6 +17,7 @@ describe('configuration', () => {
       MAX_INCHI_LENGTH: 4000,
       COMPONENT_FREQUENCY_CAP: 200,
       CONNECTIVITY_MAX_ENTRIES: 10000,
+      SIMILARITY_CONCURRENCY: 2,
       BODY_LIMIT: 16 * 1024,
     });
   });
@@ -30,6 +31,7 @@ describe('configuration', () => {
       { ES_HEAP: '1 gigabyte' },
       { BODY_LIMIT: 'big' },
       { COMPONENT_FREQUENCY_CAP: '0' },
+      { SIMILARITY_CONCURRENCY: '0' },
     ];
     for (const env of cases) {
       const [name] = Object.keys(env);

@@ -66,6 +66,21 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
       expect(body.results[0].sources.map((s: { compoundId: string }) => s.compoundId)).to.include('CHEMBL112');
     });
 
+    it('answers 20 searches sent at once, one at a time with SIMILARITY_CONCURRENCY=1, as it answers each alone', async () => {
+      const oneAtATime = await startApi(testConfig(await fixturePrefix(), { SIMILARITY_CONCURRENCY: '1' }));
+      try {
+        const queries = [...reference.keys()].filter((_, i) => i % 500 === 0).slice(0, 20);
+        const body = (uci: number): object => ({ type: 'uci', compound: uci, threshold: 0.5 });
+        const together = await Promise.all(queries.map((uci) => oneAtATime.post('/api/v1/similarity', body(uci))));
+        for (const [i, uci] of queries.entries()) {
+          expect(together[i].status).to.equal(200);
+          expect(together[i].body).to.deep.equal((await similarity(body(uci))).body);
+        }
+      } finally {
+        await oneAtATime.stop();
+      }
+    });
+
     it('answers exactly the brute-force Tanimoto hits, in order, at thresholds 0.3 to 0.9', async () => {
       const queries = [...reference.keys()].filter((_, i) => i % 97 === 0);
       for (const uci of queries) {

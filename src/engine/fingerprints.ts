@@ -6,6 +6,7 @@
  */
 import type { estypes } from '@elastic/elasticsearch';
 import type { Engine } from './client';
+import { Gate } from './gate';
 
 export interface FingerprintDocument {
   uci: number;
@@ -67,7 +68,22 @@ function hitOf(hit: estypes.SearchHit<unknown>, popcount: number): SimilarHit {
  * `shared` of them are asked for, so the engine counts exactly the structures at or above the
  * threshold.
  */
-export async function similarStructures(
+export function similarStructures(
+  engine: Engine,
+  morgan: number[],
+  threshold: Threshold,
+  limit: number,
+): Promise<{ total: number; hits: SimilarHit[] }> {
+  // SIMILARITY_CONCURRENCY at once: more would hold the engine, and the lookups whose searches leave
+  // in the same _msearch, past the deadline, and their timeouts would open the breaker.
+  let gate = gates.get(engine);
+  if (!gate) gates.set(engine, (gate = new Gate('similarity searches', engine.config.SIMILARITY_CONCURRENCY)));
+  return gate.run(() => similarNow(engine, morgan, threshold, limit));
+}
+
+const gates = new WeakMap<Engine, Gate>();
+
+async function similarNow(
   engine: Engine,
   morgan: number[],
   threshold: Threshold,
