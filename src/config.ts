@@ -213,7 +213,7 @@ const settings = {
   },
   SIMILARITY_CONCURRENCY: {
     description:
-      'similarity searches one API process runs at once; more wait their turn (64 at most, ' +
+      'similarity searches one API process runs at once; more wait their turn (1,024 at most, ' +
       'then 503), so that they never hold the engine past ENGINE_TIMEOUT_MS',
     defaultValue: '2',
     parse: positiveInteger,

@@ -226,6 +226,22 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
       expect(lines[1].body).to.deep.equal((await substructure(single(queries[1]))).body);
       expect(lines[2].status).to.equal(400);
     });
+
+    it('answers every line of a batch of 600 similarity searches, which wait their turn', async () => {
+      const ucis = [...reference.keys()].slice(0, 600);
+      const queries = ucis.map((uci) => ({ op: 'similarity', type: 'uci', compound: uci, threshold: 0.9 }));
+      const response = await fetch(`${api.url}/api/v1/batch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ queries }),
+      });
+      const lines = (await response.text())
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { status: number });
+      expect(lines).to.have.length(600);
+      expect(lines.filter((line) => line.status !== 200)).to.deep.equal([]);
+    });
   });
 
   describe('npm run load -- fingerprints', () => {

@@ -11,7 +11,7 @@ export class Gate {
   constructor(
     private readonly what: string,
     private readonly limit: number,
-    private readonly maxWaiting = 64,
+    private readonly maxWaiting = 1_024,
   ) {}
 
   async run<T>(task: () => Promise<T>): Promise<T> {
