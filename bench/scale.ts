@@ -31,7 +31,7 @@ import { sortedSources } from '../src/engine/paging';
 import { MoleculeToolkit } from '../src/toolkits/molecules';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { deleteIndicesByPrefix } from '../scripts/engine';
-import { draw, fmt, molecules, openBench, out, runBench, runLoader, Sample, sampleHash, settle, since } from './common';
+import { draw, fmt, molecules, openBench, out, runBench, runLoader, Sample, settle, since } from './common';
 import { splitCoresIfAsked, startApi, UsageError } from './common';
 import { readStructures } from './dataset';
 import { describeFailures, drive, drivePaced, type Measure } from './load-generator';
@@ -364,12 +364,11 @@ async function main(): Promise<void> {
   const generator = structures(real, parents);
   // Similarity: the real set's fingerprint documents, the file FPSim2 reads them from, and its queries.
   const [held, copyFiles]: [Held, string[]] = [new Map(), []];
-  const queries = (): string[] =>
-    real
-      .filter((_, i) => held.has(i + 1))
-      .map(({ key }) => key)
-      .sort((a, b) => sampleHash(a) - sampleHash(b))
-      .slice(0, 100);
+  const queries = (): string[] => {
+    const sample = new Sample<string>(100);
+    real.forEach(({ key }, i) => held.has(i + 1) && sample.add(key, key));
+    return sample.values;
+  };
   const mixtures = mixtureKeys(real);
   const samples: Samples = { keys: new Sample(sampleSize), ids: new Sample(sampleSize) };
   writeFileSync(join(folder, 'source.tsv'), sourceTsv(steps.flatMap((_, i) => sourcesOf(i + 1))));
