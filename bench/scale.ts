@@ -223,13 +223,13 @@ function mixtureKeys(real: Structure[]): string[] {
   return sample.values;
 }
 
-type Held = Map<number, Pick<FingerprintDocument, 'uci' | 'popcount' | 'morgan' | 'molecule'>>;
+type Held = Map<number, Pick<FingerprintDocument, 'uci' | 'popcount' | 'morgan'>>;
 
 /**
  * The step's fingerprints (a table cell). The first step's by `load -- fingerprints`, after which
  * the real set's documents are `held` and written to `fps` (key and hex a line, in UCI order, for
  * FPSim2); later steps check that the toolkit gives their first isotopologues their parent's bits,
- * then copy the parent's document to each.
+ * then copy the parent's document to each, without its pattern and molecule (similarity reads neither).
  */
 async function fingerprintStep(engine: Engine, prefix: string, files: StepFiles, held: Held, real: Structure[]) {
   if (held.size === 0) {
@@ -238,7 +238,7 @@ async function fingerprintStep(engine: Engine, prefix: string, files: StepFiles,
     const request = { index: engine.names.fingerprints, query: { range: { uci: { lte: real.length } } } };
     const sort = [{ uci: 'asc' }];
     type Doc = Held extends Map<number, infer D> ? D : never;
-    const fields = ['uci', 'popcount', 'morgan', 'molecule'];
+    const fields = ['uci', 'popcount', 'morgan'];
     for (const doc of await sortedSources<Doc>(engine, { ...request, sort, _source: fields }, Infinity))
       held.set(doc.uci, doc);
     writeFileSync(files.fps, real.map(({ key }, i) => `${key}\t${hexOf(held.get(i + 1)?.morgan)}\n`).join(''));
@@ -262,7 +262,7 @@ async function fingerprintStep(engine: Engine, prefix: string, files: StepFiles,
   for await (const line of createInterface({ input: createReadStream(files.copyFile) })) {
     const [uci, standardInchiKey, parent] = line.split('\t');
     const document = held.get(Number(parent));
-    if (document) batch.push({ ...document, uci: Number(uci), standardInchiKey, pattern: [] });
+    if (document) batch.push({ ...document, uci: Number(uci), standardInchiKey, pattern: [], molecule: '' });
     if (document && (copied += 1) % 2_000 === 0) await flush();
   }
   await flush();

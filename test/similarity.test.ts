@@ -5,6 +5,11 @@ import { join } from 'node:path';
 import { startApi, type RunningApi } from './support/api';
 import { fixtureDump, fixturePrefix, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
 import { MoleculeToolkit } from '../src/toolkits/molecules';
+import { Engine, mappingOf } from '../src/engine/client';
+import { ensureBaseIndices } from '../src/engine/schema';
+import { substructureCandidates, writeFingerprints } from '../src/engine/fingerprints';
+import type { Candidate, FingerprintDocument } from '../src/engine/fingerprints';
+import { bodiesSent } from './support/engine';
 
 const paracetamol = { uci: 614, key: 'RZVAJINKPMORJF-UHFFFAOYSA-N', smiles: 'CC(=O)Nc1ccc(O)cc1' };
 
@@ -253,6 +258,71 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
       expect(first.rowsLoaded).to.equal(reference.size);
       const second = await load(prefix, ['fingerprints']);
       expect(second).to.include({ rowsRead: 0, rowsLoaded: 0 });
+    });
+  });
+
+  describe('the candidates of a substructure search', () => {
+    it('come once each, in UCI order, over dense and sparse runs of UCIs, each read a window of them', async () => {
+      const engine = new Engine(testConfig(freshPrefix('candidate-windows')));
+      try {
+        await ensureBaseIndices(engine);
+        // Candidates hold pattern bit 7: UCIs 1–2,500, then one in 5,000 up to 300,000, then 300,001–301,500.
+        // Every 7th UCI of the dense runs holds bit 8 only, and is no candidate.
+        const ucis = [
+          ...Array.from({ length: 2_500 }, (_, i) => i + 1),
+          ...Array.from({ length: 60 }, (_, i) => 5_000 * (i + 1)),
+          ...Array.from({ length: 1_500 }, (_, i) => 300_001 + i),
+        ];
+        const candidate = (uci: number): boolean => uci % 5_000 === 0 || uci % 7 !== 0;
+        const documents: FingerprintDocument[] = ucis.map((uci) => ({
+          uci,
+          standardInchiKey: `KEY${uci}`,
+          popcount: (uci * 37) % 90,
+          morgan: [],
+          pattern: candidate(uci) ? [7, 9] : [8, 9],
+          molecule: Buffer.from(String(uci)).toString('base64'),
+        }));
+        for (let start = 0; start < documents.length; start += 1_000)
+          await writeFingerprints(engine, documents.slice(start, start + 1_000));
+        await engine.client.indices.refresh({ index: engine.names.fingerprints });
+
+        const found: number[] = [];
+        const searches = await bodiesSent(engine, '/_search', async () => {
+          for await (const page of substructureCandidates(engine, [7, 9], 100)) {
+            expect(page.length).to.be.at.most(100);
+            found.push(...page.map((c) => c.uci));
+          }
+        });
+        expect(found).to.deep.equal(ucis.filter(candidate));
+        // Full pages, and a few windows to cross the sparse run (and the read of the last UCI).
+        expect(searches.length).to.be.at.most(Math.ceil(found.length / 100) + 12);
+        const [first] = (await substructureCandidates(engine, [7, 9], 100).next()).value as Candidate[];
+        expect(first).to.deep.equal({ uci: 1, standardInchiKey: 'KEY1', molecule: documents[0].molecule });
+      } finally {
+        await engine.client.indices.delete({ index: `${engine.names.prefix}-*` }, { ignore: [404] });
+        await engine.close();
+      }
+    });
+
+    it('are read from _source in an index made before molecules were doc values', async () => {
+      const engine = new Engine(testConfig(freshPrefix('candidates-in-source')));
+      try {
+        const { settings, mappings } = mappingOf('fingerprints');
+        const properties = { ...(mappings.properties as object), molecule: { type: 'binary' as const } };
+        const older = { ...mappings, _source: { excludes: ['pattern'] }, properties };
+        await engine.client.indices.create({ index: engine.names.fingerprints, settings, mappings: older });
+        const molecule = reference.get(paracetamol.uci)!.molecule;
+        const document = { uci: 614, standardInchiKey: paracetamol.key, popcount: 1, morgan: ['1'], pattern: [7] };
+        await engine.client.index({ index: engine.names.fingerprints, document: { ...document, molecule } });
+        await engine.client.indices.refresh({ index: engine.names.fingerprints });
+        const pages: Candidate[][] = [];
+        for await (const page of substructureCandidates(engine, [7], 100)) pages.push(page);
+        expect(pages.flat()).to.deep.equal([{ uci: 614, standardInchiKey: paracetamol.key, molecule }]);
+        expect(await toolkit.match('smiles', 'c1ccccc1', [molecule])).to.deep.equal([true]);
+      } finally {
+        await engine.client.indices.delete({ index: `${engine.names.prefix}-*` }, { ignore: [404] });
+        await engine.close();
+      }
     });
   });
 });

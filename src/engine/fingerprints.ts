@@ -156,29 +156,109 @@ export async function storedMorganOf(
   return result.hits.hits[0]?._source?.morgan;
 }
 
+export type Candidate = { uci: number; standardInchiKey: string; molecule: string };
+
 /**
- * Stored structures after UCI `afterUci` whose pattern fingerprint holds every on-bit of the query's,
- * in UCI order, up to `size`, with their molecules: the candidates a substructure match then checks.
+ * Engines whose fingerprints index keeps molecules in `_source` only, as indices made before
+ * molecules were doc values do: their candidates are read from `_source`, at three times the cost.
  */
-export async function substructureCandidates(
+const moleculesInSourceOnly = new WeakSet<Engine>();
+
+/**
+ * The candidates in the UCI window (after, upto], in UCI order, up to `size`. The molecule and key are
+ * read from doc values and no stored field is loaded: loading each hit's stored fields (its `_id`
+ * and `_source`) would cost three times the rest of the read.
+ */
+async function candidatesIn(
   engine: Engine,
   pattern: number[],
-  afterUci: number,
+  after: number,
+  upto: number,
   size: number,
-): Promise<{ uci: number; standardInchiKey: string; molecule: string }[]> {
-  const result = await engine.client.search<{ uci: number; standardInchiKey: string; molecule: string }>({
-    index: engine.names.fingerprints,
-    query: {
-      bool: {
-        filter: [{ range: { uci: { gt: afterUci } } }, ...pattern.map((bit) => ({ term: { pattern: String(bit) } }))],
+  retried = false,
+): Promise<Candidate[]> {
+  const fromSource = moleculesInSourceOnly.has(engine);
+  const fields = ['standardInchiKey', 'molecule'];
+  let result: estypes.SearchResponse<Candidate>;
+  try {
+    result = await engine.client.search<Candidate>({
+      index: engine.names.fingerprints,
+      query: {
+        bool: {
+          filter: [
+            { range: { uci: { gt: after, lte: upto } } },
+            ...pattern.map((bit) => ({ term: { pattern: String(bit) } })),
+          ],
+        },
       },
-    },
-    sort: [{ uci: 'asc' }],
-    size,
-    _source: ['uci', 'standardInchiKey', 'molecule'],
-    track_total_hits: false,
-  });
-  return result.hits.hits.map((hit) => hit._source!);
+      sort: [{ uci: 'asc' }],
+      size,
+      ...(fromSource ? { _source: ['uci', ...fields] } : { stored_fields: '_none_', docvalue_fields: fields }),
+      track_total_hits: false,
+    });
+  } catch (error) {
+    if (fromSource || retried || !/fielddata is unsupported/.test(String(error))) throw error;
+    moleculesInSourceOnly.add(engine);
+    return candidatesIn(engine, pattern, after, upto, size, true);
+  }
+  const candidates = result.hits.hits.map((hit) =>
+    fromSource
+      ? hit._source!
+      : {
+          uci: hit.sort![0] as number,
+          standardInchiKey: hit.fields!.standardInchiKey[0] as string,
+          molecule: hit.fields!.molecule?.[0] as string,
+        },
+  );
+  // An index made again since (by a new backfill) keeps its molecules as doc values.
+  if (fromSource && !retried && candidates.some((candidate) => candidate.molecule === undefined)) {
+    moleculesInSourceOnly.delete(engine);
+    return candidatesIn(engine, pattern, after, upto, size, true);
+  }
+  return candidates;
+}
+
+/** The UCIs the first read of a substructure search spans. */
+const firstSpan = 2_000;
+
+/**
+ * The stored structures whose pattern fingerprint holds every on-bit of the query's, with their
+ * molecules, in UCI order, a page of at most `size` at a time: the candidates a substructure match
+ * checks. Each page is read while the previous one is checked.
+ *
+ * A read asks for a window of UCIs, not for "the next `size` after": the index is sorted by popcount,
+ * so the engine sorts by UCI every candidate a read's range holds, and the next `size` of a rare
+ * fragment's candidates would cost a sort of all those left, again at every page. Each window is sized
+ * from the one before to hold about `size` candidates: a window that held more spans what its page
+ * covered, one that held fewer spans up to 16 times more.
+ */
+export async function* substructureCandidates(
+  engine: Engine,
+  pattern: number[],
+  size: number,
+): AsyncGenerator<Candidate[]> {
+  const read = (after: number, upto: number): Promise<Candidate[]> => {
+    const page = candidatesIn(engine, pattern, after, upto, size);
+    page.catch(() => undefined); // awaited below, or dropped when the search ends first
+    return page;
+  };
+  let [after, span] = [0, firstSpan];
+  let next = read(after, after + span);
+  const last = await lastFingerprintedUci(engine);
+  for (;;) {
+    const page = await next;
+    if (page.length === size) {
+      const end = page[page.length - 1].uci;
+      span = Math.max(1, Math.ceil((end - after) * 1.25));
+      after = end;
+    } else {
+      if (after + span >= last) return yield page;
+      after += span;
+      span = Math.ceil(span * Math.min(16, Math.max(1.5, (0.8 * size) / Math.max(1, page.length))));
+    }
+    next = read(after, after + span);
+    yield page;
+  }
 }
 
 /** The highest UCI with a fingerprint document: a backfill goes on after it. */

@@ -124,8 +124,6 @@ const candidatesAtOnce = 1_000;
 /** Candidates a worker checks at a time, between two looks at the clock. */
 const checkedAtOnce = 200;
 
-type Candidate = { uci: number; standardInchiKey: string; molecule: string };
-
 /** POST /substructure. */
 export async function searchSubstructure(context: LookupContext, query: SubstructureQuery): Promise<object> {
   const toolkit = toolkitOf(context);
@@ -148,21 +146,16 @@ export async function searchSubstructure(context: LookupContext, query: Substruc
   const deadline = Date.now() + context.config.SUBSTRUCTURE_TIMEOUT_MS;
   const matched: { uci: number; standardInchiKey: string }[] = [];
   let reason: string | undefined;
-  let after: number;
-  let exhausted = false;
-  const pageAfter = (uci: number): Promise<Candidate[]> => {
-    const page = substructureCandidates(context.engine, described.pattern, uci, candidatesAtOnce);
-    page.catch(() => undefined); // awaited below, or dropped when the search ends first
-    return page;
-  };
-  let next = pageAfter(0);
-  while (matched.length < limit && !exhausted && reason === undefined) {
-    const candidates = await next;
-    exhausted = candidates.length < candidatesAtOnce;
-    // The next page is read while this one is checked.
-    if (!exhausted) next = pageAfter(candidates[candidates.length - 1].uci);
+  let checkedUpTo = 0;
+  pages: for await (const candidates of substructureCandidates(context.engine, described.pattern, candidatesAtOnce)) {
     // A round of `checkedAtOnce` candidates a worker, on every core the API's toolkit has.
     for (let start = 0; start < candidates.length; start += checkedAtOnce * toolkit.size) {
+      if (Date.now() >= deadline) {
+        reason =
+          `the search stopped after ${context.config.SUBSTRUCTURE_TIMEOUT_MS} ms (SUBSTRUCTURE_TIMEOUT_MS), ` +
+          (checkedUpTo ? `having checked the structures up to UCI ${checkedUpTo}` : 'before checking any structure');
+        break pages;
+      }
       const round = candidates.slice(start, start + checkedAtOnce * toolkit.size);
       let matches: boolean[];
       try {
@@ -174,20 +167,13 @@ export async function searchSubstructure(context: LookupContext, query: Substruc
       } catch (error) {
         if (!(error instanceof WorkerTimedOut)) throw error;
         reason = `matching this ${name} took longer than the toolkit allows a batch of structures`;
-        break;
+        break pages;
       }
       round.forEach((candidate, i) => {
         if (matches[i]) matched.push(candidate);
       });
-      after = round[round.length - 1].uci;
-      const last = exhausted && start + round.length >= candidates.length;
-      if (matched.length >= limit || last) break;
-      if (Date.now() >= deadline) {
-        reason =
-          `the search stopped after ${context.config.SUBSTRUCTURE_TIMEOUT_MS} ms (SUBSTRUCTURE_TIMEOUT_MS), ` +
-          `having checked the structures up to UCI ${after}`;
-        break;
-      }
+      checkedUpTo = round[round.length - 1].uci;
+      if (matched.length >= limit) break pages;
     }
   }
   const hits = matched.slice(0, limit);
