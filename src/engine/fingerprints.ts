@@ -160,14 +160,14 @@ export type Candidate = { uci: number; standardInchiKey: string; molecule: strin
 
 /**
  * Engines whose fingerprints index keeps molecules in `_source` only, as indices made before
- * molecules were doc values do: their candidates are read from `_source`, at three times the cost.
+ * molecules were doc values do: their candidates are read from `_source`, at two to three times the cost.
  */
 const moleculesInSourceOnly = new WeakSet<Engine>();
 
 /**
  * The candidates in the UCI window (after, upto], in UCI order, up to `size`. The molecule and key are
  * read from doc values and no stored field is loaded: loading each hit's stored fields (its `_id`
- * and `_source`) would cost three times the rest of the read.
+ * and `_source`) took two thirds of a read.
  */
 async function candidatesIn(
   engine: Engine,
