@@ -3,9 +3,11 @@
  * UCI order from the last one done, in worker threads on every core. Fingerprints are derived data
  * (docs/similarity.md): loads of structures do not compute them, this command does, and it goes on
  * where it stopped when it is run again. A structure whose InChI cannot be rebuilt gets no
- * fingerprint and is a rejected row (its reason says why).
+ * fingerprint and is a rejected row (its reason says why). A run that wrote at least as many
+ * fingerprints as the index held before merges it into one segment (below).
  */
 import { lastFingerprintedUci, writeFingerprints, type FingerprintDocument } from '../src/engine/fingerprints';
+import { mergeIntoOneSegment } from '../src/engine/schema';
 import { MoleculeToolkit } from '../src/toolkits/molecules';
 import { ByteCounter } from './read';
 import { Reject, type LoadRun } from './run';
@@ -45,6 +47,7 @@ export async function loadFingerprints(run: LoadRun, toolkit = MoleculeToolkit.p
   try {
     await engine.client.indices.refresh({ index: [engine.names.compounds, engine.names.fingerprints] });
     let after = await lastFingerprintedUci(engine);
+    const held = (await engine.client.count({ index: engine.names.fingerprints })).count;
     const counter = new ByteCounter(await structuresAfter(run, after));
     run.track(counter);
     run.details.resumedAfterUci = after;
@@ -80,6 +83,13 @@ export async function loadFingerprints(run: LoadRun, toolkit = MoleculeToolkit.p
     }
     await written;
     await engine.client.indices.refresh({ index: engine.names.fingerprints });
+    // A similarity search seeks each of its terms in every segment: on the 500k set, one segment
+    // answered 2.7-3.3 times faster than the 21 a backfill leaves. After a smaller increment the
+    // engine's merge policy keeps segments few, and `consolidate` merges them again.
+    if (run.rowsLoaded > 0 && run.rowsLoaded >= held) {
+      await mergeIntoOneSegment(engine, engine.names.fingerprints);
+      run.details.mergedIntoOneSegment = true;
+    }
   } finally {
     await toolkit.close();
   }

@@ -250,14 +250,22 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
   });
 
   describe('npm run load -- fingerprints', () => {
-    it('computes the missing fingerprints, and a second run finds none missing', async () => {
+    it('computes the missing fingerprints, leaves the index one segment, and a second run finds none missing', async () => {
       const prefix = await loadFixture(freshPrefix('fingerprints'));
       const first = await load(prefix, ['fingerprints']);
       expect(first.status).to.equal('done');
       expect(Number(first.rowsLoaded) + Number(first.rowsRejected)).to.equal(fixtureStructures().length);
       expect(first.rowsLoaded).to.equal(reference.size);
+      // A run that wrote the whole index leaves it one segment, which similarity searches faster.
+      expect(first.mergedIntoOneSegment).to.equal(true);
+      const engine = new Engine(testConfig(prefix));
+      const segments = await engine.client.indices.segments({ index: engine.names.fingerprints });
+      await engine.close();
+      const shard = [Object.values(segments.indices[`${prefix}-fingerprints`].shards)[0]].flat()[0];
+      expect(shard.num_search_segments).to.equal(1);
       const second = await load(prefix, ['fingerprints']);
       expect(second).to.include({ rowsRead: 0, rowsLoaded: 0 });
+      expect(second).not.to.have.property('mergedIntoOneSegment');
     });
   });
 
