@@ -259,10 +259,9 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
       // A run that wrote the whole index leaves it one segment, which similarity searches faster.
       expect(first.mergedIntoOneSegment).to.equal(true);
       const engine = new Engine(testConfig(prefix));
-      const segments = await engine.client.indices.segments({ index: engine.names.fingerprints });
+      const segments = await engine.client.cat.segments({ index: engine.names.fingerprints, format: 'json' });
       await engine.close();
-      const shard = [Object.values(segments.indices[`${prefix}-fingerprints`].shards)[0]].flat()[0];
-      expect(shard.num_search_segments).to.equal(1);
+      expect(segments).to.have.length(1);
       const second = await load(prefix, ['fingerprints']);
       expect(second).to.include({ rowsRead: 0, rowsLoaded: 0 });
       expect(second).not.to.have.property('mergedIntoOneSegment');
