@@ -7,7 +7,7 @@ import { fixtureDump, fixturePrefix, freshPrefix, load, loadFixture, testConfig 
 import { MoleculeToolkit } from '../src/toolkits/molecules';
 import { Engine, mappingOf } from '../src/engine/client';
 import { ensureBaseIndices } from '../src/engine/schema';
-import { substructureCandidates, writeFingerprints } from '../src/engine/fingerprints';
+import { similarStructures, substructureCandidates, thresholdOf, writeFingerprints } from '../src/engine/fingerprints';
 import type { Candidate, FingerprintDocument } from '../src/engine/fingerprints';
 import { bodiesSent } from './support/engine';
 
@@ -132,6 +132,28 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
       expect(unknownUci).to.include({ response: 'Not found', error: 'no structure with UCI 99999999' });
       const { body: unknownKey } = await similarity({ type: 'inchikey', compound: 'AAAAAAAAAAAAAA-BBBBBBBBSA-N' });
       expect(unknownKey.response).to.equal('Not found');
+    });
+
+    it('counts and ranks as exactly when a group of popcounts holds more candidates than it reads back', async () => {
+      // With one candidate read back, every group that finds two or more is searched again run by run.
+      const engine = new Engine(testConfig(await fixturePrefix()));
+      try {
+        for (const uci of [...reference.keys()].filter((_, i) => i % 211 === 0)) {
+          const morgan = [...reference.get(uci)!.morgan];
+          for (const threshold of [0.3, 0.6]) {
+            const { total, hits } = await similarStructures(engine, morgan, thresholdOf(threshold), 1000, 1);
+            const expected = bruteForce(uci, threshold);
+            expect(total, `UCI ${uci} at ${threshold}`).to.equal(expected.length);
+            const found = new Set(hits.map((hit) => hit.uci));
+            expect(
+              expected.filter(([other]) => !found.has(other)),
+              `UCI ${uci} at ${threshold}`,
+            ).to.deep.equal([]);
+          }
+        }
+      } finally {
+        await engine.close();
+      }
     });
 
     it('refuses a threshold below 0.3 or a limit over 1,000, saying which', async () => {

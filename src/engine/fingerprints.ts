@@ -27,13 +27,20 @@ export function thresholdOf(value: number): Threshold {
   return { share: Math.round(value * 1_000_000), scale: 1_000_000 };
 }
 
+/** Popcounts from..to, whose structures reach the threshold when they share at least `shared` bits with the query. */
+export interface PopcountRun {
+  from: number;
+  to: number;
+  shared: number;
+}
+
 /**
  * The popcounts b a structure can have and still reach the threshold against a query of `a` bits,
  * in runs of equal `shared`: the fewest bits it must share with the query, ⌈t(a + b) / (1 + t)⌉
  * (from c / (a + b − c) ≥ t). Tanimoto ≤ min(a, b) / max(a, b) bounds b to [⌈ta⌉, ⌊a/t⌋].
  */
-export function popcountRuns(a: number, { share, scale }: Threshold): { from: number; to: number; shared: number }[] {
-  const runs: { from: number; to: number; shared: number }[] = [];
+export function popcountRuns(a: number, { share, scale }: Threshold): PopcountRun[] {
+  const runs: PopcountRun[] = [];
   if (a === 0) return runs;
   const from = Math.max(1, Math.ceil((share * a) / scale));
   const to = Math.min(2048, Math.floor((scale * a) / share));
@@ -54,86 +61,143 @@ export interface SimilarHit {
   popcount: number;
 }
 
-function hitOf(hit: estypes.SearchHit<unknown>, popcount: number): SimilarHit {
+function hitOf(hit: estypes.SearchHit<unknown>, popcount?: number): SimilarHit {
   const [score, uci] = hit.sort as number[];
   const standardInchiKey = (hit.fields?.standardInchiKey as string[] | undefined)?.[0] ?? '';
-  return { uci, standardInchiKey, shared: Math.round(score), popcount };
+  const count = popcount ?? (hit.fields?.popcount as number[] | undefined)?.[0] ?? 0;
+  return { uci, standardInchiKey, shared: Math.round(score), popcount: count };
 }
 
 /**
+ * Runs searched together: consecutive runs whose `shared` is within `slack` of the first's. A group
+ * asks for the first run's `shared` over all its popcounts, so it finds a few structures below the
+ * threshold, which are dropped here; one search where there were several is cheaper by more.
+ */
+export function runGroups(runs: PopcountRun[], slack = 4): PopcountRun[][] {
+  const groups: PopcountRun[][] = [];
+  for (const run of runs) {
+    const last = groups[groups.length - 1];
+    if (last && run.shared - last[0].shared <= slack) last.push(run);
+    else groups.push([run]);
+  }
+  return groups;
+}
+
+/** Structures a group's search reads back whole; a group with more is searched again run by run. */
+const groupCandidates = 1_000;
+
+/**
  * Every stored structure whose Tanimoto to the query's Morgan on-bits reaches the threshold: their
- * count, and, for each popcount, the `limit` that share the most bits with the query (lowest UCI
- * first), which hold the `limit` best of all. One search a run of popcounts (sent together in one
- * `_msearch`); within a run, a structure's score is the number of bits it shares, and at least
- * `shared` of them are asked for, so the engine counts exactly the structures at or above the
- * threshold.
+ * count, and structures among which are the `limit` best (for each popcount, at least the `limit`
+ * that share the most bits with the query, lowest UCI first). A structure's score is the number of
+ * bits it shares with the query. One search a group of popcount runs (sent together in one
+ * `_msearch`) reads back every structure sharing at least the group's fewest bits, and keeps those
+ * at or above the threshold; a group with more than `candidates` is searched run by run, each
+ * asking for exactly its `shared`, so that the engine counts and ranks them.
  */
 export function similarStructures(
   engine: Engine,
   morgan: number[],
   threshold: Threshold,
   limit: number,
+  candidates = groupCandidates,
 ): Promise<{ total: number; hits: SimilarHit[] }> {
   // SIMILARITY_CONCURRENCY at once: more would hold the engine, and the lookups whose searches leave
   // in the same _msearch, past the deadline, and their timeouts would open the breaker.
   let gate = gates.get(engine);
   if (!gate) gates.set(engine, (gate = new Gate('similarity searches', engine.config.SIMILARITY_CONCURRENCY)));
-  return gate.run(() => similarNow(engine, morgan, threshold, limit));
+  return gate.run(() => similarNow(engine, morgan, threshold, limit, candidates));
 }
 
 const gates = new WeakMap<Engine, Gate>();
+
+const bestFirst: estypes.Sort = [{ _score: { order: 'desc' } }, { uci: { order: 'asc' } }];
+
+/** Structures of popcount from..to sharing at least `shared` bits with the query. */
+function sharing(morgan: number[], from: number, to: number, shared: number): estypes.QueryDslQueryContainer {
+  return {
+    bool: {
+      filter: [{ range: { popcount: { gte: from, lte: to } } }],
+      should: morgan.map((bit) => ({ term: { morgan: String(bit) } })),
+      minimum_should_match: shared,
+    },
+  };
+}
 
 async function similarNow(
   engine: Engine,
   morgan: number[],
   threshold: Threshold,
   limit: number,
+  candidates: number,
 ): Promise<{ total: number; hits: SimilarHit[] }> {
-  const should = morgan.map((bit) => ({ term: { morgan: String(bit) } }));
-  const sort: estypes.Sort = [{ _score: { order: 'desc' } }, { uci: { order: 'asc' } }];
+  const a = morgan.length;
+  const reaches = (hit: SimilarHit): boolean =>
+    hit.shared * threshold.scale >= threshold.share * (a + hit.popcount - hit.shared);
   const answers = await Promise.all(
-    popcountRuns(morgan.length, threshold).map(async (run) => {
-      const single = run.from === run.to;
+    runGroups(popcountRuns(a, threshold)).map(async (group) => {
+      const { from, shared } = group[0];
       const result = await engine.search({
         index: engine.names.fingerprints,
-        query: {
-          bool: {
-            filter: [{ range: { popcount: { gte: run.from, lte: run.to } } }],
-            should,
-            minimum_should_match: run.shared,
-          },
-        },
+        query: sharing(morgan, from, group[group.length - 1].to, shared),
         track_total_hits: true,
-        _source: false,
-        docvalue_fields: ['standardInchiKey'],
-        size: single ? limit : 0,
-        sort,
-        ...(single
-          ? {}
-          : {
-              aggs: {
-                popcounts: {
-                  terms: { field: 'popcount', size: run.to - run.from + 1 },
-                  aggs: {
-                    best: { top_hits: { size: limit, sort, _source: false, docvalue_fields: ['standardInchiKey'] } },
-                  },
-                },
-              },
-            }),
+        stored_fields: '_none_',
+        docvalue_fields: ['standardInchiKey', 'popcount'],
+        size: candidates,
+        sort: bestFirst,
       });
-      const total = (result.hits.total as estypes.SearchTotalHits).value;
-      if (single) return { total, hits: result.hits.hits.map((hit) => hitOf(hit, run.from)) };
-      const buckets = (result.aggregations?.popcounts as estypes.AggregationsLongTermsAggregate).buckets as unknown as {
-        key: number;
-        best: { hits: { hits: estypes.SearchHit<unknown>[] } };
-      }[];
-      return { total, hits: buckets.flatMap((bucket) => bucket.best.hits.hits.map((hit) => hitOf(hit, bucket.key))) };
+      if ((result.hits.total as estypes.SearchTotalHits).value <= candidates) {
+        const hits = result.hits.hits.map((hit) => hitOf(hit)).filter(reaches);
+        return { total: hits.length, hits };
+      }
+      const runs = await Promise.all(group.map((run) => runSearch(engine, morgan, run, limit)));
+      return { total: runs.reduce((sum, run) => sum + run.total, 0), hits: runs.flatMap((run) => run.hits) };
     }),
   );
   return {
     total: answers.reduce((sum, answer) => sum + answer.total, 0),
     hits: answers.flatMap((answer) => answer.hits),
   };
+}
+
+/** One run's count, and for each of its popcounts the `limit` sharing the most bits. */
+async function runSearch(
+  engine: Engine,
+  morgan: number[],
+  run: PopcountRun,
+  limit: number,
+): Promise<{ total: number; hits: SimilarHit[] }> {
+  const single = run.from === run.to;
+  const result = await engine.search({
+    index: engine.names.fingerprints,
+    query: sharing(morgan, run.from, run.to, run.shared),
+    track_total_hits: true,
+    _source: false,
+    docvalue_fields: ['standardInchiKey'],
+    size: single ? limit : 0,
+    sort: bestFirst,
+    ...(single
+      ? {}
+      : {
+          aggs: {
+            popcounts: {
+              terms: { field: 'popcount', size: run.to - run.from + 1 },
+              aggs: {
+                best: {
+                  top_hits: { size: limit, sort: bestFirst, _source: false, docvalue_fields: ['standardInchiKey'] },
+                },
+              },
+            },
+          },
+        }),
+  });
+  const total = (result.hits.total as estypes.SearchTotalHits).value;
+  if (single) return { total, hits: result.hits.hits.map((hit) => hitOf(hit, run.from)) };
+  const buckets = (result.aggregations?.popcounts as estypes.AggregationsLongTermsAggregate).buckets as unknown as {
+    key: number;
+    best: { hits: { hits: estypes.SearchHit<unknown>[] } };
+  }[];
+  return { total, hits: buckets.flatMap((bucket) => bucket.best.hits.hits.map((hit) => hitOf(hit, bucket.key))) };
 }
 
 /** The Morgan on-bits stored for a structure; undefined when it has none (yet). */
