@@ -72,12 +72,7 @@ function breakdown(headers: string[]): string {
   return `all ${means(answers)}; the API's own p99 ${fmt(p99, 1)}; its slowest 1 % ${means(slowest)}`;
 }
 
-interface AssignmentHit {
-  uci: number;
-  sourceId: number;
-  compoundId: string;
-  standardInchiKey: string;
-}
+type AssignmentHit = { uci: number; sourceId: number; compoundId: string; standardInchiKey: string };
 
 /**
  * The ceiling: the engine's searches for each lookup of the service (src/engine), sent by a client,
@@ -155,12 +150,7 @@ export function ceilingLookups(engine: Engine) {
   };
 }
 
-interface Lookup {
-  name: string;
-  path: string;
-  bodies: object[];
-  lookup: (n: number) => Promise<void>;
-}
+type Lookup = { name: string; path: string; bodies: object[]; lookup: (n: number) => Promise<void> };
 type Row = Record<'service' | 'ceiling' | 'half' | 'halfCeiling', Measure[]> & { name: string; breakdown: string };
 
 async function main(): Promise<void> {

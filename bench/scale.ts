@@ -1,22 +1,14 @@
-// Growth curve: one deployment grown in steps from the real molecules (scripts/make-bench-data.sh) to
-// tens of millions of structures, then measured after each step. Structures beyond the real set are
-// isotopologues (13C) of real single-component molecules, keyed by our own code and checked to keep
-// their parent's skeleton; each step's five sources hold about 3 assignments a structure. Each step
-// is loaded by the real loader (rows/s, time, peak RSS); then disk, heap, segments, and the v1 API's
-// lookups at 16 connections and at half their peak.
-//
-// With --consolidate, each step is measured again after `npm run load -- consolidate`, with the
-// copy's rate and the API's key lookups at half their peak while it copies.
-//
-// With --similarity, similarity is a fifth lookup (threshold 0.7, limit 100), compared query by query
-// with FPSim2 at each step (bench:similarity's table; --split-cores: the engine on one core). The
-// first step (the real set at least) gets fingerprints from `load -- fingerprints`; as 13C leaves
-// RDKit's Morgan invariants unchanged (a mass delta truncates to 0), later steps copy the parent's
-// document but its pattern terms (substructure's) to each isotopologue, once the toolkit gave their
-// first 1,000 their parent's bits: a fingerprint shared by ~20 structures at 10M.
-//
-//   npm run bench:scale -- [--steps 0.5,2,5,10] [--seconds 15] [--consolidate]
-//                          [--similarity [--split-cores]]
+// Growth curve (`npm run bench:scale -- [--steps 0.5,2,5,10] [--seconds 15] [--consolidate]
+// [--similarity [--split-cores]]`): one deployment grown in steps from the real molecules to tens of
+// millions, measured after each step. Structures beyond the real set are 13C isotopologues of real
+// single-component molecules, keyed by our code and checked to keep their parent's skeleton; five
+// sources a step hold about 3 assignments a structure. Each step: the real loader (rows/s, time, peak
+// RSS), then disk, heap, segments and the v1 lookups at 16 connections and at half their peak.
+// --consolidate measures each step again after `load -- consolidate`, with lookups during the copy.
+// --similarity adds similarity (0.7, limit 100) and bench:similarity's table against FPSim2. The real
+// set's fingerprints come from `load -- fingerprints`; later steps copy the parent's document (13C
+// changes no Morgan bit: checked on their first 1,000) without pattern terms, then merge the index:
+// a fingerprint shared by ~20 structures at 10M.
 import { randomBytes } from 'node:crypto';
 import type { estypes } from '@elastic/elasticsearch';
 import { appendFileSync, createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,7 +21,7 @@ import type { Engine } from '../src/engine/client';
 import { writeFingerprints, type FingerprintDocument } from '../src/engine/fingerprints';
 import { sortedSources } from '../src/engine/paging';
 import { MoleculeToolkit } from '../src/toolkits/molecules';
-import { currentReleaseIndices } from '../src/engine/schema';
+import { currentReleaseIndices, mergeIntoOneSegment } from '../src/engine/schema';
 import { deleteIndicesByPrefix } from '../scripts/engine';
 import { draw, fmt, molecules, openBench, out, runBench, runLoader, Sample, settle, since } from './common';
 import { splitCoresIfAsked, startApi, UsageError } from './common';
@@ -268,8 +260,11 @@ async function fingerprintStep(engine: Engine, prefix: string, files: StepFiles,
   await flush();
   await written;
   const time = since(started);
+  // Into one segment, as `load -- fingerprints` merges after writing at least as many as the index held.
+  const merge = copied >= held.size;
+  if (merge) await mergeIntoOneSegment(engine, engine.names.fingerprints);
   const rate = `${fmt(copied / time)}/s, ${fmt(time / 60, 1)} min`;
-  return `${fmt(files.checks.length)} checked; ${fmt(copied)} copied at ${rate}`;
+  return `${fmt(files.checks.length)} checked; ${fmt(copied)} copied at ${rate}${merge ? ', merged' : ''}`;
 }
 
 const byKey = (keys: string[]): object[] => keys.map((compound) => ({ type: 'inchikey', compound }));
@@ -409,7 +404,7 @@ async function main(): Promise<void> {
         // Pinned first (with --split-cores), so that the API started next runs beside this bench.
         const cores = await splitCoresIfAsked(engine);
         const api = await startApi({ ES_INDEX_PREFIX: prefix });
-        await compareSimilarity(api.url, queries(), {
+        await compareSimilarity(api.url, engine, queries(), {
           fps: files.fps,
           folder,
           copies: copyFiles,

@@ -14,6 +14,8 @@ import { promisify } from 'node:util';
 import { apiPrefix, apiDumpFolder, ensureLoaded } from './dataset';
 import { fmt, molecules, openBench, out, post, runBench, runLoader, sampleHash, since } from './common';
 import { splitCoresIfAsked, startApi } from './common';
+import type { Engine } from '../src/engine/client';
+import { similarStructures, storedMorganOf, thresholdOf } from '../src/engine/fingerprints';
 import { sortedSources } from '../src/engine/paging';
 import { percentile } from './load-generator';
 
@@ -58,10 +60,12 @@ async function python3(args: string[], core?: string): Promise<ReferenceLine[]> 
 /**
  * Each query at each threshold against FPSim2 on the same fingerprints (`fps`, plus the `copies`
  * files' structures, each sharing the fingerprint of the row its third column names): the answer
- * with limit 1,000 against FPSim2's hits, then p50 with limit 100 against FPSim2's, as a table.
+ * with limit 1,000 against FPSim2's hits, then p50 with limit 100 against FPSim2's, as a table: the
+ * API's (key, search, cross-references, HTTP), and the engine's search alone (`similarStructures`).
  */
 export async function compareSimilarity(
   url: string,
+  engine: Engine,
   queries: string[],
   reference: { fps: string; folder: string; copies?: string[]; core?: string },
 ): Promise<void> {
@@ -73,11 +77,19 @@ export async function compareSimilarity(
     reference.core,
   );
   const fpsim2 = new Map(lines.filter((l) => l.hits).map((l) => [`${l.query} ${l.threshold}`, l]));
-  out('| threshold | exact (limit 1,000) | chemxref p50 ms | p90 ms | FPSim2 p50 ms | ratio | hits p50 |');
-  out('|---|---|---|---|---|---|---|');
+  out('| threshold | exact (limit 1,000) | API p50 ms | p90 ms | search p50 ms | FPSim2 p50 ms | ratios | hits p50 |');
+  out('|---|---|---|---|---|---|---|---|');
+  const morgans = await Promise.all(queries.map((key) => storedMorganOf(engine, { standardInchiKey: key })));
+  // No answer from the shard request cache: the API and the search alone send the same searches.
+  const cache = (enable: boolean): Promise<unknown> =>
+    engine.client.indices.putSettings({
+      index: engine.names.fingerprints,
+      settings: { 'requests.cache.enable': enable },
+    });
+  await cache(false);
   for (const threshold of thresholds) {
     let exact = 0;
-    const [ours, theirs, counts]: number[][] = [[], [], []];
+    const [ours, search, theirs, counts]: number[][] = [[], [], [], []];
     for (const key of queries) {
       const body = { type: 'inchikey', compound: key, threshold };
       const answer = await ask(`${url}/api/v1/similarity`, { ...body, limit: 1000 });
@@ -93,15 +105,19 @@ export async function compareSimilarity(
       const start = process.hrtime.bigint();
       await ask(`${url}/api/v1/similarity`, { ...body, limit: 100 });
       ours.push(since(start) * 1000);
+      const searched = process.hrtime.bigint();
+      await similarStructures(engine, morgans[queries.indexOf(key)] ?? [], thresholdOf(threshold), 100);
+      search.push(since(searched) * 1000);
       theirs.push(ref.ms);
       counts.push(expected.size);
     }
-    [ours, theirs, counts].forEach((values) => values.sort((x, y) => x - y));
-    const [p50, ref50] = [percentile(ours, 50), percentile(theirs, 50)];
+    [ours, search, theirs, counts].forEach((values) => values.sort((x, y) => x - y));
+    const [p50, engine50, ref50] = [ours, search, theirs].map((values) => percentile(values, 50));
     out(
-      `| ${threshold} | ${exact} of ${queries.length} | ${fmt(p50, 1)} | ${fmt(percentile(ours, 90), 1)} | ${fmt(ref50, 1)} | ${fmt(p50 / ref50, 2)} | ${fmt(percentile(counts, 50))} |`,
+      `| ${threshold} | ${exact} of ${queries.length} | ${fmt(p50, 1)} | ${fmt(percentile(ours, 90), 1)} | ${fmt(engine50, 1)} | ${fmt(ref50, 1)} | ${fmt(p50 / ref50, 2)} / ${fmt(engine50 / ref50, 2)} | ${fmt(percentile(counts, 50))} |`,
     );
   }
+  await cache(true);
 }
 
 async function main(): Promise<void> {
@@ -175,7 +191,7 @@ async function main(): Promise<void> {
   const api = await startApi({ ES_INDEX_PREFIX: apiPrefix, RATE_LIMIT: '0' });
   try {
     out(`\n## Similarity: ${queries.length} queries of the set, one at a time`);
-    await compareSimilarity(api.url, queries, { fps: refFps, folder: apiDumpFolder, core: cores?.rest });
+    await compareSimilarity(api.url, engine, queries, { fps: refFps, folder: apiDumpFolder, core: cores?.rest });
 
     out(`\n## Substructure: ${fragments.length} fragments, limit 100, one at a time`);
     const fragmentsFile = join(apiDumpFolder, 'substructure-queries.txt');
