@@ -6,6 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { Engine } from '../src/engine/client';
 import { currentReleaseIndex, currentReleaseIndices } from '../src/engine/schema';
+import { writeFingerprints } from '../src/engine/fingerprints';
 import { allSources } from '../src/engine/sources';
 import { loadHistory } from '../src/engine/loads';
 import type { AssignmentDocument } from '../src/engine/documents';
@@ -558,6 +559,12 @@ describe('npm run load', function () {
     const sourcesBefore = await allSources(engine);
     const { count: allBefore } = await engine.client.count({ index: engine.names.assignments });
     expect(new Set((await currentReleaseIndices(engine)).values()).size).to.equal(3);
+    // Fingerprints written in two refreshes: two segments, which consolidate merges too.
+    for (const uci of [1, 2]) {
+      const fingerprint = { uci, standardInchiKey: `KEY${uci}`, popcount: 1, morgan: [uci], pattern: [], molecule: '' };
+      await writeFingerprints(engine, [fingerprint]);
+      await engine.client.indices.refresh({ index: engine.names.fingerprints });
+    }
 
     const dryRun = await load(prefix, ['consolidate', '--dry-run']);
     expect(dryRun.rowsRead).to.equal(allBefore);
@@ -591,6 +598,8 @@ describe('npm run load', function () {
     ]);
     const structureSegments = await engine.client.cat.segments({ index: engine.names.compounds, format: 'json' });
     expect(structureSegments, 'the structures index is merged into one segment too').to.have.length(1);
+    const fingerprintSegments = await engine.client.cat.segments({ index: engine.names.fingerprints, format: 'json' });
+    expect(fingerprintSegments, 'and the fingerprints index').to.have.length(1);
 
     const again = await load(prefix, ['consolidate']);
     expect(again).to.include({ status: 'done', releaseIndicesBefore: 1, releaseIndicesAfter: 1 });
