@@ -90,7 +90,7 @@ export async function compareSimilarity(
   for (const threshold of thresholds) {
     let exact = 0;
     const [ours, search, theirs, counts]: number[][] = [[], [], [], []];
-    for (const key of queries) {
+    for (const [i, key] of queries.entries()) {
       const body = { type: 'inchikey', compound: key, threshold };
       const answer = await ask(`${url}/api/v1/similarity`, { ...body, limit: 1000 });
       const ref = fpsim2.get(`${key} ${threshold}`)!;
@@ -106,7 +106,7 @@ export async function compareSimilarity(
       await ask(`${url}/api/v1/similarity`, { ...body, limit: 100 });
       ours.push(since(start) * 1000);
       const searched = process.hrtime.bigint();
-      await similarStructures(engine, morgans[queries.indexOf(key)] ?? [], thresholdOf(threshold), 100);
+      await similarStructures(engine, morgans[i] ?? [], thresholdOf(threshold), 100);
       search.push(since(searched) * 1000);
       theirs.push(ref.ms);
       counts.push(expected.size);
