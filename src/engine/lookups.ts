@@ -4,7 +4,7 @@
  */
 import type { AssignmentDocument } from './documents';
 import type { Engine } from './client';
-import { sortedSources } from './paging';
+import { laterPages, sortedSources } from './paging';
 
 export interface AssignmentFilter {
   /** Only current assignments (the default), or obsolete ones too. */
@@ -32,6 +32,7 @@ function assignmentsWhere(
   clause: object,
   filter: AssignmentFilter,
   limit: number,
+  firstHits?: number,
 ): Promise<AssignmentDocument[]> {
   return sortedSources<AssignmentDocument>(
     engine,
@@ -43,8 +44,15 @@ function assignmentsWhere(
       sort: [{ uci: 'asc' }, { sourceId: 'asc' }, { compoundId: 'asc' }],
     },
     limit,
+    firstHits,
   );
 }
+
+/**
+ * Records a structure has in all sources, for a first page that holds most answers for many UCIs in
+ * one read (a structure has a few; the 500k set holds 3.3 a structure).
+ */
+const recordsPerStructure = 10;
 
 const unlimited = 1_000_000;
 
@@ -67,9 +75,16 @@ export function assignmentsByUcis(
   filter: AssignmentFilter = {},
   limit = unlimited,
 ): Promise<AssignmentDocument[]> {
-  return ucis.length === 0
+  const distinct = [...new Set(ucis)];
+  return distinct.length === 0
     ? Promise.resolve([])
-    : assignmentsWhere(engine, { terms: { uci: [...new Set(ucis)] } }, filter, limit);
+    : assignmentsWhere(
+        engine,
+        { terms: { uci: distinct } },
+        filter,
+        limit,
+        Math.min(laterPages, Math.max(100, distinct.length * recordsPerStructure)),
+      );
 }
 
 /** Assignments of one compound id, in every source or in `filter.sourceId`. */

@@ -4,12 +4,13 @@ import type { Engine } from './client';
 import { EngineUnavailable } from './errors';
 
 const firstPage = 100;
-const laterPages = 5_000;
+export const laterPages = 5_000;
 
 /**
- * The `_source` of every hit of a sorted search, up to `limit`. The first page holds 100: most
- * lookups find a handful, and the sort buffers the engine allocates for a query follow its page
- * size. An answer longer than that is read again from its start under one point in time, in pages
+ * The `_source` of every hit of a sorted search, up to `limit`. The first page holds `firstHits`
+ * (100 unless the caller expects more): most lookups find a handful, and the sort buffers the engine
+ * allocates for a query follow its page size. An answer longer than that is read again from its start
+ * under one point in time, in pages
  * of 5,000 with search_after, so that a release published between two pages cannot give one answer
  * pages of two releases (an id twice, or missing).
  */
@@ -17,12 +18,13 @@ export async function sortedSources<T>(
   engine: Engine,
   request: estypes.SearchRequest & { sort: object[] },
   limit: number,
+  firstHits = firstPage,
 ): Promise<T[]> {
   // A full first page even under a smaller limit (cut here): merged with other requests' searches
   // of its shape (merge.ts), a page of 1 ("is there any?") comes back full and most of the searches
   // in it go again alone, a second round trip for most connectivity searches.
-  const hits = (await engine.search<T>({ ...request, size: firstPage, track_total_hits: false })).hits.hits;
-  if (hits.length < firstPage || limit <= firstPage) return hits.slice(0, limit).map((hit) => hit._source!);
+  const hits = (await engine.search<T>({ ...request, size: firstHits, track_total_hits: false })).hits.hits;
+  if (hits.length < firstHits || limit <= firstHits) return hits.slice(0, limit).map((hit) => hit._source!);
   return sortedSourcesAtOnePoint(engine, request, limit);
 }
 
