@@ -55,7 +55,11 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   const engine: Engine = new Engine(config, { serving: true, observer: metrics });
   const structures = new StructureConverter(config.STRUCTURE_TIMEOUT_MS);
   // Substructure matches are checked on up to four cores at once.
-  const molecules = new MoleculeToolkit(Math.min(4, availableParallelism()), config.SUBSTRUCTURE_TIMEOUT_MS + 5_000);
+  const molecules = new MoleculeToolkit(
+    Math.min(4, availableParallelism()),
+    config.SUBSTRUCTURE_TIMEOUT_MS + 5_000,
+    config.SUBSTRUCTURE_KEPT_MOLECULES,
+  );
   const context: LookupContext = { engine, config, sources: new SourceCatalog(engine), structures, molecules };
   const depictor = new Depictor();
   const document = openApiDocument();

@@ -211,6 +211,13 @@ const settings = {
     defaultValue: '10s',
     parse: duration,
   },
+  SUBSTRUCTURE_KEPT_MOLECULES: {
+    description:
+      'molecules of the lowest UCIs the API keeps read between substructure searches (about 20 KB each); ' +
+      '0 reads every candidate again',
+    defaultValue: '20000',
+    parse: nonNegativeInteger,
+  },
   SIMILARITY_CONCURRENCY: {
     description:
       'similarity searches one API process runs at once; more wait their turn (1,024 at most, ' +

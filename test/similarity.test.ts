@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startApi, type RunningApi } from './support/api';
 import { fixtureDump, fixturePrefix, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
-import { MoleculeToolkit } from '../src/toolkits/molecules';
+import { MoleculeToolkit, type MoleculeData } from '../src/toolkits/molecules';
 import { Engine, mappingOf } from '../src/engine/client';
 import { ensureBaseIndices } from '../src/engine/schema';
 import { similarStructures, substructureCandidates, thresholdOf, writeFingerprints } from '../src/engine/fingerprints';
@@ -172,7 +172,7 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
       const matches = await toolkit.match(
         type,
         text,
-        ucis.map((uci) => reference.get(uci)!.molecule),
+        ucis.map((uci) => ({ uci, molecule: reference.get(uci)!.molecule })),
       );
       return ucis.filter((_, i) => matches[i]);
     }
@@ -199,6 +199,23 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
       expect(amide.results.map((r: { uci: number }) => r.uci)).not.to.include(paracetamol.uci);
       const { body: either } = await substructure({ type: 'smarts', compound: 'C~C(~O)~Nc1ccccc1', limit: 1000 });
       expect(either.results.map((r: { uci: number }) => r.uci)).to.include(paracetamol.uci);
+    });
+
+    it('matches a structure whose molecule was computed again on its new molecule, not the one kept read', async () => {
+      const keeping = new MoleculeToolkit(1, 60_000, 10);
+      try {
+        const [benzene, cyclohexane] = (await keeping.fingerprints([
+          'InChI=1S/C6H6/c1-2-4-6-5-3-1/h1-6H',
+          'InChI=1S/C6H12/c1-2-4-6-5-3-1/h1-6H2',
+        ])) as MoleculeData[];
+        const aromaticRing = async (molecule: string): Promise<boolean[]> =>
+          keeping.match('smarts', 'c1ccccc1', [{ uci: 7, molecule }]);
+        expect(await aromaticRing(benzene.molecule)).to.deep.equal([true]);
+        expect(await aromaticRing(benzene.molecule)).to.deep.equal([true]);
+        expect(await aromaticRing(cyclohexane.molecule)).to.deep.equal([false]);
+      } finally {
+        await keeping.close();
+      }
     });
 
     it('refuses a query of fewer than 3 heavy atoms, and one RDKit cannot read, saying why', async () => {
@@ -347,7 +364,7 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
         const pages: Candidate[][] = [];
         for await (const page of substructureCandidates(engine, [7], 100)) pages.push(page);
         expect(pages.flat()).to.deep.equal([{ uci: 614, standardInchiKey: paracetamol.key, molecule }]);
-        expect(await toolkit.match('smiles', 'c1ccccc1', [molecule])).to.deep.equal([true]);
+        expect(await toolkit.match('smiles', 'c1ccccc1', [{ uci: 614, molecule }])).to.deep.equal([true]);
       } finally {
         await engine.client.indices.delete({ index: `${engine.names.prefix}-*` }, { ignore: [404] });
         await engine.close();

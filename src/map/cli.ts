@@ -142,7 +142,7 @@ async function main(argv: string[]): Promise<void> {
   const parsed = parseMapArguments(argv, config.BATCH_CONCURRENCY);
   const engine = new Engine(config, { serving: true });
   const structures = new StructureConverter(config.STRUCTURE_TIMEOUT_MS);
-  const molecules = new MoleculeToolkit(1, config.SUBSTRUCTURE_TIMEOUT_MS + 5_000);
+  const molecules = new MoleculeToolkit(1, config.SUBSTRUCTURE_TIMEOUT_MS + 5_000, config.SUBSTRUCTURE_KEPT_MOLECULES);
   const context: LookupContext = { engine, config, sources: new SourceCatalog(engine), structures, molecules };
   const output: Writable = parsed.out ? createWriteStream(parsed.out) : process.stdout;
   try {

@@ -8,7 +8,8 @@
 //                                     Morgan (radius 2, 2048 bits) and pattern (2048 bits) fingerprints,
 //                                     and the molecule as RDKit's binary form without coordinates (base64)
 //   {op: 'query', type, text}     -> {pattern, heavyAtoms} | {unreadable}: a substructure query
-//   {op: 'match', type, text, molecules} -> {matches: [boolean]}: which molecules contain the query
+//   {op: 'match', type, text, ucis, molecules, keep} -> {matches: [boolean]}: which molecules contain the
+//                                     query; the worker keeps up to `keep` of them read (see `LowestUcis`)
 const { parentPort } = require('node:worker_threads');
 const initIndigo = require('indigo-ketcher/jsNoRender');
 const initRDKitModule = require('@rdkit/rdkit');
@@ -184,17 +185,79 @@ function describeQuery(toolkits, type, text) {
   return { heavyAtoms, pattern: onBits(query.get_pattern_fp(patternParameters)) };
 }
 
-function match(toolkits, type, text, molecules) {
+/**
+ * Molecules already read from their binary form, by UCI, at most `keep` of them: those of the lowest
+ * UCIs. Reading a molecule costs ten times what matching it does, and every substructure search reads
+ * its candidates from the lowest UCI up, so those are the molecules searches check again and again.
+ * An entry is used only when its binary form is the candidate's (a UCI whose molecule was computed
+ * again is read again).
+ */
+class LowestUcis {
+  constructor() {
+    this.byUci = new Map();
+    this.heap = []; // the UCIs held, a max-heap: the first is the one given up for a lower one
+  }
+
+  /** The molecule of `uci` in this binary form, read and kept when it is among the lowest `keep`. */
+  molecule(rdkit, uci, pickle, keep) {
+    const held = this.byUci.get(uci);
+    if (held?.pickle === pickle) return { mol: held.mol, kept: true };
+    const mol = rdkit.get_mol_from_uint8array(Buffer.from(pickle, 'base64'));
+    if (!mol) return { mol: null, kept: false };
+    if (held) {
+      held.mol.delete();
+      this.byUci.set(uci, { pickle, mol });
+      return { mol, kept: true };
+    }
+    while (this.heap.length > Math.max(0, keep - 1) && this.heap[0] > uci) this.giveUpHighest();
+    if (this.heap.length >= keep) return { mol, kept: false };
+    this.byUci.set(uci, { pickle, mol });
+    this.push(uci);
+    return { mol, kept: true };
+  }
+
+  giveUpHighest() {
+    const uci = this.heap[0];
+    this.byUci.get(uci).mol.delete();
+    this.byUci.delete(uci);
+    const last = this.heap.pop();
+    if (this.heap.length === 0) return;
+    this.heap[0] = last;
+    for (let i = 0; ;) {
+      const [left, right] = [2 * i + 1, 2 * i + 2];
+      let top = i;
+      if (left < this.heap.length && this.heap[left] > this.heap[top]) top = left;
+      if (right < this.heap.length && this.heap[right] > this.heap[top]) top = right;
+      if (top === i) return;
+      [this.heap[i], this.heap[top]] = [this.heap[top], this.heap[i]];
+      i = top;
+    }
+  }
+
+  push(uci) {
+    this.heap.push(uci);
+    for (let i = this.heap.length - 1; i > 0;) {
+      const parent = (i - 1) >> 1;
+      if (this.heap[parent] >= this.heap[i]) return;
+      [this.heap[i], this.heap[parent]] = [this.heap[parent], this.heap[i]];
+      i = parent;
+    }
+  }
+}
+const kept = new LowestUcis();
+
+function match(toolkits, { type, text, ucis, molecules, keep = 0 }) {
   const { query, unreadable } = queryOf(toolkits, type, text);
   if (unreadable) return { unreadable };
   return {
-    matches: molecules.map((molecule) => {
-      const mol = molecule ? toolkits.rdkit.get_mol_from_uint8array(Buffer.from(molecule, 'base64')) : null;
+    matches: molecules.map((molecule, i) => {
+      if (!molecule) return false;
+      const { mol, kept: isKept } = kept.molecule(toolkits.rdkit, ucis?.[i], molecule, ucis ? keep : 0);
       if (!mol) return false;
       try {
         return mol.get_substruct_match(query) !== '{}';
       } finally {
-        mol.delete();
+        if (!isKept) mol.delete();
       }
     }),
   };
@@ -206,7 +269,7 @@ parentPort.on('message', ({ id, request }) => {
     try {
       if (request.op === 'fingerprints') result = fingerprints(toolkits, request.inchis);
       else if (request.op === 'query') result = describeQuery(toolkits, request.type, request.text);
-      else result = match(toolkits, request.type, request.text, request.molecules);
+      else result = match(toolkits, request);
     } catch (error) {
       // An exception of a WASM module leaves it unusable: the parent replaces the worker.
       setImmediate(() => {

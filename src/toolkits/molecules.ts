@@ -18,7 +18,13 @@ export type SubstructureQueryType = 'smiles' | 'smarts' | 'molfile';
 type Request =
   | { op: 'fingerprints'; inchis: string[] }
   | { op: 'query'; type: SubstructureQueryType; text: string }
-  | { op: 'match'; type: SubstructureQueryType; text: string; molecules: string[] };
+  | { op: 'match'; type: SubstructureQueryType; text: string; ucis: number[]; molecules: string[]; keep: number };
+
+/** A stored structure a substructure search checks: its UCI and its molecule in RDKit's binary form (base64). */
+export interface StoredMolecule {
+  uci: number;
+  molecule: string;
+}
 
 /** The time a new worker gets to load Indigo's and RDKit's WASM modules. */
 const startupMs = 60_000;
@@ -27,8 +33,15 @@ export class MoleculeToolkit {
   private readonly workers: IsolatedWorker<Request, unknown>[];
   private next = 0;
 
-  /** `workers`: how many worker threads (one a core for a backfill); `timeoutMs` bounds one request. */
-  constructor(workers = 1, timeoutMs = 60_000) {
+  /**
+   * `workers`: how many worker threads (one a core for a backfill); `timeoutMs` bounds one request;
+   * `keptMolecules`: how many molecules, of the lowest UCIs, the workers keep read between searches.
+   */
+  constructor(
+    workers = 1,
+    timeoutMs = 60_000,
+    private readonly keptMolecules = 0,
+  ) {
     const script = join(__dirname, 'molecule-worker.cjs');
     this.workers = Array.from(
       { length: workers },
@@ -87,18 +100,31 @@ export class MoleculeToolkit {
     return this.run({ op: 'query', type, text });
   }
 
-  /** Which of `molecules` (RDKit binary form, base64) contain the query as a substructure, on every worker. */
-  match(type: SubstructureQueryType, text: string, molecules: string[]): Promise<boolean[]> {
-    return this.spread(molecules, async (slice) => {
-      const result = await this.run<{ matches: boolean[] } | { unreadable: string }>({
-        op: 'match',
-        type,
-        text,
-        molecules: slice,
-      });
-      if ('unreadable' in result) throw new Error(`the query could not be read: ${result.unreadable}`);
-      return result.matches;
-    });
+  /**
+   * Which of `molecules` contain the query as a substructure, on every worker. A structure goes to the
+   * same worker at every search (by its UCI), so that the molecules each keeps read are its own.
+   */
+  async match(type: SubstructureQueryType, text: string, molecules: StoredMolecule[]): Promise<boolean[]> {
+    const shares = Array.from({ length: this.size }, () => [] as number[]);
+    molecules.forEach((molecule, i) => shares[molecule.uci % this.size].push(i));
+    const matches = new Array<boolean>(molecules.length);
+    const keep = Math.floor(this.keptMolecules / this.size);
+    await Promise.all(
+      shares.map(async (share, w) => {
+        if (share.length === 0) return;
+        const result = (await this.workers[w].run({
+          op: 'match',
+          type,
+          text,
+          ucis: share.map((i) => molecules[i].uci),
+          molecules: share.map((i) => molecules[i].molecule),
+          keep,
+        })) as { matches: boolean[] } | { unreadable: string };
+        if ('unreadable' in result) throw new Error(`the query could not be read: ${result.unreadable}`);
+        share.forEach((i, k) => (matches[i] = result.matches[k]));
+      }),
+    );
+    return matches;
   }
 
   async close(): Promise<void> {

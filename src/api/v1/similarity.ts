@@ -159,11 +159,7 @@ export async function searchSubstructure(context: LookupContext, query: Substruc
       const round = candidates.slice(start, start + checkedAtOnce * toolkit.size);
       let matches: boolean[];
       try {
-        matches = await toolkit.match(
-          query.type,
-          text,
-          round.map((candidate) => candidate.molecule),
-        );
+        matches = await toolkit.match(query.type, text, round);
       } catch (error) {
         if (!(error instanceof WorkerTimedOut)) throw error;
         reason = `matching this ${name} took longer than the toolkit allows a batch of structures`;
