@@ -288,6 +288,39 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
     });
   });
 
+  describe('fingerprints', () => {
+    // Indigo rebuilds these InChIs with a pentavalent N (C=N=C), which RDKit refuses; their on-bits
+    // are RDKit 2026.09's in Python (MolFromInchi, Morgan radius 2, 2048 bits).
+    const ylides = [
+      {
+        name: 'a pyridinium phenolate (its charge moved along the ring to the oxygen)',
+        inchi:
+          'InChI=1S/C29H21NO.ClHO4/c31-27-18-16-26(17-19-27)30-28(23-12-6-2-7-13-23)20-25(22-10-4-1-5-11-22)' +
+          '21-29(30)24-14-8-3-9-15-24;2-1(3,4)5/h1-21H;(H,2,3,4,5)',
+        morgan: [
+          49, 187, 222, 271, 389, 463, 554, 593, 669, 715, 736, 807, 875, 945, 972, 976, 1088, 1160, 1199, 1208, 1227,
+          1346, 1380, 1575, 1750, 1795, 1866, 1873, 1964, 2000,
+        ],
+      },
+      {
+        name: 'an imidazolium sulfonylamide (the bond out of the ring broken, the charge on a sulfonyl oxygen)',
+        inchi:
+          'InChI=1S/C22H23N5O2S/c1-17(2)12-13-26-14-15-27(16-26)22-21(23-19-10-6-7-11-20(19)24-22)' +
+          '25-30(28,29)18-8-4-3-5-9-18/h3-11,14-17H,12-13H2,1-2H3',
+        morgan: [
+          1, 15, 62, 80, 132, 250, 283, 289, 319, 343, 350, 378, 389, 404, 463, 553, 575, 641, 650, 687, 715, 725, 739,
+          757, 865, 935, 1003, 1057, 1068, 1088, 1097, 1101, 1104, 1145, 1169, 1199, 1265, 1309, 1373, 1380, 1475, 1476,
+          1574, 1750, 1791, 1836, 1847, 1855, 1860, 1873,
+        ],
+      },
+    ];
+    for (const ylide of ylides)
+      it(`of ${ylide.name} are RDKit's from MolFromInchi`, async () => {
+        const [computed] = await toolkit.fingerprints([ylide.inchi]);
+        expect((computed as MoleculeData).morgan).to.deep.equal(ylide.morgan);
+      });
+  });
+
   describe('npm run load -- fingerprints', () => {
     it('computes the missing fingerprints, leaves the index one segment, and a second run finds none missing', async () => {
       const prefix = await loadFixture(freshPrefix('fingerprints'));
