@@ -10,9 +10,8 @@ export const laterPages = 5_000;
  * The `_source` of every hit of a sorted search, up to `limit`. The first page holds `firstHits`
  * (100 unless the caller expects more): most lookups find a handful, and the sort buffers the engine
  * allocates for a query follow its page size. An answer longer than that is read again from its start
- * under one point in time, in pages
- * of 5,000 with search_after, so that a release published between two pages cannot give one answer
- * pages of two releases (an id twice, or missing).
+ * under one point in time, in pages of 5,000 with search_after, so that a release published between
+ * two pages cannot give one answer pages of two releases (an id twice, or missing).
  */
 export async function sortedSources<T>(
   engine: Engine,
