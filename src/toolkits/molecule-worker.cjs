@@ -104,13 +104,13 @@ function chargeSeparated(molfile) {
   for (let n = 1; n <= atoms; n += 1) {
     if (element(n) !== 'N' || charge(n) !== 0 || valence[n] < 5) continue;
     const choice = bondsOf[n]
-      .filter((bond) => bond.order === 2 && rank(across(bond, n)) >= 0 && charge(across(bond, n)) === 0)
+      .filter((bond) => bond.order === 2)
       .map((bond) => ({ bond, other: across(bond, n) }))
-      .map((option) =>
-        element(option.other) === 'C'
-          ? { ...option, ...destination(option.other, n) }
-          : { ...option, end: option.other, path: [] },
-      )
+      .filter(({ other }) => rank(other) >= 0 && charge(other) === 0)
+      .map((option) => ({
+        ...option,
+        ...(element(option.other) === 'C' ? destination(option.other, n) : { end: option.other, path: [] }),
+      }))
       .sort((p, q) => rank(p.other) - rank(q.other) || rank(p.end) - rank(q.end) || p.path.length - q.path.length)[0];
     if (!choice) continue;
     setOrder(choice.bond, 1);
@@ -267,13 +267,13 @@ class LowestUcis {
 }
 const kept = new LowestUcis();
 
-function match(toolkits, { type, text, ucis, molecules, keep = 0 }) {
+function match(toolkits, { type, text, ucis, molecules, keep }) {
   const { query, unreadable } = queryOf(toolkits, type, text);
   if (unreadable) return { unreadable };
   return {
     matches: molecules.map((molecule, i) => {
       if (!molecule) return false;
-      const { mol, kept: isKept } = kept.molecule(toolkits.rdkit, ucis?.[i], molecule, ucis ? keep : 0);
+      const { mol, kept: isKept } = kept.molecule(toolkits.rdkit, ucis[i], molecule, keep);
       if (!mol) return false;
       try {
         return mol.get_substruct_match(query) !== '{}';
