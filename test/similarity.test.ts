@@ -289,9 +289,10 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
   });
 
   describe('fingerprints', () => {
-    // Indigo rebuilds these InChIs with a pentavalent N (C=N=C), which RDKit refuses; their on-bits
-    // are RDKit 2026.09's in Python (MolFromInchi, Morgan radius 2, 2048 bits).
-    const ylides = [
+    // Indigo rebuilds these InChIs otherwise than the InChI library does: with a pentavalent N (C=N=C),
+    // which RDKit refuses, or with more charges. Their on-bits are RDKit 2026.09's in Python
+    // (MolFromInchi, Morgan radius 2, 2048 bits).
+    const structures = [
       {
         name: 'a pyridinium phenolate (its charge moved along the ring to the oxygen)',
         inchi:
@@ -313,11 +314,51 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
           1574, 1750, 1791, 1836, 1847, 1855, 1860, 1873,
         ],
       },
+      {
+        name: 'a 3-hydroxypyridinium (protonated by the InChI, drawn without a charge pair)',
+        inchi: 'InChI=1S/C13H11NO/c15-13-7-4-9-14(11-13)10-8-12-5-2-1-3-6-12/h1-11H/p+1/b10-8-',
+        morgan: [
+          65, 350, 389, 460, 463, 490, 540, 694, 733, 745, 807, 835, 878, 941, 1003, 1088, 1190, 1199, 1353, 1380, 1602,
+          1686, 1687, 1750, 1873, 1968, 2033,
+        ],
+      },
+      {
+        name: 'a quinoxaline 1,4-dioxide (one N-oxide drawn N+=O, the other N–O−)',
+        inchi: 'InChI=1S/C12H12N2O3/c1-7-4-5-10-11(6-7)14(17)12(9(3)15)8(2)13(10)16/h4-6H,1-3H3',
+        morgan: [
+          45, 235, 266, 285, 343, 448, 449, 463, 650, 715, 807, 875, 935, 948, 1013, 1017, 1057, 1237, 1357, 1380, 1426,
+          1545, 1658, 1722, 1750, 1766, 1820, 1823, 1866, 1871, 1873, 1917, 2021,
+        ],
+      },
+      {
+        name: 'a tritium-labelled ligand (its tritium atoms kept)',
+        inchi:
+          'InChI=1S/C17H21NO2/c1-18-13-12-15(14-8-4-3-5-9-14)20-17-11-7-6-10-16(17)19-2' +
+          '/h3-11,15,18H,12-13H2,1-2H3/i1T3',
+        morgan: [
+          1, 80, 140, 249, 296, 321, 389, 403, 538, 664, 667, 695, 739, 841, 887, 949, 1057, 1088, 1152, 1199, 1365,
+          1372, 1380, 1410, 1488, 1536, 1581, 1642, 1695, 1750, 1761, 1873, 1970, 1995, 2038,
+        ],
+      },
+      {
+        name: 'tannic acid (122 atoms and 132 bonds: a molfile whose counts run together)',
+        inchi:
+          'InChI=1S/C76H52O46/c77-32-1-22(2-33(78)53(32)92)67(103)113-47-16-27(11-42(87)58(47)97)66(102)112-21-' +
+          '52-63(119-72(108)28-12-43(88)59(98)48(17-28)114-68(104)23-3-34(79)54(93)35(80)4-23)64(120-73(109)29-' +
+          '13-44(89)60(99)49(18-29)115-69(105)24-5-36(81)55(94)37(82)6-24)65(121-74(110)30-14-45(90)61(100)50(1' +
+          '9-30)116-70(106)25-7-38(83)56(95)39(84)8-25)76(118-52)122-75(111)31-15-46(91)62(101)51(20-31)117-71(' +
+          '107)26-9-40(85)57(96)41(86)10-26/h1-20,52,63-65,76-101H,21H2',
+        morgan: [
+          58, 80, 114, 125, 145, 147, 202, 212, 227, 310, 352, 428, 541, 610, 650, 656, 695, 729, 807, 814, 875, 956,
+          1019, 1126, 1136, 1187, 1314, 1323, 1327, 1380, 1385, 1522, 1602, 1607, 1678, 1729, 1763, 1840, 1873, 1917,
+          1921, 1950, 1970, 1977,
+        ],
+      },
     ];
-    for (const ylide of ylides)
-      it(`of ${ylide.name} are RDKit's from MolFromInchi`, async () => {
-        const [computed] = await toolkit.fingerprints([ylide.inchi]);
-        expect((computed as MoleculeData).morgan).to.deep.equal(ylide.morgan);
+    for (const structure of structures)
+      it(`of ${structure.name} are RDKit's from MolFromInchi`, async () => {
+        const [computed] = await toolkit.fingerprints([structure.inchi]);
+        expect((computed as MoleculeData).morgan).to.deep.equal(structure.morgan);
       });
   });
 
