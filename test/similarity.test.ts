@@ -331,6 +331,19 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
         ],
       },
       {
+        name: 'a pyridinium amide (the charges Indigo writes, C(=[OH+])[N-], kept)',
+        inchi: 'InChI=1S/C15H16N2O/c1-2-17-10-8-14(9-11-17)15(18)16-12-13-6-4-3-5-7-13/h3-11H,2,12H2,1H3/p+1',
+        morgan: [
+          80, 157, 294, 389, 411, 463, 509, 718, 807, 813, 957, 965, 978, 998, 1003, 1057, 1066, 1088, 1199, 1290, 1300,
+          1321, 1380, 1385, 1714, 1721, 1730, 1750, 1754, 1776, 1873, 1942,
+        ],
+      },
+      {
+        name: 'a diazene N,N′-dioxide (two N-oxides bonded to each other, both kept)',
+        inchi: 'InChI=1S/C5H10N2O3/c1-4(2)5(3,8)7(10)6(4)9/h8H,1-3H3',
+        morgan: [463, 557, 715, 807, 982, 1057, 1060, 1096, 1129, 1154, 1247, 1273, 1274, 1314, 1894],
+      },
+      {
         name: 'a tritium-labelled ligand (its tritium atoms kept)',
         inchi:
           'InChI=1S/C17H21NO2/c1-18-13-12-15(14-8-4-3-5-9-14)20-17-11-7-6-10-16(17)19-2' +

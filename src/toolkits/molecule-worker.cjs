@@ -93,7 +93,8 @@ function molfileGraph(molfile) {
  * each such N (to O first, then N, then C) becomes single, with N+ and the other atom −. A carbanion's
  * charge moves along the shortest alternating path (single, double, single, ...) to an oxygen, else to
  * a nitrogen, as the InChI library puts it (C−–C=C–C=O → C=C–C=C–O−); of the N's double bonds to C,
- * the one whose charge ends on O is broken first, then on N, then the shortest. True when it changed.
+ * the one whose charge ends on O is broken first, then on N, then the shortest. Returns the atoms it
+ * made negative.
  */
 const [longestToOxygen, longestToNitrogen] = [6, 2];
 function separateCharges(graph) {
@@ -127,7 +128,7 @@ function separateCharges(graph) {
     }
     return toNitrogen ?? { end: start, path: [] };
   };
-  let changed = false;
+  const negatives = new Set();
   for (let n = 1; n <= atoms; n += 1) {
     if (element(n) !== 'N' || charge(n) !== 0 || valence[n] < 5) continue;
     const choice = bondsOf[n]
@@ -144,24 +145,36 @@ function separateCharges(graph) {
     charges.set(n, 1);
     for (const bond of choice.path) setOrder(bond, 3 - bond.order);
     charges.set(choice.end, -1);
-    changed = true;
+    negatives.add(choice.end);
   }
-  return changed;
+  return negatives;
 }
 
 /**
- * Cancels pairs of opposite charges joined by alternating bonds, as the InChI library draws a structure
- * with as few charges as it can: a negative atom, a single bond, a double, ..., a double into a
- * positive atom; the bonds between flip and both atoms become neutral. Two N-oxides joined so
- * (O−–N+=C–C=N+–O−, as in a quinoxaline 1,4-dioxide) keep one pair of charges (O=N+–C=C–N–O−): the
- * higher-numbered negative atom goes first. Paths of up to 6 bonds: on the 500k set, 4 or 10 left 15
- * more fingerprints unlike RDKit's. True when it changed.
+ * Cancels pairs of opposite charges joined by alternating bonds (a negative atom, a single bond, a
+ * double, ..., a double into a positive atom: the bonds between flip and both atoms become neutral),
+ * where the InChI library draws fewer charges than Indigo:
+ * - a negative charge `separateCharges` placed, with any positive atom (a 3-hydroxypyridinium:
+ *   Indigo's [OH+]=C and the [CH-] of its ylide);
+ * - two N-oxides (O−–N+=C–C=N+–O−, as in a quinoxaline 1,4-dioxide), which keep one pair
+ *   (O=N+–C=C–N–O−): the higher-numbered oxygen goes first. N-oxides bonded to each other
+ *   (O−–N+=N+–O−) keep both.
+ * Other charges Indigo writes stay, as the InChI library keeps them (`C(=[OH+])[N-]`). Paths of up to
+ * 6 bonds: on the 500k set, 4 or 10 left 20 or 5 more fingerprints unlike RDKit's. True when it changed.
  */
 const longestBetweenCharges = 6;
-function cancelCharges(graph) {
-  const { atoms, charges, bondsOf, charge, across, setOrder } = graph;
-  /** The shortest alternating path, single bond first, from `start` into a positive atom. */
-  const partner = (start) => {
+function cancelCharges(graph, separated) {
+  const { atoms, charges, bondsOf, element, charge, across, setOrder } = graph;
+  const nOxideOxygen = (o) =>
+    element(o) === 'O' &&
+    charge(o) === -1 &&
+    bondsOf[o].length === 1 &&
+    element(across(bondsOf[o][0], o)) === 'N' &&
+    charge(across(bondsOf[o][0], o)) === 1;
+  const nOxideNitrogen = (n) =>
+    element(n) === 'N' && charge(n) === 1 && bondsOf[n].some((bond) => nOxideOxygen(across(bond, n)));
+  /** The shortest alternating path, single bond first, from `start` into an atom where it `ends`. */
+  const partner = (start, ends) => {
     const reached = new Set([start]);
     for (let level = [{ atom: start, path: [] }]; level.length > 0 && level[0].path.length < longestBetweenCharges;) {
       const next = [];
@@ -171,7 +184,7 @@ function cancelCharges(graph) {
           if (bond.order !== (path.length % 2 === 0 ? 1 : 2) || reached.has(end)) continue;
           reached.add(end);
           const found = { end, path: [...path, bond] };
-          if (bond.order === 2 && charge(end) === 1) return found;
+          if (bond.order === 2 && ends(end, found.path)) return found;
           if (charge(end) >= 0) next.push({ atom: end, path: found.path });
         }
       level = next;
@@ -180,7 +193,10 @@ function cancelCharges(graph) {
   };
   let changed = false;
   for (let negative = atoms; negative >= 1; negative -= 1) {
-    const found = charge(negative) === -1 && partner(negative);
+    const ends = separated.has(negative)
+      ? (a) => charge(a) === 1
+      : nOxideOxygen(negative) && ((a, path) => path.length >= 4 && nOxideNitrogen(a));
+    const found = ends && charge(negative) === -1 && partner(negative, ends);
     if (!found) continue;
     for (const bond of found.path) setOrder(bond, 3 - bond.order);
     charges.set(negative, 0);
@@ -195,7 +211,7 @@ function asTheInChILibraryDraws(molfile) {
   const graph = molfileGraph(molfile);
   if (!graph) return molfile;
   const separated = separateCharges(graph);
-  return cancelCharges(graph) || separated ? graph.molfile() : molfile;
+  return cancelCharges(graph, separated) || separated.size > 0 ? graph.molfile() : molfile;
 }
 
 function moleculeOf({ indigo, rdkit, options }, inchi) {
