@@ -215,7 +215,7 @@ function mixtureKeys(real: Structure[]): string[] {
   return sample.values;
 }
 
-type Held = Map<number, Pick<FingerprintDocument, 'uci' | 'popcount' | 'morgan'>>;
+type Held = Map<number, Pick<FingerprintDocument, 'uci' | 'popcount' | 'derivation' | 'morgan'>>;
 
 /**
  * The step's fingerprints (a table cell). The first step's by `load -- fingerprints`, after which
@@ -230,7 +230,7 @@ async function fingerprintStep(engine: Engine, prefix: string, files: StepFiles,
     const request = { index: engine.names.fingerprints, query: { range: { uci: { lte: real.length } } } };
     const sort = [{ uci: 'asc' }];
     type Doc = Held extends Map<number, infer D> ? D : never;
-    const fields = ['uci', 'popcount', 'morgan'];
+    const fields = ['uci', 'popcount', 'derivation', 'morgan'];
     for (const doc of await sortedSources<Doc>(engine, { ...request, sort, _source: fields }, Infinity))
       held.set(doc.uci, doc);
     writeFileSync(files.fps, real.map(({ key }, i) => `${key}\t${hexOf(held.get(i + 1)?.morgan)}\n`).join(''));

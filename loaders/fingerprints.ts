@@ -1,14 +1,20 @@
 /**
- * `npm run load -- fingerprints`: computes the fingerprints of every structure that has none yet, in
- * UCI order from the last one done, in worker threads on every core. Fingerprints are derived data
- * (docs/similarity.md): loads of structures do not compute them, this command does, and it goes on
- * where it stopped when it is run again. A structure whose InChI cannot be rebuilt gets no
+ * `npm run load -- fingerprints`: computes the fingerprints of every structure that has none yet, or
+ * has one an older chemxref computed otherwise (`moleculeDerivation`), in UCI order from the last one
+ * done, in worker threads on every core. Fingerprints are derived data (docs/similarity.md): loads of
+ * structures do not compute them, this command does, and it goes on where it stopped when it is run
+ * again. A structure whose InChI cannot be rebuilt gets no
  * fingerprint and is a rejected row (its reason says why). A run that wrote at least as many
  * fingerprints as the index held before merges it into one segment (below).
  */
-import { lastFingerprintedUci, writeFingerprints, type FingerprintDocument } from '../src/engine/fingerprints';
+import {
+  lastFingerprintedUci,
+  olderFingerprints,
+  writeFingerprints,
+  type FingerprintDocument,
+} from '../src/engine/fingerprints';
 import { mergeIntoOneSegment } from '../src/engine/schema';
-import { MoleculeToolkit } from '../src/toolkits/molecules';
+import { MoleculeToolkit, moleculeDerivation as derivation } from '../src/toolkits/molecules';
 import { ByteCounter } from './read';
 import { Reject, type LoadRun } from './run';
 
@@ -46,12 +52,15 @@ export async function loadFingerprints(run: LoadRun, toolkit = MoleculeToolkit.p
   const engine = run.engine;
   try {
     await engine.client.indices.refresh({ index: [engine.names.compounds, engine.names.fingerprints] });
-    let after = await lastFingerprintedUci(engine);
+    // Older fingerprints are made again in UCI order, so this derivation's last UCI is where to go on.
+    let after = await lastFingerprintedUci(engine, derivation);
     const held = (await engine.client.count({ index: engine.names.fingerprints })).count;
     const counter = new ByteCounter(await structuresAfter(run, after));
     run.track(counter);
     run.details.resumedAfterUci = after;
     run.details.structuresWithoutFingerprints = counter.totalBytes;
+    const older = await olderFingerprints(engine, derivation);
+    if (older > 0) run.details.olderFingerprints = older;
     if (run.dryRun) return;
     const size = perWorker * toolkit.size;
     // A read or write that fails while another step is awaited is reported where it is awaited.
@@ -66,17 +75,20 @@ export async function loadFingerprints(run: LoadRun, toolkit = MoleculeToolkit.p
       page = later(pageAfter(run, after, size));
       const computed = await toolkit.fingerprints(structures.map((s) => s.standardInchi));
       const documents: FingerprintDocument[] = [];
+      const rejected: number[] = [];
       computed.forEach((result, i) => {
         const { uci, standardInchi, standardInchiKey } = structures[i];
         run.rowsRead += 1;
         if ('error' in result) {
           run.reject({ line: uci, raw: `${uci}\t${standardInchi}` }, new Reject('no-fingerprint', result.error));
+          rejected.push(uci);
           return;
         }
-        documents.push({ uci, standardInchiKey, popcount: result.morgan.length, ...result });
+        documents.push({ uci, standardInchiKey, popcount: result.morgan.length, derivation, ...result });
       });
       await written;
-      written = later(writeFingerprints(engine, documents));
+      // A rejected structure loses the fingerprint an older chemxref may have given it.
+      written = later(writeFingerprints(engine, documents, rejected));
       run.rowsLoaded += documents.length;
       counter.bytesRead += structures.length;
       await run.tick();

@@ -561,7 +561,15 @@ describe('npm run load', function () {
     expect(new Set((await currentReleaseIndices(engine)).values()).size).to.equal(3);
     // Fingerprints written in two refreshes: two segments, which consolidate merges too.
     for (const uci of [1, 2]) {
-      const fingerprint = { uci, standardInchiKey: `KEY${uci}`, popcount: 1, morgan: [uci], pattern: [], molecule: '' };
+      const fingerprint = {
+        uci,
+        standardInchiKey: `KEY${uci}`,
+        popcount: 1,
+        derivation: 2,
+        morgan: [uci],
+        pattern: [],
+        molecule: '',
+      };
       await writeFingerprints(engine, [fingerprint]);
       await engine.client.indices.refresh({ index: engine.names.fingerprints });
     }

@@ -4,10 +4,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startApi, type RunningApi } from './support/api';
 import { fixtureDump, fixturePrefix, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
-import { MoleculeToolkit, type MoleculeData } from '../src/toolkits/molecules';
+import { MoleculeToolkit, moleculeDerivation, type MoleculeData } from '../src/toolkits/molecules';
 import { Engine, mappingOf } from '../src/engine/client';
 import { ensureBaseIndices } from '../src/engine/schema';
-import { similarStructures, substructureCandidates, thresholdOf, writeFingerprints } from '../src/engine/fingerprints';
+import {
+  lastFingerprintedUci,
+  olderFingerprints,
+  similarStructures,
+  substructureCandidates,
+  thresholdOf,
+  writeFingerprints,
+} from '../src/engine/fingerprints';
 import type { Candidate, FingerprintDocument } from '../src/engine/fingerprints';
 import { bodiesSent } from './support/engine';
 
@@ -367,6 +374,21 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
           1921, 1950, 1970, 1977,
         ],
       },
+      {
+        name: 'an omeprazole magnesium salt (the lone Mg without hydrogens, as the InChI writes it)',
+        inchi:
+          'InChI=1S/C18H20N2O3S.C17H18N3O3S.Mg/c1-11-9-19-16(12(2)18(11)23-4)10-24(21)17-7-13-5-6-14(22-3)8-15(13)' +
+          '20-17;1-10-8-18-15(11(2)16(10)23-4)9-24(21)17-19-13-6-5-12(22-3)7-14(13)20-17;/h5-6,8-9H,7,10H2,1-4H3;' +
+          '5-8H,9H2,1-4H3;/q;-1;',
+        morgan: [
+          2, 80, 110, 111, 151, 252, 263, 275, 322, 333, 378, 423, 427, 440, 474, 626, 650, 695, 718, 752, 781, 841,
+          875, 926, 927, 944, 961, 1049, 1057, 1082, 1097, 1161, 1226, 1236, 1256, 1259, 1265, 1366, 1380, 1391, 1447,
+          1452, 1515, 1535, 1536, 1564, 1599, 1685, 1722, 1724, 1746, 1750, 1813, 1855, 1858, 1873, 1897, 1960, 1972,
+          1975, 1980, 2009,
+        ],
+      },
+      { name: 'calcium (a lone atom)', inchi: 'InChI=1S/Ca', morgan: [1438] },
+      { name: 'borane (a hydride keeps its hydrogens)', inchi: 'InChI=1S/BH3/h1H3', morgan: [641] },
     ];
     for (const structure of structures)
       it(`of ${structure.name} are RDKit's from MolFromInchi`, async () => {
@@ -376,21 +398,59 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
   });
 
   describe('npm run load -- fingerprints', () => {
-    it('computes the missing fingerprints, leaves the index one segment, and a second run finds none missing', async () => {
+    it('computes the missing fingerprints and those an older chemxref made, leaves the index one segment, and a second run only tries again the structure it cannot rebuild', async () => {
       const prefix = await loadFixture(freshPrefix('fingerprints'));
+      const engine = new Engine(testConfig(prefix));
+      // Fingerprints an older chemxref wrote (no `derivation`, wrong bits), one of them of a structure
+      // whose InChI (atom 3 of 2) the InChI library cannot rebuild.
+      const unbuildable = { uci: 9_000_001, standardInchi: 'InChI=1S/C2H6/c1-3/h1-2H3' };
+      const key = 'OTMSDBZUPAUEDD-UHFFFAOYSA-N';
+      await engine.client.index({
+        index: engine.names.compounds,
+        id: String(unbuildable.uci),
+        document: { ...unbuildable, standardInchiKey: key, connectivityBlock: key.slice(0, 14) },
+      });
+      const rebuilt = [...reference.keys()].slice(0, 3);
+      for (const uci of [...rebuilt, unbuildable.uci]) {
+        const document = {
+          uci,
+          standardInchiKey: `KEY${uci}`,
+          popcount: 3,
+          morgan: [1, 2, 3],
+          pattern: [],
+          molecule: '',
+        };
+        await engine.client.index({ index: engine.names.fingerprints, id: String(uci), document });
+      }
+      await engine.client.indices.refresh({ index: [engine.names.compounds, engine.names.fingerprints] });
+
       const first = await load(prefix, ['fingerprints']);
       expect(first.status).to.equal('done');
-      expect(Number(first.rowsLoaded) + Number(first.rowsRejected)).to.equal(fixtureStructures().length);
+      expect(first.olderFingerprints).to.equal(4);
+      expect(first.rowsRejected).to.equal(1);
+      expect(Number(first.rowsLoaded) + Number(first.rowsRejected)).to.equal(fixtureStructures().length + 1);
       expect(first.rowsLoaded).to.equal(reference.size);
+      const { docs } = await engine.client.mget<FingerprintDocument>({
+        index: engine.names.fingerprints,
+        ids: [...rebuilt, unbuildable.uci].map(String),
+      });
+      expect(docs.map((doc) => ('found' in doc && doc.found ? doc._source!.derivation : null))).to.deep.equal([
+        ...rebuilt.map(() => moleculeDerivation),
+        null,
+      ]);
+      expect(docs.slice(0, 3).map((doc) => 'found' in doc && new Set(doc._source!.morgan))).to.deep.equal(
+        rebuilt.map((uci) => reference.get(uci)!.morgan),
+      );
       // A run that wrote the whole index leaves it one segment, which similarity searches faster.
       expect(first.mergedIntoOneSegment).to.equal(true);
-      const engine = new Engine(testConfig(prefix));
       const segments = await engine.client.cat.segments({ index: engine.names.fingerprints, format: 'json' });
       await engine.close();
       expect(segments).to.have.length(1);
       const second = await load(prefix, ['fingerprints']);
-      expect(second).to.include({ rowsRead: 0, rowsLoaded: 0 });
+      // Only the structure it cannot rebuild, the last UCI, has no fingerprint, and is tried again.
+      expect(second).to.include({ rowsRead: 1, rowsLoaded: 0, rowsRejected: 1 });
       expect(second).not.to.have.property('mergedIntoOneSegment');
+      expect(second).not.to.have.property('olderFingerprints');
     });
   });
 
@@ -411,6 +471,7 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
           uci,
           standardInchiKey: `KEY${uci}`,
           popcount: (uci * 37) % 90,
+          derivation: moleculeDerivation,
           morgan: [],
           pattern: candidate(uci) ? [7, 9] : [8, 9],
           molecule: Buffer.from(String(uci)).toString('base64'),
@@ -437,11 +498,12 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
       }
     });
 
-    it('are read from _source in an index made before molecules were doc values', async () => {
+    it('are read from _source in an index made before molecules were doc values, which a load gives derivations', async () => {
       const engine = new Engine(testConfig(freshPrefix('candidates-in-source')));
       try {
         const { settings, mappings } = mappingOf('fingerprints');
-        const properties = { ...(mappings.properties as object), molecule: { type: 'binary' as const } };
+        const before = Object.entries(mappings.properties!).filter(([name]) => name !== 'derivation');
+        const properties = { ...Object.fromEntries(before), molecule: { type: 'binary' as const } };
         const older = { ...mappings, _source: { excludes: ['pattern'] }, properties };
         await engine.client.indices.create({ index: engine.names.fingerprints, settings, mappings: older });
         const molecule = reference.get(paracetamol.uci)!.molecule;
@@ -452,6 +514,14 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
         for await (const page of substructureCandidates(engine, [7], 100)) pages.push(page);
         expect(pages.flat()).to.deep.equal([{ uci: 614, standardInchiKey: paracetamol.key, molecule }]);
         expect(await toolkit.match('smiles', 'c1ccccc1', [{ uci: 614, molecule }])).to.deep.equal([true]);
+        // A load gives the older index the `derivation` of newer fingerprints; its own count as older.
+        await ensureBaseIndices(engine);
+        await writeFingerprints(engine, [
+          { ...document, uci: 615, derivation: moleculeDerivation, morgan: [1], molecule },
+        ]);
+        await engine.client.indices.refresh({ index: engine.names.fingerprints });
+        expect(await olderFingerprints(engine, moleculeDerivation)).to.equal(1);
+        expect(await lastFingerprintedUci(engine, moleculeDerivation)).to.equal(615);
       } finally {
         await engine.client.indices.delete({ index: `${engine.names.prefix}-*` }, { ignore: [404] });
         await engine.close();

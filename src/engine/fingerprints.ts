@@ -12,6 +12,8 @@ export interface FingerprintDocument {
   uci: number;
   standardInchiKey: string;
   popcount: number;
+  /** `moleculeDerivation` of the chemxref that computed it (absent before there was one). */
+  derivation: number;
   morgan: number[];
   pattern: number[];
   molecule: string;
@@ -325,26 +327,47 @@ export async function* substructureCandidates(
   }
 }
 
-/** The highest UCI with a fingerprint document: a backfill goes on after it. */
-export async function lastFingerprintedUci(engine: Engine): Promise<number> {
+/**
+ * The highest UCI with a fingerprint document, or with one of that `derivation`: a backfill goes on
+ * after it.
+ */
+export async function lastFingerprintedUci(engine: Engine, derivation?: number): Promise<number> {
   const result = await engine.client.search({
     index: engine.names.fingerprints,
     size: 0,
+    ...(derivation === undefined ? {} : { query: { term: { derivation } } }),
     aggs: { last: { max: { field: 'uci' } } },
   });
   return Number((result.aggregations?.last as estypes.AggregationsMaxAggregate | undefined)?.value ?? 0);
 }
 
-/** Writes fingerprint documents (`_id` = UCI, so that writing one again replaces it). */
-export async function writeFingerprints(engine: Engine, documents: FingerprintDocument[]): Promise<void> {
-  if (documents.length === 0) return;
+/** How many fingerprint documents were computed otherwise than `derivation` says (by an older chemxref). */
+export async function olderFingerprints(engine: Engine, derivation: number): Promise<number> {
+  const result = await engine.client.count({
+    index: engine.names.fingerprints,
+    query: { bool: { must_not: { term: { derivation } } } },
+  });
+  return result.count;
+}
+
+/**
+ * Writes fingerprint documents (`_id` = UCI, so that writing one again replaces it), and deletes those
+ * of the UCIs in `without` (structures whose molecule can no longer be rebuilt).
+ */
+export async function writeFingerprints(
+  engine: Engine,
+  documents: FingerprintDocument[],
+  without: number[] = [],
+): Promise<void> {
+  if (documents.length === 0 && without.length === 0) return;
+  const _index = engine.names.fingerprints;
   const result = await engine.client.bulk({
-    operations: documents.flatMap((document) => [
-      { index: { _index: engine.names.fingerprints, _id: String(document.uci) } },
-      document,
-    ]),
+    operations: [
+      ...documents.flatMap((document) => [{ index: { _index, _id: String(document.uci) } }, document]),
+      ...without.map((uci) => ({ delete: { _index, _id: String(uci) } })),
+    ],
   });
   if (!result.errors) return;
-  const refused = result.items.find((item) => item.index?.error)?.index?.error;
+  const refused = result.items.map((item) => item.index?.error ?? item.delete?.error).find(Boolean);
   throw new Error(`the engine refused a fingerprint: ${refused?.reason ?? refused?.type ?? 'unknown reason'}`);
 }

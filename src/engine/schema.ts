@@ -3,6 +3,7 @@
  * the sources of a dump) behind two aliases (`{prefix}-assignments-{sourceId}` and `{prefix}-assignments`), and
  * the atomic swap that publishes a release.
  */
+import type { estypes } from '@elastic/elasticsearch';
 import type { Engine, MappingName } from './client';
 import { mappingOf } from './client';
 
@@ -40,6 +41,11 @@ export async function ensureBaseIndices(engine: Engine): Promise<void> {
     if (await engine.client.indices.exists({ index })) {
       // The meta index's strict mapping gains fields as chemxref grows (load host and pid, load locks).
       if (name === 'meta') await engine.client.indices.putMapping({ index, ...mappingOf(name).mappings });
+      // Fingerprints gained `derivation`; an older index keeps its other fields as they were made.
+      if (name === 'fingerprints') {
+        const { derivation } = mappingOf(name).mappings.properties as Record<string, estypes.MappingProperty>;
+        await engine.client.indices.putMapping({ index, properties: { derivation } });
+      }
       const current = await engine.client.indices.getSettings({
         index,
         name: 'index.number_of_replicas',

@@ -65,6 +65,10 @@ function molfileGraph(molfile) {
     valence,
     bondsOf,
     element: (a) => lines[3 + a].slice(31, 34).trim(),
+    /** Gives atom `a` no hydrogens: the atom block's valence field, 15 meaning none beyond its bonds. */
+    withoutHydrogens(a) {
+      lines[3 + a] = `${lines[3 + a].slice(0, 48)} 15${lines[3 + a].slice(51)}`;
+    },
     charge: (a) => charges.get(a) ?? 0,
     across: (bond, a) => (bond.x === a ? bond.y : bond.x),
     setOrder(bond, order) {
@@ -206,12 +210,36 @@ function cancelCharges(graph, separated) {
   return changed;
 }
 
-/** Indigo's molfile of an InChI redrawn as the InChI library draws it (see above), or as it was. */
-function asTheInChILibraryDraws(molfile) {
+/**
+ * Gives no hydrogens to the lone atoms that the InChI's formula writes without any (`Mg` in
+ * `C18H20N2O3S.Mg`): the InChI library draws them so (a radical), but Indigo writes a bare atom, to
+ * which RDKit gives its default valence in hydrogens (`[MgH2]`). An element that the formula also
+ * writes as a hydride (`BH3`) is left alone. True when it changed.
+ */
+function unhydrogenateLoneAtoms(graph, inchi) {
+  const components = (inchi.split('/')[1] ?? '').split('.').map((part) => part.replace(/^\d+/, ''));
+  const bare = new Set(components.filter((part) => /^[A-Z][a-z]?$/.test(part)));
+  for (const part of components) bare.delete(/^(?:H\d*([A-Z][a-z]?)|([A-Z][a-z]?)H\d*)$/.exec(part)?.slice(1).join(''));
+  let changed = false;
+  for (let a = 1; a <= graph.atoms; a += 1) {
+    if (graph.bondsOf[a].length > 0 || !bare.has(graph.element(a))) continue;
+    graph.withoutHydrogens(a);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * Indigo's molfile of an InChI redrawn as the InChI library draws it (see above), or as it was. A
+ * change to what it gives raises `moleculeDerivation` (molecules.ts).
+ */
+function asTheInChILibraryDraws(molfile, inchi) {
   const graph = molfileGraph(molfile);
   if (!graph) return molfile;
   const separated = separateCharges(graph);
-  return cancelCharges(graph, separated) || separated.size > 0 ? graph.molfile() : molfile;
+  const cancelled = cancelCharges(graph, separated);
+  const unhydrogenated = unhydrogenateLoneAtoms(graph, inchi);
+  return cancelled || unhydrogenated || separated.size > 0 ? graph.molfile() : molfile;
 }
 
 function moleculeOf({ indigo, rdkit, options }, inchi) {
@@ -221,7 +249,7 @@ function moleculeOf({ indigo, rdkit, options }, inchi) {
   } catch (error) {
     return { error: `the InChI library could not rebuild the structure: ${error.message ?? error}` };
   }
-  const mol = rdkit.get_mol(asTheInChILibraryDraws(molfile));
+  const mol = rdkit.get_mol(asTheInChILibraryDraws(molfile, inchi));
   if (!mol || !mol.is_valid()) {
     if (mol) mol.delete();
     return { error: 'RDKit could not read the molecule Indigo rebuilt from the InChI' };

@@ -13,6 +13,13 @@ export interface MoleculeData {
   molecule: string;
 }
 
+/**
+ * How molecule-worker.cjs rebuilds a molecule from its InChI (its redraws): raised whenever a change
+ * there can change a fingerprint or a stored molecule, so that `load -- fingerprints` makes the older
+ * ones again. Fingerprint documents written before it existed count as 1.
+ */
+export const moleculeDerivation = 2;
+
 export type SubstructureQueryType = 'smiles' | 'smarts' | 'molfile';
 
 type Request =
