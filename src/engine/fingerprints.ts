@@ -296,37 +296,33 @@ const firstSpan = 2_000;
  * so the engine sorts by UCI every candidate a read's range holds, and the next `size` of a rare
  * fragment's candidates would cost a sort of all those left, again at every page. Each window is sized
  * from the one before to hold about `size` candidates: a window that held more spans what its page
- * covered, one that held fewer spans up to 16 times more. The first page holds at most `firstSize`:
- * a common scaffold's first matches are among its first candidates, and the next page is read while
- * those are checked.
+ * covered, one that held fewer spans up to 16 times more.
  */
 export async function* substructureCandidates(
   engine: Engine,
   pattern: number[],
   size: number,
-  firstSize = size,
 ): AsyncGenerator<Candidate[]> {
-  const read = (after: number, upto: number, wanted: number): Promise<Candidate[]> => {
-    const page = candidatesIn(engine, pattern, after, upto, wanted);
+  const read = (after: number, upto: number): Promise<Candidate[]> => {
+    const page = candidatesIn(engine, pattern, after, upto, size);
     page.catch(() => undefined); // awaited below, or dropped when the search ends first
     return page;
   };
-  let [after, span, wanted] = [0, firstSpan, firstSize];
-  let next = read(after, after + span, wanted);
+  let [after, span] = [0, firstSpan];
+  let next = read(after, after + span);
   const last = await lastFingerprintedUci(engine);
   for (;;) {
     const page = await next;
-    if (page.length === wanted) {
+    if (page.length === size) {
       const end = page[page.length - 1].uci;
-      span = Math.max(1, Math.ceil(((end - after) * 1.25 * size) / wanted));
+      span = Math.max(1, Math.ceil((end - after) * 1.25));
       after = end;
     } else {
       if (after + span >= last) return yield page;
       after += span;
       span = Math.ceil(span * Math.min(16, Math.max(1.5, (0.8 * size) / Math.max(1, page.length))));
     }
-    wanted = size;
-    next = read(after, after + span, wanted);
+    next = read(after, after + span);
     yield page;
   }
 }

@@ -147,32 +147,29 @@ export async function searchSubstructure(context: LookupContext, query: Substruc
   const matched: { uci: number; standardInchiKey: string }[] = [];
   let reason: string | undefined;
   let checkedUpTo = 0;
-  // A round: `checkedAtOnce` candidates a worker, on every core the API's toolkit has. The first page
-  // is one round, which a common scaffold's first matches often fill.
-  const round = checkedAtOnce * toolkit.size;
-  const pages = substructureCandidates(context.engine, described.pattern, candidatesAtOnce, round);
-  reading: for await (const candidates of pages) {
-    for (let start = 0; start < candidates.length; start += round) {
+  pages: for await (const candidates of substructureCandidates(context.engine, described.pattern, candidatesAtOnce)) {
+    // A round of `checkedAtOnce` candidates a worker, on every core the API's toolkit has.
+    for (let start = 0; start < candidates.length; start += checkedAtOnce * toolkit.size) {
       if (Date.now() >= deadline) {
         reason =
           `the search stopped after ${context.config.SUBSTRUCTURE_TIMEOUT_MS} ms (SUBSTRUCTURE_TIMEOUT_MS), ` +
           (checkedUpTo ? `having checked the structures up to UCI ${checkedUpTo}` : 'before checking any structure');
-        break reading;
+        break pages;
       }
-      const checked = candidates.slice(start, start + round);
+      const round = candidates.slice(start, start + checkedAtOnce * toolkit.size);
       let matches: boolean[];
       try {
-        matches = await toolkit.match(query.type, text, checked);
+        matches = await toolkit.match(query.type, text, round);
       } catch (error) {
         if (!(error instanceof WorkerTimedOut)) throw error;
         reason = `matching this ${name} took longer than the toolkit allows a batch of structures`;
-        break reading;
+        break pages;
       }
-      checked.forEach((candidate, i) => {
+      round.forEach((candidate, i) => {
         if (matches[i]) matched.push(candidate);
       });
-      checkedUpTo = checked[checked.length - 1].uci;
-      if (matched.length >= limit) break reading;
+      checkedUpTo = round[round.length - 1].uci;
+      if (matched.length >= limit) break pages;
     }
   }
   const hits = matched.slice(0, limit);
