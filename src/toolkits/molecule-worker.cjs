@@ -19,8 +19,9 @@ const morganParameters = JSON.stringify({ radius: 2, nBits: 2048 });
 const patternParameters = JSON.stringify({ nBits: 2048 });
 // RDKit's defaults, as MolFromInchi uses them: hydrogen isotopes (D, T) stay in the molecule.
 const removeHsParameters = JSON.stringify({});
-// The stored molecule leaves out the 2D coordinates Indigo drew: a match never reads them, and without
-// them the molecule is 2.5 times smaller and a third faster to read back.
+// The stored molecule leaves out the conformer RDKit reads from the molfile (Indigo writes every atom at
+// 0, 0, 0): a match never reads it, and without it the molecule is 2.5 times smaller and a third
+// faster to read back.
 const pickleOptions = JSON.stringify({ propertyFlags: { NoConformers: true } });
 
 const ready = Promise.all([initIndigo(), initRDKitModule()]).then(([indigo, rdkit]) => {
@@ -59,14 +60,15 @@ function molfileGraph(molfile) {
     bondsOf[x].push(bond);
     bondsOf[y].push(bond);
   }
+  const element = (a) => lines[3 + a].slice(31, 34).trim();
   return {
     atoms,
     charges,
     valence,
     bondsOf,
-    element: (a) => lines[3 + a].slice(31, 34).trim(),
+    element,
     hasHydrogens() {
-      for (let a = 1; a <= atoms; a += 1) if (lines[3 + a].slice(31, 34) === 'H  ') return true;
+      for (let a = 1; a <= atoms; a += 1) if (element(a) === 'H') return true;
       return false;
     },
     /** Gives atom `a` no hydrogens: the atom block's valence field, 15 meaning none beyond its bonds. */
