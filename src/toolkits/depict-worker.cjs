@@ -1,12 +1,12 @@
 // Worker thread: SVG depictions of Standard InChIs with indigo-ketcher (WASM). The InChI library
 // rebuilds mobile hydrogens where chemists seldom draw them (paracetamol as an iminol), so the
-// molecule is laid out as a molfile, its hydrogens moved to where chemists draw them
-// (tautomer.cjs), and that drawn; computed for each depiction, never stored.
+// molecule is laid out as a molfile and redrawn as the molecule a chemist draws (drawn.cjs), the one
+// every search uses, and that drawn; computed for each depiction, never stored.
 // Requests: {inchi} → {svg} | {error}; {inchi, molfile: true} → {molfile} | {error}, the molecule drawn.
 // Plain JavaScript on purpose: a worker is started with `node`, without the TypeScript loader.
 const { parentPort } = require('node:worker_threads');
 const initIndigo = require('indigo-ketcher');
-const { commonTautomer } = require('./tautomer.cjs');
+const { drawnMolfile } = require('./drawn.cjs');
 
 const ready = initIndigo();
 
@@ -20,7 +20,7 @@ function drawn(indigo, inchi) {
   try {
     options.set('input-format', 'inchi');
     const molfile = indigo.layout(inchi, 'molfile', options);
-    return { structure: commonTautomer(molfile) ?? molfile, format: 'molfile' };
+    return { structure: drawnMolfile(molfile, inchi).molfile, format: 'molfile' };
   } catch {
     return { structure: inchi, format: 'inchi' };
   } finally {

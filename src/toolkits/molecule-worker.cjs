@@ -1,8 +1,8 @@
-// Worker thread: the molecule the InChI library builds from a Standard InChI, its fingerprints, and
-// substructure matches against it. Indigo (WASM) reads the InChI and writes its molfile, whose charges
-// are redrawn as the InChI library draws them; RDKit (WASM, which cannot read an InChI) reads that
-// molfile and drops the explicit hydrogens but D and T, which gives the molecule RDKit's MolFromInchi
-// gives. Plain JavaScript on purpose: a worker is started with `node`.
+// Worker thread: the molecule of a Standard InChI as a chemist draws it, its fingerprints, and
+// substructure matches against it. Indigo (WASM) reads the InChI and writes its molfile, which
+// drawn.cjs redraws as chemists draw it (mobile hydrogens, salts); RDKit (WASM, which cannot read an
+// InChI) reads that molfile and drops the explicit hydrogens but D and T. Plain JavaScript on purpose:
+// a worker is started with `node`.
 //
 // Requests (`{id, request}` in, `{id, result}` out):
 //   {op: 'fingerprints', inchis}  -> {molecules: [{morgan, pattern, molecule} | {error}]}: on-bits of the
@@ -14,6 +14,7 @@
 const { parentPort } = require('node:worker_threads');
 const initIndigo = require('indigo-ketcher/jsNoRender');
 const initRDKitModule = require('@rdkit/rdkit');
+const { drawnMolfile } = require('./drawn.cjs');
 
 const morganParameters = JSON.stringify({ radius: 2, nBits: 2048 });
 const patternParameters = JSON.stringify({ nBits: 2048 });
@@ -38,214 +39,6 @@ function onBits(bits) {
   return on;
 }
 
-/** A V2000 molfile's atoms, bonds and charges, to redraw bonds and charges in place; undefined for V3000. */
-function molfileGraph(molfile) {
-  const lines = molfile.split('\n');
-  if (!/V2000/.test(lines[3] ?? '')) return undefined;
-  // the counts line is fixed-width: "120130" is 120 atoms and 130 bonds
-  const [atoms, bonds] = [Number(lines[3].slice(0, 3)), Number(lines[3].slice(3, 6))];
-  const charges = new Map();
-  for (const line of lines)
-    if (line.startsWith('M  CHG'))
-      for (let k = 0, f = line.slice(9).trim().split(/\s+/); k + 1 < f.length; k += 2)
-        charges.set(Number(f[k]), Number(f[k + 1]));
-  const valence = new Array(atoms + 1).fill(0);
-  const bondsOf = Array.from({ length: atoms + 1 }, () => []);
-  for (let b = 0; b < bonds; b += 1) {
-    const at = 4 + atoms + b;
-    const [x, y, order] = [Number(lines[at].slice(0, 3)), Number(lines[at].slice(3, 6)), Number(lines[at].slice(6, 9))];
-    const bond = { at, x, y, order };
-    valence[x] += order;
-    valence[y] += order;
-    bondsOf[x].push(bond);
-    bondsOf[y].push(bond);
-  }
-  const element = (a) => lines[3 + a].slice(31, 34).trim();
-  return {
-    atoms,
-    charges,
-    valence,
-    bondsOf,
-    element,
-    hasHydrogens() {
-      for (let a = 1; a <= atoms; a += 1) if (element(a) === 'H') return true;
-      return false;
-    },
-    /** Gives atom `a` no hydrogens: the atom block's valence field, 15 meaning none beyond its bonds. */
-    withoutHydrogens(a) {
-      lines[3 + a] = `${lines[3 + a].slice(0, 48)} 15${lines[3 + a].slice(51)}`;
-    },
-    charge: (a) => charges.get(a) ?? 0,
-    across: (bond, a) => (bond.x === a ? bond.y : bond.x),
-    setOrder(bond, order) {
-      lines[bond.at] = `${lines[bond.at].slice(0, 6)}${String(order).padStart(3)}${lines[bond.at].slice(9)}`;
-      valence[bond.x] += order - bond.order;
-      valence[bond.y] += order - bond.order;
-      bond.order = order;
-    },
-    molfile() {
-      const kept = lines.filter((line) => !line.startsWith('M  CHG') && line.trim() !== 'M  END');
-      const entries = [...charges].filter(([, value]) => value !== 0);
-      for (let k = 0; k < entries.length; k += 8) {
-        const part = entries.slice(k, k + 8);
-        kept.push(
-          `M  CHG${String(part.length).padStart(3)}${part.map(([a, c]) => `${String(a).padStart(4)}${String(c).padStart(4)}`).join('')}`,
-        );
-      }
-      return `${kept.join('\n')}\nM  END\n`;
-    },
-  };
-}
-
-/**
- * Separates the charges of neutral pentavalent nitrogens, as the InChI library's own reconstruction
- * draws them: Indigo writes a pyridinium ylide as C=N(=C), which RDKit refuses. One double bond of
- * each such N (to O first, then N, then C) becomes single, with N+ and the other atom −. A carbanion's
- * charge moves along the shortest alternating path (single, double, single, ...) to an oxygen, else to
- * a nitrogen, as the InChI library puts it (C−–C=C–C=O → C=C–C=C–O−); of the N's double bonds to C,
- * the one whose charge ends on O is broken first, then on N, then the shortest. Returns the atoms it
- * made negative.
- */
-const [longestToOxygen, longestToNitrogen] = [6, 2];
-function separateCharges(graph) {
-  const { atoms, charges, valence, bondsOf, element, charge, across, setOrder } = graph;
-  const rank = (a) => ['O', 'N', 'C'].indexOf(element(a));
-  /**
-   * Where a negative charge on `start` moves: the shortest alternating path to O (of up to 6 bonds),
-   * else to N (of 2), never through `n`. The InChI library leaves it on the carbon past those lengths:
-   * on the 500k set, longer paths gave 5 fingerprints unlike RDKit's for 4 more like them.
-   */
-  const destination = (start, n) => {
-    let toNitrogen;
-    const reached = new Set([start, n]);
-    for (let level = [{ atom: start, path: [] }]; level.length > 0 && level[0].path.length < longestToOxygen;) {
-      const next = [];
-      for (const { atom, path } of level)
-        for (const single of bondsOf[atom]) {
-          const middle = across(single, atom);
-          if (single.order !== 1 || reached.has(middle) || charge(middle) !== 0) continue;
-          for (const double of bondsOf[middle]) {
-            const end = across(double, middle);
-            if (double.order !== 2 || reached.has(end) || charge(end) !== 0) continue;
-            reached.add(end);
-            const found = { end, path: [...path, single, double] };
-            if (element(end) === 'O') return found;
-            if (element(end) === 'N' && found.path.length <= longestToNitrogen) toNitrogen ??= found;
-            next.push({ atom: end, path: found.path });
-          }
-        }
-      level = next;
-    }
-    return toNitrogen ?? { end: start, path: [] };
-  };
-  const negatives = new Set();
-  for (let n = 1; n <= atoms; n += 1) {
-    if (element(n) !== 'N' || charge(n) !== 0 || valence[n] < 5) continue;
-    const choice = bondsOf[n]
-      .filter((bond) => bond.order === 2)
-      .map((bond) => ({ bond, other: across(bond, n) }))
-      .filter(({ other }) => rank(other) >= 0 && charge(other) === 0)
-      .map((option) => ({
-        ...option,
-        ...(element(option.other) === 'C' ? destination(option.other, n) : { end: option.other, path: [] }),
-      }))
-      .sort((p, q) => rank(p.other) - rank(q.other) || rank(p.end) - rank(q.end) || p.path.length - q.path.length)[0];
-    if (!choice) continue;
-    setOrder(choice.bond, 1);
-    charges.set(n, 1);
-    for (const bond of choice.path) setOrder(bond, 3 - bond.order);
-    charges.set(choice.end, -1);
-    negatives.add(choice.end);
-  }
-  return negatives;
-}
-
-/**
- * Cancels pairs of opposite charges joined by alternating bonds (a negative atom, a single bond, a
- * double, ..., a double into a positive atom: the bonds between flip and both atoms become neutral),
- * where the InChI library draws fewer charges than Indigo:
- * - a negative charge `separateCharges` placed, with any positive atom (a 3-hydroxypyridinium:
- *   Indigo's [OH+]=C and the [CH-] of its ylide);
- * - two N-oxides (O−–N+=C–C=N+–O−, as in a quinoxaline 1,4-dioxide), which keep one pair
- *   (O=N+–C=C–N–O−): the higher-numbered oxygen goes first. N-oxides bonded to each other
- *   (O−–N+=N+–O−) keep both.
- * Other charges Indigo writes stay, as the InChI library keeps them (`C(=[OH+])[N-]`). Paths of up to
- * 6 bonds: on the 500k set, 4 or 10 left 20 or 5 more fingerprints unlike RDKit's. True when it changed.
- */
-const longestBetweenCharges = 6;
-function cancelCharges(graph, separated) {
-  const { atoms, charges, bondsOf, element, charge, across, setOrder } = graph;
-  const nOxideOxygen = (o) =>
-    element(o) === 'O' &&
-    charge(o) === -1 &&
-    bondsOf[o].length === 1 &&
-    element(across(bondsOf[o][0], o)) === 'N' &&
-    charge(across(bondsOf[o][0], o)) === 1;
-  const nOxideNitrogen = (n) =>
-    element(n) === 'N' && charge(n) === 1 && bondsOf[n].some((bond) => nOxideOxygen(across(bond, n)));
-  /** The shortest alternating path, single bond first, from `start` into an atom where it `ends`. */
-  const partner = (start, ends) => {
-    const reached = new Set([start]);
-    for (let level = [{ atom: start, path: [] }]; level.length > 0 && level[0].path.length < longestBetweenCharges;) {
-      const next = [];
-      for (const { atom, path } of level)
-        for (const bond of bondsOf[atom]) {
-          const end = across(bond, atom);
-          if (bond.order !== (path.length % 2 === 0 ? 1 : 2) || reached.has(end)) continue;
-          reached.add(end);
-          const found = { end, path: [...path, bond] };
-          if (bond.order === 2 && ends(end, found.path)) return found;
-          if (charge(end) >= 0) next.push({ atom: end, path: found.path });
-        }
-      level = next;
-    }
-    return undefined;
-  };
-  let changed = false;
-  for (let negative = atoms; negative >= 1; negative -= 1) {
-    const ends = separated.has(negative)
-      ? (a) => charge(a) === 1
-      : nOxideOxygen(negative) && ((a, path) => path.length >= 4 && nOxideNitrogen(a));
-    const found = ends && charge(negative) === -1 && partner(negative, ends);
-    if (!found) continue;
-    for (const bond of found.path) setOrder(bond, 3 - bond.order);
-    charges.set(negative, 0);
-    charges.set(found.end, 0);
-    changed = true;
-  }
-  return changed;
-}
-
-/**
- * Gives no hydrogens to the lone atoms that the InChI's formula writes without any (`Mg` in
- * `C18H20N2O3S.Mg`): the InChI library draws them so (a radical), but Indigo writes a bare atom, to
- * which RDKit gives its default valence in hydrogens (`[MgH2]`). An element that the formula also
- * writes as a hydride (`BH3`) is left alone. True when it changed.
- */
-function unhydrogenateLoneAtoms(graph, inchi) {
-  const components = (inchi.split('/')[1] ?? '').split('.').map((part) => part.replace(/^\d+/, ''));
-  const bare = new Set(components.filter((part) => /^[A-Z][a-z]?$/.test(part)));
-  for (const part of components) bare.delete(/^(?:H\d*([A-Z][a-z]?)|([A-Z][a-z]?)H\d*)$/.exec(part)?.slice(1).join(''));
-  let changed = false;
-  for (let a = 1; a <= graph.atoms; a += 1) {
-    if (graph.bondsOf[a].length > 0 || !bare.has(graph.element(a))) continue;
-    graph.withoutHydrogens(a);
-    changed = true;
-  }
-  return changed;
-}
-
-/**
- * Redraws Indigo's molfile of an InChI, as its `graph`, as the InChI library draws it (see above). True
- * when it changed. A change to what it gives raises `moleculeDerivation` (molecules.ts).
- */
-function redrawAsTheInChILibrary(graph, inchi) {
-  const separated = separateCharges(graph);
-  const cancelled = cancelCharges(graph, separated);
-  const unhydrogenated = unhydrogenateLoneAtoms(graph, inchi);
-  return cancelled || unhydrogenated || separated.size > 0;
-}
-
 function moleculeOf({ indigo, rdkit, options }, inchi) {
   let molfile;
   try {
@@ -253,15 +46,15 @@ function moleculeOf({ indigo, rdkit, options }, inchi) {
   } catch (error) {
     return { error: `the InChI library could not rebuild the structure: ${error.message ?? error}` };
   }
-  const graph = molfileGraph(molfile);
-  const mol = rdkit.get_mol(graph && redrawAsTheInChILibrary(graph, inchi) ? graph.molfile() : molfile);
+  const drawn = drawnMolfile(molfile, inchi);
+  const mol = rdkit.get_mol(drawn.molfile);
   if (!mol || !mol.is_valid()) {
     if (mol) mol.delete();
     return { error: 'RDKit could not read the molecule Indigo rebuilt from the InChI' };
   }
   // Indigo writes most molecules' hydrogens implicit, and then RemoveHs, a tenth of a structure's
   // time, changes nothing (fingerprints and binary form alike, on 4,280 structures of 5,000).
-  if (!graph || graph.hasHydrogens()) mol.remove_hs_in_place(removeHsParameters);
+  if (drawn.explicitHydrogens) mol.remove_hs_in_place(removeHsParameters);
   return { mol };
 }
 

@@ -1,6 +1,6 @@
 /**
- * Fingerprints and substructure matches of the molecules the InChI library builds from Standard InChIs
- * (molecule-worker.cjs), in isolated workers: one for the API, one a core for `load -- fingerprints`.
+ * Fingerprints and substructure matches of the molecules of Standard InChIs as chemists draw them
+ * (drawn.cjs, molecule-worker.cjs), in isolated workers: one for the API, one a core for `load -- fingerprints`.
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -14,11 +14,12 @@ export interface MoleculeData {
 }
 
 /**
- * How molecule-worker.cjs rebuilds a molecule from its InChI (its redraws): raised whenever a change
- * there can change a fingerprint or a stored molecule, so that `load -- fingerprints` makes the older
- * ones again. Fingerprint documents written before it existed count as 1.
+ * How drawn.cjs derives a molecule from its InChI: raised whenever a change there can change a
+ * fingerprint or a stored molecule, so that `load -- fingerprints` makes the older ones again.
+ * Fingerprint documents written before it existed count as 1; 3 is the molecule as drawn (mobile
+ * hydrogens and salts as chemists draw them), 2 the InChI library's own.
  */
-export const moleculeDerivation = 2;
+export const moleculeDerivation = 3;
 
 export type SubstructureQueryType = 'smiles' | 'smarts' | 'molfile';
 

@@ -1,8 +1,9 @@
-// The tautomer a chemist draws, for depictions. The InChI library rebuilds a mobile hydrogen on one
-// of the atoms that share it, often not the one chemists draw: paracetamol comes out as the iminol
-// CC(O)=Nc1ccc(O)cc1, 4-(benzylamino)quinazoline as the imine of a 3H-quinazoline. On a V2000
-// molfile with implicit hydrogens (Indigo's molfile of an InChI), this moves such hydrogens by
-// shifting bond orders, the hydrogens following by themselves (each atom keeps its valence):
+// The tautomer a chemist draws, for the molecule of a structure (drawn.cjs). The InChI library
+// rebuilds a mobile hydrogen on one of the atoms that share it, often not the one chemists draw:
+// paracetamol comes out as the iminol CC(O)=Nc1ccc(O)cc1, 4-(benzylamino)quinazoline as the imine of
+// a 3H-quinazoline. On a V2000 molfile with implicit hydrogens (Indigo's molfile of an InChI), this
+// moves such hydrogens by shifting bond orders, the hydrogens following by themselves (each atom
+// keeps its valence):
 //   X–C=N → X=C–N, X an OH or SH on the carbon: amides, lactams, ureas, imides, carbamates,
 //     thioamides, thioureas, 2-pyridones and the lactams of pyrimidines and purines;
 //   X–C=C–C=N → X=C–C=C–N, the four atoms from that carbon in one six-membered ring: 4-pyridones,
@@ -11,14 +12,14 @@
 //   HN(ring)–C=N(exocyclic) → N=C–NH, and HN(ring)–A=B–C=N(exocyclic) → N=A–B=C–NH (A, B carbons
 //     or nitrogens) in a five- or six-membered ring: 2- and 4-aminopyridines, aminopyrimidines,
 //     4-aminoquinazolines, aminotetrazoles.
-// Plain JavaScript, for the depiction worker.
+// Plain JavaScript, for the workers.
 
 /** The atoms and bonds of a V2000 molfile, or undefined when it is not one. */
 function parse(molfile) {
   const lines = molfile.split('\n');
-  const counts = /^\s*(\d+)\s+(\d+)/.exec(lines[3] ?? '');
-  if (!counts || !/V2000/.test(lines[3])) return undefined;
-  const [atomCount, bondCount] = [Number(counts[1]), Number(counts[2])];
+  if (!/V2000/.test(lines[3] ?? '')) return undefined;
+  // the counts line is fixed-width: "120130" is 120 atoms and 130 bonds
+  const [atomCount, bondCount] = [Number(lines[3].slice(0, 3)), Number(lines[3].slice(3, 6))];
   const atoms = [null];
   for (let i = 1; i <= atomCount; i += 1) {
     const line = lines[3 + i] ?? '';
