@@ -289,23 +289,55 @@ function alternatingPath({ bondsOf, across }, start, ends, longest) {
   return undefined;
 }
 
+const longestToImine = 8;
+
+/** Whether atom `n` is a neutral nitrogen double-bonded to a carbon out of a ring (`C=N`, `C=NR`). */
+function exocyclicImine(graph, n) {
+  const { element, charge, bondsOf, across } = graph;
+  return (
+    element(n) === 'N' &&
+    charge(n) === 0 &&
+    bondsOf[n].length <= 2 &&
+    bondsOf[n].some((bond) => bond.order === 2 && element(across(bond, n)) === 'C' && !inRing(graph, bond))
+  );
+}
+
+/**
+ * An amino group on an aza-aromatic ring that the InChI library rebuilds as an exocyclic imine over a
+ * ring NH, however far along alternating bonds (up to 8), as the aromatic amine chemists draw:
+ * 9-aminoacridine, not acridin-9(10H)-imine (tautomer.cjs moves the nearer ones). True when it changed.
+ */
+function ringImines(graph) {
+  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
+  // =NH or =N-C only: a hydrazone, an oxime or a sulfonyl imine stays as it is
+  const amine = (a) => exocyclicImine(graph, a) && bondsOf[a].every((bond) => element(across(bond, a)) === 'C');
+  let changed = false;
+  for (let n = 1; n <= atoms; n += 1) {
+    const ringNH =
+      element(n) === 'N' &&
+      charge(n) === 0 &&
+      bondsOf[n].length === 2 &&
+      valence[n] === 2 &&
+      bondsOf[n].every((bond) => inRing(graph, bond));
+    const found = ringNH && alternatingPath(graph, n, amine, longestToImine);
+    if (!found) continue;
+    for (const bond of found.path) setOrder(bond, 3 - bond.order);
+    changed = true;
+  }
+  return changed;
+}
+
 /**
  * Draws the hydrohalide salt of a ring nitrogen conjugated to an exocyclic imine as chemists do: the
  * InChI library writes dequalinium chloride as a neutral bis(quinolin-4-imine) with two HCl; chemists
  * draw the quinolinium with its amine and a chloride. The halide's proton goes to the imine, the charge
  * to the ring nitrogen, the bonds between them flipping (up to 8 bonds apart). True when it changed.
  */
-const longestToImine = 8;
 function protonatedImineSalts(graph) {
-  const { atoms, element, charge, charges, bondsOf, across, setOrder } = graph;
+  const { atoms, element, charge, charges, bondsOf, setOrder } = graph;
   const halides = [];
   for (let a = 1; a <= atoms; a += 1)
     if (['Cl', 'Br', 'I'].includes(element(a)) && bondsOf[a].length === 0 && charge(a) === 0) halides.push(a);
-  const exocyclicImine = (n) =>
-    element(n) === 'N' &&
-    charge(n) === 0 &&
-    bondsOf[n].length <= 2 &&
-    bondsOf[n].some((bond) => bond.order === 2 && element(across(bond, n)) === 'C' && !inRing(graph, bond));
   let changed = false;
   for (let n = 1; n <= atoms && halides.length > 0; n += 1) {
     const ringNitrogen =
@@ -314,7 +346,7 @@ function protonatedImineSalts(graph) {
       bondsOf[n].length === 3 &&
       bondsOf[n].every((bond) => bond.order === 1) &&
       bondsOf[n].some((bond) => inRing(graph, bond));
-    const found = ringNitrogen && alternatingPath(graph, n, exocyclicImine, longestToImine);
+    const found = ringNitrogen && alternatingPath(graph, n, (a) => exocyclicImine(graph, a), longestToImine);
     if (!found) continue;
     for (const bond of found.path) setOrder(bond, 3 - bond.order);
     charges.set(n, 1);
@@ -411,7 +443,10 @@ function drawnMolfile(molfile, inchi) {
   const redrawn = redrawAsTheInChILibrary(graph, inchi) | protonsToWeakerAcids(graph) ? graph.molfile() : molfile;
   const tautomer = commonTautomer(redrawn) ?? redrawn;
   const salts = molfileGraph(tautomer);
-  const drawn = protonatedImineSalts(salts) | amideAnions(salts) | azoleHydrogens(salts) ? salts.molfile() : tautomer;
+  const drawn =
+    ringImines(salts) | protonatedImineSalts(salts) | amideAnions(salts) | azoleHydrogens(salts)
+      ? salts.molfile()
+      : tautomer;
   return { molfile: drawn, explicitHydrogens: graph.hasHydrogens() };
 }
 
