@@ -6,13 +6,17 @@
  * `python3 -m venv $CHEMXREF_PY && $CHEMXREF_PY/bin/pip install 'rdkit==2026.9.1' 'FPSim2==0.7.4'`.
  * Prints the fingerprints' agreement and rate, the exactness of every answer, and p50 per threshold.
  * `--fresh` computes the fingerprints again (else those held are reused and the backfill is not timed).
+ * `--drawn [--limit N]` measures instead, without the engine, whether stored molecules are the molecules
+ * as drawn (bench/drawn.ts).
  */
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { apiPrefix, apiDumpFolder, ensureLoaded } from './dataset';
-import { fmt, molecules, openBench, out, post, runBench, runLoader, sampleHash, since } from './common';
+import { drawnAgreement } from './drawn';
+import { UsageError, fmt, molecules, openBench, out, post, runBench, runLoader, sampleHash, since } from './common';
 import { splitCoresIfAsked, startApi } from './common';
 import type { Engine } from '../src/engine/client';
 import { similarStructures, storedMorganOf, thresholdOf } from '../src/engine/fingerprints';
@@ -122,6 +126,14 @@ export async function compareSimilarity(
 
 async function main(): Promise<void> {
   const argv = process.argv;
+  if (argv.includes('--drawn')) {
+    const limit = argv.includes('--limit') ? Number(argv[argv.indexOf('--limit') + 1]) : Infinity;
+    if (!(limit > 0)) throw new UsageError('--limit takes a number of molecules, as in --limit 1000');
+    out(
+      `bench:similarity --drawn: node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), ${new Date().toISOString()}`,
+    );
+    return drawnAgreement(limit);
+  }
   const queryCount = Number(argv[argv.indexOf('--queries') + 1] || 200) || 200;
   const { config, engine } = await openBench('bench:similarity', apiPrefix);
   await ensureLoaded(engine, config);

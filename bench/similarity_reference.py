@@ -6,12 +6,20 @@ venv that has rdkit and FPSim2==0.7.4:
   python bench/similarity_reference.py similarity --fps ref.fps --queries keys --thresholds 0.5,0.9
       [--copies FILE ...]  (lines `UCI<TAB>key<TAB>row`: more structures, each sharing a row's fingerprint)
   python bench/similarity_reference.py substructure --in bench.tsv --queries smarts --limit 100
+  python bench/similarity_reference.py drawn --in molecules.tsv.gz --stored stored.txt \
+      --group amide 'C(=O)N' [--group NAME SMILES ...] [--limit N] --workers 2
 fingerprints writes `InChIKey<TAB>hex` per row in order: Morgan radius 2, 2048 bits as 256 bytes,
 bit 8i+j = (byte i >> j) & 1 (BitVectToBinaryText); empty if RDKit cannot read the InChI.
+drawn reads the fixture's molecules (`source, id, smiles, std_inchi, std_inchikey`, gzipped) and
+chemxref's stored molecule of each row (`stored.txt`: RDKit's binary form in base64, a line a row,
+empty if none) and writes a JSON line a row (see `drawn_row`).
 """
 import argparse
+import base64
+import gzip
 import json
 import statistics
+import sys
 import tempfile
 import time
 from multiprocessing import Pool
@@ -122,14 +130,126 @@ def substructure(args):
     print(json.dumps({'p50ms': round(statistics.median(times), 3), 'queries': len(times)}))
 
 
+# Metals by element: alkali and alkaline earth, Al, Ga to Sn, the transition metals, the lanthanides
+# and actinides, Tl to Po; not the metalloids (B, Si, Ge, As, Sb, Te).
+METALS = frozenset([3, 4, 11, 12, 13, *range(19, 32), *range(37, 51), *range(55, 85),
+                    *range(87, 119)])
+# Atoms drawn X=O or [X+]-[O-] alike, as src/toolkits/query-tautomers.cjs treats them.
+OXIDE_ATOMS = frozenset([15, 16, 17, 33, 34, 35, 52, 53])
+
+
+def canonical_places(mol):
+    """The InChI of `mol` and its heavy atoms by their place in the InChI's numbering: (component,
+    number) -> atom index, from the AuxInfo's N layer (1-based atom indices, components by ';')."""
+    inchi, aux = Chem.MolToInchiAndAuxInfo(mol)
+    layer = next((part[2:] for part in aux.split('/') if part.startswith('N:')), '')
+    return inchi, {(c, n): int(atom) - 1 for c, component in enumerate(layer.split(';'))
+                   for n, atom in enumerate(component.split(',')) if atom}
+
+
+def difference(drawn, other):
+    """Why `other` is not the molecule `drawn` (None when they are the same, stereo aside): a class
+    of tautomers or charges, found by pairing their atoms through the InChI's numbering and
+    comparing each atom's hydrogens and charge."""
+    if other is None:
+        return 'no molecule'
+    # Stereo aside: the stored molecule has none (no coordinates), and neither fingerprints nor
+    # substructure matches read it.
+    drawn, other = Chem.Mol(drawn), Chem.Mol(other)
+    for m in (drawn, other):
+        Chem.RemoveStereochemistry(m)
+    if Chem.MolToSmiles(drawn) == Chem.MolToSmiles(other):
+        return None
+    (inchi, places), (their_inchi, theirs) = canonical_places(drawn), canonical_places(other)
+    if inchi != their_inchi or places.keys() != theirs.keys():
+        return "another InChI (the molecule's own differs)"
+    pairs = [(drawn.GetAtomWithIdx(places[k]), other.GetAtomWithIdx(theirs[k])) for k in places]
+    moved = [(a, b) for a, b in pairs if a.GetTotalNumHs(True) != b.GetTotalNumHs(True)]
+    charged = [(a, b) for a, b in pairs if a.GetFormalCharge() != b.GetFormalCharge()]
+    if any(a.GetAtomicNum() == 8 and any(n.GetAtomicNum() in OXIDE_ATOMS for n in a.GetNeighbors())
+           for a, _ in charged):
+        return 'X+-O- against X=O (S, P, halogen oxides)'
+    if charged and moved:
+        return 'protons placed otherwise (salts, zwitterions)'
+    if charged:
+        return 'charges placed otherwise'
+    if not moved:
+        return 'bonds only (conjugation drawn otherwise)'
+    if any(a.GetAtomicNum() == 6 for a, _ in moved):
+        return 'hydrogen on carbon (keto-enol, imine-enamine)'
+    chalcogens = [(a, b) for a, b in moved if a.GetAtomicNum() in (8, 16)]
+    if any(n.GetIsAromatic() for pair in chalcogens for m in pair for n in m.GetNeighbors()):
+        return 'OH on an aromatic ring against oxo (pyridones, tropolones)'
+    if chalcogens:
+        return 'amide against iminol, lactam against lactim'
+    if all(m.IsInRingSize(5) and m.GetIsAromatic() for pair in moved for m in pair):
+        return 'ring NH of azoles'
+    return 'H between nitrogens (amidines, guanidines, aminoazines)'
+
+
+def drawn_row(row, smiles, inchi, stored, groups):
+    """One row: whether RDKit reads its SMILES, has a metal, and gives the file's InChI for it; then
+    the Morgan fingerprints (hex, as `fingerprints` writes them) of the drawn molecule and of the
+    InChI's rebuild (MolFromInchi); which groups each of the drawn molecule, the rebuild and the
+    stored molecule contains ('0'/'1' a group); whether the drawn SMILES as a query finds the
+    rebuild and the stored molecule, matched literally; and why each of those two differs from the
+    drawn molecule."""
+    drawn = Chem.MolFromSmiles(smiles)
+    if drawn is None:
+        return {'row': row, 'readable': False}
+    metal = any(atom.GetAtomicNum() in METALS for atom in drawn.GetAtoms())
+    same = Chem.MolToInchi(drawn) == inchi
+    line = {'row': row, 'readable': True, 'metal': metal, 'sameInchi': same}
+    if metal or not same:
+        return line
+    gen = rdFingerprintGenerator.GetMorganGenerator(**FP_PARAMS)
+    rebuilt = Chem.MolFromInchi(inchi)
+    kept = Chem.Mol(base64.b64decode(stored)) if stored else None
+    hex_of = lambda m: DataStructs.BitVectToBinaryText(gen.GetFingerprint(m)).hex() if m else ''
+    has = lambda m: ''.join('1' if m and m.HasSubstructMatch(g) else '0' for g in groups)
+    line.update(drawn=hex_of(drawn), rebuilt=hex_of(rebuilt),
+                groups={'drawn': has(drawn), 'rebuilt': has(rebuilt), 'stored': has(kept)},
+                self={'rebuilt': bool(rebuilt and rebuilt.HasSubstructMatch(drawn)),
+                      'stored': bool(kept and kept.HasSubstructMatch(drawn))},
+                why={'rebuilt': difference(drawn, rebuilt), 'stored': difference(drawn, kept)})
+    if line['why']['stored'] and kept:
+        line['storedSmiles'] = Chem.MolToSmiles(kept)
+    return line
+
+
+def drawn_chunk(chunk):
+    rows, patterns = chunk
+    groups = [Chem.MolFromSmiles(smiles) for smiles in patterns]
+    return [json.dumps(drawn_row(*row, groups)) + '\n' for row in rows]
+
+
+def drawn(args):
+    start = time.perf_counter()
+    with gzip.open(args.input, 'rt') as lines, open(args.stored) as stored:
+        next(lines)  # the header
+        rows = [(n, *line.rstrip('\n').split('\t')[2:4], kept.strip())
+                for n, (line, kept) in enumerate(zip(lines, stored), 1)][:args.limit]
+    patterns = [smiles for _, smiles in args.group]
+    chunks = [(rows[i:i + 300], patterns) for i in range(0, len(rows), 300)]
+    with Pool(args.workers) as pool:
+        for lines in pool.imap(drawn_chunk, chunks):  # in order
+            sys.stdout.writelines(lines)
+    print(json.dumps({'rows': len(rows), 'seconds': round(time.perf_counter() - start, 1),
+                      'workers': args.workers}))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     sub = parser.add_subparsers(dest='command', required=True)
-    fps, sim, subs = (sub.add_parser(c) for c in ('fingerprints', 'similarity', 'substructure'))
+    commands = ('fingerprints', 'similarity', 'substructure', 'drawn')
+    fps, sim, subs, drw = (sub.add_parser(c) for c in commands)
     for p, name in ((fps, '--in'), (fps, '--out'), (sim, '--fps'), (sim, '--queries'),
-                    (subs, '--in'), (subs, '--queries')):
+                    (subs, '--in'), (subs, '--queries'), (drw, '--in'), (drw, '--stored')):
         p.add_argument(name, dest='input' if name == '--in' else None, required=True)
-    fps.add_argument('--workers', type=int, default=2)
+    for p in (fps, drw):
+        p.add_argument('--workers', type=int, default=2)
+    drw.add_argument('--group', nargs=2, action='append', default=[], metavar=('NAME', 'SMILES'))
+    drw.add_argument('--limit', type=int, default=None)
     sim.add_argument('--thresholds', default='0.5,0.7,0.9')
     sim.add_argument('--copies', nargs='*', default=[])
     subs.add_argument('--limit', type=int, default=100)
