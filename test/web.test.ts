@@ -27,6 +27,12 @@ const paracetamol = {
   uci: 614,
 };
 
+/** L-methyldopa, a chiral drug: ChEMBL's CHEMBL459. */
+const methyldopa = {
+  inchi: 'InChI=1S/C10H13NO4/c1-10(11,9(14)15)5-6-2-3-7(12)8(13)4-6/h2-4,12-13H,5,11H2,1H3,(H,14,15)/t10-/m0/s1',
+  uci: 84,
+};
+
 describe('the web pages: search, compound, sources', function () {
   this.timeout(120_000);
   let api: RunningApi;
@@ -412,6 +418,32 @@ describe('depictions draw the tautomer chemists draw', function () {
       const drawn = canonical(await depictor.molfile(paracetamol.inchi));
       expect(drawn).to.equal('CC(=O)Nc1ccc(O)cc1');
       expect(canonical(molecules.get('chembl:CHEMBL1552984')!.smiles), 'stereo is compared').to.contain('@');
+    },
+  );
+
+  /** The outlines of the letters an SVG of Indigo's draws (it holds no text: each letter is a path, defined once). */
+  const letters = (svg: string): string[] =>
+    [...svg.matchAll(/<g id="glyph-[^"]*">\s*<path d="([^"]*)"/g)].map(([, outline]) => outline).sort();
+
+  it(
+    'a chiral drug is drawn without a "Chiral" label: methyldopa (CHEMBL459) draws the letters of its atom ' +
+      'labels alone, as methyldopa without stereo does; its SVG scales to any box (a viewBox of its own size)',
+    async () => {
+      const api = await startApi(testConfig(await fixturePrefix()));
+      try {
+        const image = await api.get(`/api/v1/images/${methyldopa.uci}`);
+        expect(image.status).to.equal(200);
+        const [, width, height, viewBox] = image.text.match(
+          /<svg [^>]*width="(\d+)" height="(\d+)" viewBox="([^"]*)"/,
+        )!;
+        expect(viewBox).to.equal(`0 0 ${width} ${height}`);
+        const drawn = letters(image.text);
+        expect(drawn, 'the SVG draws letters (O, H, N, 2, C, 3)').to.have.length.above(4);
+        const withoutStereo = methyldopa.inchi.replace(/\/t.*$/, '');
+        expect(drawn).to.deep.equal(letters(await depictor.svg(withoutStereo)));
+      } finally {
+        await api.stop();
+      }
     },
   );
 

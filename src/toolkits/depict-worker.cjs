@@ -40,6 +40,8 @@ parentPort.on('message', async ({ id, request }) => {
     options.set('render-output-format', 'svg');
     options.set('input-format', format);
     options.set('render-coloring', 'true');
+    // Every stereo structure of a Standard InChI is absolute (/s1): Indigo's "Chiral" label would only repeat it.
+    options.set('render-stereo-style', 'none');
     const encoded = indigo.render(structure, options);
     options.delete();
     parentPort.postMessage({ id, result: { svg: Buffer.from(encoded, 'base64').toString('utf8') } });
