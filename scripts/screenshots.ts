@@ -47,7 +47,7 @@ async function main(): Promise<void> {
       const page = await browser.newPage({ viewport: { width, height: 900 } });
       await page.goto(`${url}${path}`, { waitUntil: 'networkidle' });
       await page.screenshot({ path: join(docs, file), fullPage: width < 600 ? false : true });
-      await page.close();
+      // Left open until the browser closes: closing it takes a single-process Chromium (the bundled one) down.
       process.stdout.write(`docs/${file}: ${path}\n`);
     }
   } finally {

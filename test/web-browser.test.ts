@@ -25,6 +25,30 @@ const splitWords = `(() => {
   return found;
 })()`;
 
+/**
+ * Run in the page: the width of main's content, of the first list of structures, how far the right
+ * edge of its last column is from its own, and the box of each of the first ten thumbnails with its
+ * cell's width and how it fits its picture.
+ */
+const thumbnailLayout = `(() => {
+  const main = document.querySelector('main');
+  const padding = parseFloat(getComputedStyle(main).paddingLeft) + parseFloat(getComputedStyle(main).paddingRight);
+  const list = document.querySelector('ul.structures').getBoundingClientRect();
+  const items = [...document.querySelectorAll('ul.structures li')].map((li) => li.getBoundingClientRect());
+  return {
+    window: document.documentElement.clientWidth,
+    content: main.clientWidth - padding,
+    list: list.width,
+    gapAfterLastColumn: list.right - Math.max(...items.map((item) => item.right)),
+    thumbnails: [...document.querySelectorAll('img.thumb')].slice(0, 10).map((img) => ({
+      width: img.getBoundingClientRect().width,
+      height: img.getBoundingClientRect().height,
+      cell: img.closest('li').getBoundingClientRect().width,
+      fit: getComputedStyle(img).objectFit,
+    })),
+  };
+})()`;
+
 describe('the search pages in a real browser', function () {
   this.timeout(180_000);
   const fixture = browserOnFixture();
@@ -118,6 +142,40 @@ describe('the search pages in a real browser', function () {
       else process.env.CHROMIUM_PATH = asked;
     }
   });
+
+  it(
+    'a list of structures fills a 1440 px window: thumbnails fill their cells, over 200 px wide, each ' +
+      'molecule scaled to its box undistorted',
+    async () => {
+      // Left open, as watchedPage's are (below).
+      const context = await fixture.browser.newContext({ viewport: { width: 1440, height: 900 } });
+      const page = await context.newPage();
+      await page.goto(`${fixture.api.url}/search?q=c1ccccc1&mode=substructure`);
+      await until(
+        async () =>
+          (await page.evaluate(
+            '[...document.images].slice(0, 10).every((image) => image.complete && image.naturalWidth > 0)',
+          )) as boolean,
+        'the first thumbnails are drawn',
+      );
+      const layout = (await page.evaluate(thumbnailLayout)) as {
+        window: number;
+        content: number;
+        list: number;
+        gapAfterLastColumn: number;
+        thumbnails: { width: number; height: number; cell: number; fit: string }[];
+      };
+      expect(layout.content, 'the page spans the window, less its padding').to.be.closeTo(layout.window - 32, 1);
+      expect(layout.list).to.be.closeTo(layout.content, 1);
+      expect(layout.gapAfterLastColumn, 'the columns reach the right edge').to.be.closeTo(0, 1);
+      expect(layout.thumbnails).to.have.length(10);
+      for (const thumbnail of layout.thumbnails) {
+        expect(thumbnail.width).to.be.closeTo(thumbnail.cell, 1).and.above(200);
+        expect(thumbnail.height).to.be.closeTo((thumbnail.width * 3) / 4, 1);
+        expect(thumbnail.fit).to.equal('contain');
+      }
+    },
+  );
 
   it('/sources on a 390 px phone: no word of a cell split over two lines, secondary columns hidden', async () => {
     // Left open, as watchedPage's are: closing a context takes the single-process Chromium down with it.
