@@ -307,7 +307,7 @@ function exocyclicImine(graph, n) {
  * ring NH, however far along alternating bonds (up to 8), as the aromatic amine chemists draw:
  * 9-aminoacridine, not acridin-9(10H)-imine (tautomer.cjs moves the nearer ones). True when it changed.
  */
-function ringImines(graph) {
+function ringImines(graph, mobile) {
   const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
   // =NH or =N-C only: a hydrazone, an oxime or a sulfonyl imine stays as it is
   const amine = (a) => exocyclicImine(graph, a) && bondsOf[a].every((bond) => element(across(bond, a)) === 'C');
@@ -319,7 +319,7 @@ function ringImines(graph) {
       bondsOf[n].length === 2 &&
       valence[n] === 2 &&
       bondsOf[n].every((bond) => inRing(graph, bond));
-    const found = ringNH && alternatingPath(graph, n, amine, longestToImine);
+    const found = ringNH && alternatingPath(graph, n, (a) => amine(a) && mobile(n, a), longestToImine);
     if (!found) continue;
     for (const bond of found.path) setOrder(bond, 3 - bond.order);
     changed = true;
@@ -389,7 +389,7 @@ function amideAnions(graph) {
  * azole first. On the 1,291 azoles of the shared test set drawn with one NH, chemists
  * chose that nitrogen 64 % of the time, the InChI library's 48 %. True when it changed.
  */
-function azoleHydrogens(graph) {
+function azoleHydrogens(graph, mobile) {
   const { atoms, element, charge, bondsOf, across, valence, setOrder } = graph;
   const hydrogens = (a) => (element(a) === 'C' && charge(a) === 0 ? 4 - valence[a] : 0);
   const fusion = (a) =>
@@ -432,7 +432,7 @@ function azoleHydrogens(graph) {
     const azole =
       !ring &&
       bondsOf[n].every((bond) => inRing(graph, bond) && quinoid(across(bond, n))) &&
-      alternatingPath(graph, n, (a) => ringN(a) && fiveRing(a) !== undefined, 6);
+      alternatingPath(graph, n, (a) => ringN(a) && mobile(n, a) && fiveRing(a) !== undefined, 6);
     if (azole) {
       for (const bond of azole.path) setOrder(bond, 3 - bond.order);
       changed = true;
@@ -440,13 +440,43 @@ function azoleHydrogens(graph) {
     }
     if (!ring || !ring.slice(1).every((a) => bondsOf[a].some((bond) => bond.order === 2))) continue;
     let best = n;
-    for (const m of ring) if (ringN(m) && better(score(m, ring), score(best, ring))) best = m;
+    for (const m of ring) if (ringN(m) && mobile(n, m) && better(score(m, ring), score(best, ring))) best = m;
     const found = best !== n && alternatingPath(graph, n, (a) => a === best, 6);
     if (!found) continue;
     for (const bond of found.path) setOrder(bond, 3 - bond.order);
     changed = true;
   }
   return changed;
+}
+
+/**
+ * Which atoms share a mobile hydrogen, by the InChI's mobile groups (`(H,9,10)` in its /h layer), as
+ * a test `mobile(a, b)` on atom numbers: Indigo numbers a molfile's atoms as the InChI does, component
+ * after component. Every pair passes when the layers cannot be read.
+ */
+function mobileGroups(inchi) {
+  const layers = inchi.split('/');
+  const components = (layers[1] ?? '').split('.').flatMap((part) => {
+    const [, times, formula] = /^(\d*)(.*)$/.exec(part);
+    const heavy = [...formula.matchAll(/([A-Z][a-z]?)(\d*)/g)]
+      .filter(([, element]) => element !== 'H')
+      .reduce((sum, [, , count]) => sum + Number(count || 1), 0);
+    return Array(Number(times || 1)).fill(heavy);
+  });
+  const hydrogens = layers.find((layer) => layer.startsWith('h'));
+  const segments = (hydrogens?.slice(1) ?? '').split(';').flatMap((segment) => {
+    const [, times, rest] = /^(?:(\d+)\*)?(.*)$/.exec(segment);
+    return Array(Number(times || 1)).fill(rest);
+  });
+  if (hydrogens && segments.length !== components.length) return () => true;
+  const group = new Map();
+  let offset = 0;
+  components.forEach((heavy, c) => {
+    for (const [k, [, atoms]] of [...(segments[c] ?? '').matchAll(/\(H\d*-?,([\d,]+)\)/g)].entries())
+      for (const atom of atoms.split(',')) group.set(offset + Number(atom), `${c}.${k}`);
+    offset += heavy;
+  });
+  return (a, b) => group.has(a) && group.get(a) === group.get(b);
 }
 
 /**
@@ -457,10 +487,11 @@ function drawnMolfile(molfile, inchi) {
   const graph = molfileGraph(molfile);
   if (!graph) return { molfile, explicitHydrogens: true };
   const redrawn = redrawAsTheInChILibrary(graph, inchi) | protonsToWeakerAcids(graph) ? graph.molfile() : molfile;
-  const tautomer = commonTautomer(redrawn) ?? redrawn;
+  const mobile = mobileGroups(inchi);
+  const tautomer = commonTautomer(redrawn, mobile) ?? redrawn;
   const salts = molfileGraph(tautomer);
   const drawn =
-    ringImines(salts) | protonatedImineSalts(salts) | amideAnions(salts) | azoleHydrogens(salts)
+    ringImines(salts, mobile) | protonatedImineSalts(salts) | amideAnions(salts) | azoleHydrogens(salts, mobile)
       ? salts.molfile()
       : tautomer;
   return { molfile: drawn, explicitHydrogens: graph.hasHydrogens() };

@@ -138,8 +138,19 @@ function vinylogous(atoms, from, start, ending) {
   return undefined;
 }
 
-/** The bonds whose orders change (to 2, 1, 2, 1 in turn) for the first hydrogen that can move, or undefined. */
-function nextShift(atoms) {
+/** The two ends of a path of bonds: the atom the hydrogen leaves and the one it goes to. */
+function ends(bonds) {
+  const [first, second, last, beforeLast] = [bonds[0], bonds[1], bonds.at(-1), bonds.at(-2)];
+  const shared = (bond, next) => (bond.x === next.x || bond.x === next.y ? bond.x : bond.y);
+  return [other(first, shared(first, second)), other(last, shared(last, beforeLast))];
+}
+
+/**
+ * The bonds whose orders change (to 2, 1, 2, 1 in turn) for the first hydrogen that can move between
+ * two atoms where `mobile(from, to)`, or undefined.
+ */
+function nextShift(atoms, mobile) {
+  const moves = (bonds) => mobile(...ends(bonds));
   const hydroxys = [];
   const ringNHs = [];
   for (let a = 1; a < atoms.length; a += 1) {
@@ -149,23 +160,24 @@ function nextShift(atoms) {
   }
   for (const found of hydroxys) {
     const imine = doubleToNitrogen(atoms, found.carbon);
-    if (imine) return [found.bond, imine];
+    if (imine && moves([found.bond, imine])) return [found.bond, imine];
   }
   for (const found of hydroxys) {
     const path = vinylogous(atoms, other(found.bond, found.carbon), found.bond, (c3) => doubleToNitrogen(atoms, c3));
-    if (path && closesRing(atoms, other(path.bonds[3], path.c3), path.c1, [path.c2, path.c3])) return path.bonds;
+    if (path && closesRing(atoms, other(path.bonds[3], path.c3), path.c1, [path.c2, path.c3]) && moves(path.bonds))
+      return path.bonds;
   }
   for (const n of ringNHs)
     for (const bond of atoms[n].bonds) {
       const c = other(bond, n);
       if (atoms[c].element !== 'C' || atoms[c].unusual || !inRing(atoms, bond)) continue;
       const imine = exocyclicImine(atoms, c);
-      if (imine) return [bond, imine];
+      if (imine && moves([bond, imine])) return [bond, imine];
     }
   for (const n of ringNHs)
     for (const bond of atoms[n].bonds) {
       const path = vinylogous(atoms, n, bond, (c3) => exocyclicImine(atoms, c3));
-      if (path && closesRing(atoms, n, path.c3, [path.c1, path.c2], true)) return path.bonds;
+      if (path && closesRing(atoms, n, path.c3, [path.c1, path.c2], true) && moves(path.bonds)) return path.bonds;
     }
   return undefined;
 }
@@ -173,14 +185,15 @@ function nextShift(atoms) {
 /**
  * The molfile with the hydrogens above moved: iminols drawn as amides, hydroxy aza-aromatics as
  * their lactams, ring imines as amines; undefined when nothing moves, or the molfile is not V2000.
+ * A hydrogen moves only between atoms where `mobile(from, to)`: those the InChI marks as sharing it.
  */
-function commonTautomer(molfile) {
+function commonTautomer(molfile, mobile = () => true) {
   const parsed = parse(molfile);
   if (!parsed) return undefined;
   const { lines, atoms } = parsed;
   let changed = false;
   // Each shift removes an O–H or S–H, or an exocyclic C=N: the loop ends.
-  for (let shift = nextShift(atoms); shift; shift = nextShift(atoms)) {
+  for (let shift = nextShift(atoms, mobile); shift; shift = nextShift(atoms, mobile)) {
     shift.forEach((bond, i) => {
       bond.order = i % 2 === 0 ? 2 : 1;
       lines[bond.at] = `${lines[bond.at].slice(0, 6)}${String(bond.order).padStart(3)}${lines[bond.at].slice(9)}`;
