@@ -48,7 +48,8 @@ export const loadCli = {
     [
       'fingerprints',
       'compute the fingerprints of the structures that have none yet (for similarity and substructure ' +
-        'searches), on every core; run again, it goes on where it stopped',
+        'searches), on every core; run again, it goes on where it stopped. A dump, structures or source ' +
+        'load that adds structures ends with this, unless --no-fingerprints',
     ],
     ['history', 'past loads, most recent first'],
     [
@@ -73,7 +74,9 @@ export const loadCli = {
     rejects: {
       type: 'string',
       value: '<file>',
-      help: 'write the rejected rows there (default: rejects/<loadId>-<command>.tsv)',
+      help:
+        'write the rejected rows there (default: rejects/<loadId>-<command>.tsv); those of the fingerprints ' +
+        'a load ends with go beside it (r.tsv: r-fingerprints.tsv)',
     },
     'id-property': { type: 'string', value: 'NAME', help: 'with source: the SDF data item that holds the compound id' },
     release: {
@@ -85,6 +88,12 @@ export const loadCli = {
       type: 'string',
       value: 'YYYY-MM-DD',
       help: "with source: the release's date (default: the day of the load)",
+    },
+    'no-fingerprints': {
+      type: 'boolean',
+      help:
+        'with dump, structures and source: leave the fingerprints of the structures the load adds to ' +
+        '`load -- fingerprints` (similarity and substructure searches do not find them until then)',
     },
     limit: { type: 'string', value: 'N', help: 'with history: how many loads (default 20)' },
     progress: { type: 'boolean', help: 'a progress bar on stderr (the default on a terminal)' },
@@ -111,6 +120,9 @@ const commandArguments: Record<string, string[]> = {
   doctor: [],
 };
 
+/** The commands whose loads add structures, and so end by computing their fingerprints. */
+const addingStructures = new Set(['dump', 'structures', 'source']);
+
 interface Parsed {
   command: string;
   args: string[];
@@ -118,6 +130,8 @@ interface Parsed {
   idProperty?: string;
   limit: number;
   wait?: boolean;
+  /** A load that adds structures computes their fingerprints (false: --no-fingerprints). */
+  fingerprints: boolean;
 }
 
 /** Parses the command line (without node and the script); throws `UsageError` for what cannot run. */
@@ -145,7 +159,13 @@ export function parseArguments(argv: string[]): Parsed {
         "`source <sourceId> <file>` (a dump's source table gives each source's release)",
     );
   }
-  return { command, args, options, idProperty: values['id-property'], limit, wait: values.wait ?? false };
+  const fingerprints = !values['no-fingerprints'];
+  if (!fingerprints && !addingStructures.has(command)) {
+    throw new UsageError(
+      '--no-fingerprints goes with the loads that add structures: `dump`, `structures` and `source`',
+    );
+  }
+  return { command, args, options, idProperty: values['id-property'], limit, wait: values.wait ?? false, fingerprints };
 }
 
 function releaseNumberArgument(value: string): string {
@@ -223,9 +243,6 @@ async function step(
     if (locked)
       await takeLoadLock(engine, locked, run, options.wait, (message) => process.stderr.write(`${message}\n`));
     await work(run);
-    // Fingerprints are derived data: the structures a load adds wait for `load -- fingerprints`.
-    const created = Number(run.details.structuresCreated ?? 0);
-    if (created > 0 && !options.dryRun) run.details.structuresWithoutFingerprints = created;
     return await run.finish('done');
   } catch (error) {
     const translated = translateEngineError(error);
@@ -244,6 +261,47 @@ async function step(
     throw Object.assign(translated as Error, { summary });
   } finally {
     if (locked) await releaseLoadLock(engine, locked, run.loadId).catch(() => undefined);
+  }
+}
+
+/** A load whose structures are published, but whose fingerprints could not all be computed. */
+export class FingerprintsFailed extends Error {}
+
+/** Where a load's fingerprints run writes its rejected rows when --rejects names the load's file. */
+function fingerprintRejects(file: string | undefined): string | undefined {
+  return file?.replace(/(\.[^./]*)?$/, '-fingerprints$1');
+}
+
+/**
+ * Ends a load that created structures (`summary` is its summary line) with the work of
+ * `load -- fingerprints`: every structure without a fingerprint from the last one computed, the
+ * load's own and those an earlier --no-fingerprints load left after it. Its summary becomes the
+ * load's `fingerprints`. With --no-fingerprints the load says how many structures it left without
+ * (`structuresWithoutFingerprints`); a dry run computes nothing.
+ */
+async function computeFingerprints(
+  engine: Engine,
+  config: Config,
+  parsed: Parsed,
+  summary: Record<string, unknown>,
+  created: number,
+): Promise<Record<string, unknown>> {
+  if (parsed.options.dryRun || created === 0) return summary;
+  if (!parsed.fingerprints) return { ...summary, structuresWithoutFingerprints: created };
+  const options = { ...parsed.options, rejectsFile: fingerprintRejects(parsed.options.rejectsFile) };
+  try {
+    const fingerprints = await step(engine, config, 'fingerprints', null, options, (run) => loadFingerprints(run));
+    return { ...summary, fingerprints };
+  } catch (error) {
+    const { message, summary: fingerprints } = error as Error & { summary?: object };
+    throw Object.assign(
+      new FingerprintsFailed(
+        `the load is done, but computing the fingerprints of its structures failed: ${message}. ` +
+          'Similarity and substructure searches do not find them until `npm run load -- fingerprints` ' +
+          'computes them',
+      ),
+      { summary: { ...summary, fingerprints, structuresWithoutFingerprints: created } },
+    );
   }
 }
 
@@ -315,9 +373,10 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
       }
       case 'structures': {
         const file = fileArgument(args[0], 'structure table file');
-        return await withPausedRefresh(() =>
+        const summary = await withPausedRefresh(() =>
           step(engine, config, command, file, options, (run) => loadStructures(run, file)),
         );
+        return await computeFingerprints(engine, config, parsed, summary, Number(summary.structuresCreated ?? 0));
       }
       case 'references': {
         const file = fileArgument(args[0], 'reference table file');
@@ -352,7 +411,7 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
         for (const part of parts)
           for (const [reason, n] of Object.entries(part.rejectedByReason as Record<string, number>))
             rejectedByReason[reason] = (rejectedByReason[reason] ?? 0) + n;
-        return {
+        const summary = {
           command,
           folder: args[0],
           status: 'done',
@@ -364,11 +423,12 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
           seconds: Math.round(total('seconds') * 100) / 100,
           steps: parts,
         };
+        return await computeFingerprints(engine, config, parsed, summary, Number(parts[1].structuresCreated ?? 0));
       }
       case 'source': {
         const sourceId = sourceIdArgument(args[0]);
         const file = fileArgument(args[1], 'release file');
-        return await withPausedRefresh(() =>
+        const summary = await withPausedRefresh(() =>
           step(
             engine,
             config,
@@ -379,6 +439,7 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
             { sourceId, sourceIds: [sourceId] },
           ),
         );
+        return await computeFingerprints(engine, config, parsed, summary, Number(summary.structuresCreated ?? 0));
       }
       case 'remove-source': {
         const sourceId = sourceIdArgument(args[0]);
@@ -420,6 +481,7 @@ async function main(argv: string[]): Promise<void> {
     if (translated instanceof UsageError) throw translated;
     if (translated.summary) process.stdout.write(`${JSON.stringify(translated.summary)}\n`);
     if (translated instanceof ReleaseRefused) throw new CliExit(3, `load refused: ${translated.message}`);
+    if (translated instanceof FingerprintsFailed) throw new CliExit(1, translated.message);
     const known =
       translated instanceof FileFormatError ||
       translated instanceof ConfigError ||

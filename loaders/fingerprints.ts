@@ -1,11 +1,11 @@
 /**
  * `npm run load -- fingerprints`: computes the fingerprints of every structure that has none yet, or
  * has one an older chemxref computed otherwise (`moleculeDerivation`), in UCI order from the last one
- * done, in worker threads on every core. Fingerprints are derived data (docs/similarity.md): loads of
- * structures do not compute them, this command does, and it goes on where it stopped when it is run
- * again. A structure whose InChI cannot be rebuilt gets no fingerprint and is a rejected row (its
- * reason says why). A run that wrote at least as many fingerprints as the index held before merges it
- * into one segment (below).
+ * done, in worker threads on every core. Fingerprints are derived data (docs/similarity.md): this
+ * command computes them, as does a load that adds structures at its end (unless --no-fingerprints),
+ * and it goes on where it stopped when it is run again. A structure whose InChI cannot be rebuilt
+ * gets no fingerprint and is a rejected row (its reason says why). A run that wrote at least as many
+ * fingerprints as the index held before merges it into one segment (below).
  */
 import {
   lastFingerprintedUci,

@@ -75,7 +75,7 @@ describe('npm run build and the image it makes', function () {
 
   it(
     '`node dist/src/server.js` serves lookups and is ready, and `node ' +
-      'dist/loaders/cli.js` loads a dump and a SMILES release, without tsx',
+      'dist/loaders/cli.js` loads a dump and a SMILES release, with their fingerprints, without tsx',
     async () => {
       const prefix = await fixturePrefix();
       const config = testConfig(prefix);
@@ -144,7 +144,10 @@ describe('npm run build and the image it makes', function () {
           { cwd: root, env: built, encoding: 'utf8' },
         );
         expect(load.status, load.stderr).to.equal(0);
-        expect(JSON.parse(load.stdout.trim())).to.include({ status: 'done', rowsRejected: 0 });
+        const summary = JSON.parse(load.stdout.trim());
+        expect(summary).to.include({ status: 'done', rowsRejected: 0 });
+        // The fingerprints of the structures it added, by the built molecule workers.
+        expect(summary.fingerprints, args[0]).to.include({ status: 'done', rowsRejected: 0 });
       }
     },
   );

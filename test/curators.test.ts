@@ -91,6 +91,7 @@ describe('what curators look at lives in Elasticsearch', function () {
             parseArguments([
               'structures',
               join(rules, 'structure.tsv'),
+              '--no-fingerprints',
               '--no-progress',
               '--rejects',
               join(process.env.TMPDIR!, `bounded-${Date.now()}.tsv`),

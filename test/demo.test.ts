@@ -77,6 +77,8 @@ describe('the Quick start: npm run demo', function () {
         rowsLoaded: 7 + 28_359 + 28_658,
         rowsRejected: 0,
       });
+      // The load computed the fingerprints of its structures (a few of them cannot be rebuilt).
+      expect(loaded!.fingerprints, run.output()).to.be.within(28_000, 28_359);
       expect(run.output()).to.include(`chemxref is running on http://127.0.0.1:${port}`);
       expect(run.output()).to.include(`Stop with Ctrl-C (the engine keeps running: ${esStopCommand(config)}).`);
       const examples = run

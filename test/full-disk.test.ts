@@ -39,7 +39,15 @@ const notRoot = process.getuid?.() !== 0 ? 'mounting a tmpfs needs root' : undef
   const load = (): ReturnType<typeof runToEnd> =>
     runToEnd(
       process.execPath,
-      ['--require', require.resolve('tsx/cjs'), join('loaders', 'cli.ts'), 'dump', fixtureDump, '--no-progress'],
+      [
+        '--require',
+        require.resolve('tsx/cjs'),
+        join('loaders', 'cli.ts'),
+        'dump',
+        fixtureDump,
+        '--no-progress',
+        '--no-fingerprints',
+      ],
       { ES_URL: url, ES_INDEX_PREFIX: config.ES_INDEX_PREFIX, LOG_LEVEL: 'silent' },
     );
   const aliases = async (): Promise<unknown> =>

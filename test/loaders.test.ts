@@ -67,6 +67,12 @@ describe('npm run load', function () {
       expect(summary.rowsLoaded).to.equal(summary.rowsRead);
     });
 
+    it('with --no-fingerprints, says how many structures it left without fingerprints, and computed none', async () => {
+      expect(summary.structuresWithoutFingerprints).to.equal(structures.length);
+      expect(summary).not.to.have.property('fingerprints');
+      expect((await engine.client.count({ index: engine.names.fingerprints })).count).to.equal(0);
+    });
+
     it('serves every source with the assignments and the exact UCI count the fixture gives', async () => {
       const sources = await allSources(engine);
       expect(sources.map((s) => s.sourceID)).to.deep.equal([1, 9, 22, 101, 102, 103, 104]);
@@ -472,6 +478,10 @@ describe('npm run load', function () {
     expect(refusal(['dump', 'folder', '--rejects'])).to.equal('--rejects needs a value');
     expect(refusal(['dump', 'folder', '--dry-run=yes'])).to.equal('--dry-run takes no value');
     expect(refusal(['dump', 'folder', '--dryrun'])).to.equal('unknown option --dryrun');
+    expect(refusal(['fingerprints', '--no-fingerprints'])).to.equal(
+      '--no-fingerprints goes with the loads that add structures: `dump`, `structures` and `source`',
+    );
+    expect(parseArguments(['structures', 'f.tsv', '--no-fingerprints']).fingerprints).to.equal(false);
     // What worked before parseArgs works the same.
     expect(parseArguments(['history'])).to.deep.include({ command: 'history', args: [], limit: 20, wait: false });
     const flags = [
@@ -495,6 +505,7 @@ describe('npm run load', function () {
       idProperty: 'NAME',
       limit: 20,
       wait: true,
+      fingerprints: true,
       options: {
         dryRun: true,
         progress: false,
@@ -517,7 +528,14 @@ describe('npm run load', function () {
   it('without a terminal a load writes JSON progress lines on stderr and only its summary on stdout', () => {
     const result = spawnSync(
       process.execPath,
-      ['--require', require.resolve('tsx/cjs'), join(__dirname, '..', 'loaders', 'cli.ts'), 'dump', fixtureDump],
+      [
+        '--require',
+        require.resolve('tsx/cjs'),
+        join(__dirname, '..', 'loaders', 'cli.ts'),
+        'dump',
+        fixtureDump,
+        '--no-fingerprints',
+      ],
       {
         env: {
           ...process.env,
@@ -643,6 +661,7 @@ describe('npm run load', function () {
           '101',
           file,
           '--no-progress',
+          '--no-fingerprints',
         ],
         {
           env: { ...process.env, ES_INDEX_PREFIX: prefix },

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { gunzipSync } from 'node:zlib';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApi, type RunningApi } from './support/api';
-import { fixtureDump, fixturePrefix, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
+import { fixtureDump, fixturePrefix, fixturesDir, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
 import { MoleculeToolkit, moleculeDerivation, type MoleculeData } from '../src/toolkits/molecules';
 import { Engine, mappingOf } from '../src/engine/client';
 import { ensureBaseIndices } from '../src/engine/schema';
@@ -18,17 +19,27 @@ import {
 import type { Candidate, FingerprintDocument } from '../src/engine/fingerprints';
 import { bodiesSent } from './support/engine';
 
-const paracetamol = { uci: 614, key: 'RZVAJINKPMORJF-UHFFFAOYSA-N', smiles: 'CC(=O)Nc1ccc(O)cc1' };
+const paracetamol = {
+  uci: 614,
+  key: 'RZVAJINKPMORJF-UHFFFAOYSA-N',
+  smiles: 'CC(=O)Nc1ccc(O)cc1',
+  inchi: 'InChI=1S/C8H9NO2/c1-6(10)9-7-2-4-8(11)5-3-7/h2-5,11H,1H3,(H,9,10)',
+};
 
-/** The fixture's structures, as its structure table has them. */
-function fixtureStructures(): { uci: number; inchi: string }[] {
-  const table = gunzipSync(readFileSync(join(fixtureDump, 'structure.tsv.gz'))).toString('utf8');
+/** The structures of a structure table (`UCI, STANDARDINCHI, STANDARDINCHIKEY`, gzipped). */
+function structureTable(file: string): { uci: number; inchi: string; key: string }[] {
+  const table = gunzipSync(readFileSync(file)).toString('utf8');
   return table
     .trim()
     .split('\n')
     .slice(1)
     .map((line) => line.split('\t'))
-    .map(([uci, inchi]) => ({ uci: Number(uci), inchi }));
+    .map(([uci, inchi, key]) => ({ uci: Number(uci), inchi, key }));
+}
+
+/** The fixture's structures, as its structure table has them. */
+function fixtureStructures(): { uci: number; inchi: string; key: string }[] {
+  return structureTable(join(fixtureDump, 'structure.tsv.gz'));
 }
 
 describe('similarity and substructure search (docs/similarity.md)', function () {
@@ -395,6 +406,79 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
         const [computed] = await toolkit.fingerprints([structure.inchi]);
         expect((computed as MoleculeData).morgan).to.deep.equal(structure.morgan);
       });
+  });
+
+  describe('structures without fingerprints: no silent empty answers', () => {
+    const prefix = freshPrefix('unsearchable');
+    let loaded: RunningApi;
+    before(async () => {
+      loaded = await startApi(testConfig(prefix));
+    });
+    after(async () => {
+      await loaded?.stop();
+    });
+    const rulesStructures = join(fixturesDir, 'rules', 'structure.tsv');
+    /** Prop-1-en-2-ol, the one new structure the rules' structure table loads (UCI 9001, no source holds it yet). */
+    const propenol = { uci: 9001, inchi: 'InChI=1S/C3H6O/c1-3(2)4/h4H,1H2,2H3' };
+    /** A similarity search by InChI and a substructure search on the loaded API: their answers and their header. */
+    async function searches(inchi: string): Promise<{ similar: any; substructure: any; headers: (string | null)[] }> {
+      const similar = await loaded.post('/api/v1/similarity', { type: 'inchi', compound: inchi, threshold: 0.3 });
+      const substructure = await loaded.post('/api/v1/substructure', { type: 'smiles', compound: 'c1ccc2ncccc2c1' });
+      expect([similar.status, substructure.status]).to.deep.equal([200, 200]);
+      return {
+        similar: similar.body,
+        substructure: substructure.body,
+        headers: [similar, substructure].map((answer) => answer.headers.get('x-unsearchable-structures')),
+      };
+    }
+    const ucisOf = (answer: { results: { uci: number }[] }): number[] => answer.results.map((result) => result.uci);
+
+    it('a dump load computes the fingerprints of its structures: its summary says how many, and every search answers unsearchable 0', async () => {
+      const summary = await load(prefix, ['dump', fixtureDump], { fingerprints: true });
+      expect(summary).not.to.have.property('structuresWithoutFingerprints');
+      expect(summary.fingerprints).to.include({ command: 'fingerprints', status: 'done', rowsLoaded: reference.size });
+      const { similar, substructure, headers } = await searches(paracetamol.inchi);
+      expect(similar.results[0]).to.include({ uci: paracetamol.uci, tanimoto: 1 });
+      expect([similar.unsearchable, substructure.unsearchable, ...headers]).to.deep.equal([0, 0, '0', '0']);
+    });
+
+    it('a structures load with --no-fingerprints leaves its structures unsearchable, and every answer says how many', async () => {
+      const summary = await load(prefix, ['structures', rulesStructures, '--no-fingerprints']);
+      expect(summary).to.include({ structuresCreated: 1, structuresWithoutFingerprints: 1 });
+      expect(summary).not.to.have.property('fingerprints');
+      // The query's own fingerprint is computed, but the stored structure has none to be found by.
+      const { similar, substructure, headers } = await searches(propenol.inchi);
+      expect(ucisOf(similar)).not.to.include(propenol.uci);
+      expect([similar.unsearchable, substructure.unsearchable, ...headers]).to.deep.equal([1, 1, '1', '1']);
+    });
+
+    it('npm run load -- fingerprints then makes them searchable: unsearchable 0', async () => {
+      const summary = await load(prefix, ['fingerprints']);
+      expect(summary).to.include({ rowsLoaded: 1, rowsRejected: 0 });
+      const { similar, substructure, headers } = await searches(propenol.inchi);
+      expect(similar.results[0]).to.include({ uci: propenol.uci, tanimoto: 1 });
+      expect([similar.unsearchable, substructure.unsearchable, ...headers]).to.deep.equal([0, 0, '0', '0']);
+    });
+
+    it('a structures load computes the fingerprints of the structures it adds: a similarity search right after finds them', async () => {
+      // Three real structures of the demo that the fixture does not hold, on new UCIs.
+      const known = new Set(fixtureStructures().map((structure) => structure.key));
+      const demo = structureTable(join(__dirname, '..', 'examples', 'demo', 'structure.tsv.gz'))
+        .filter((structure) => !known.has(structure.key))
+        .slice(0, 3);
+      const file = join(mkdtempSync(join(tmpdir(), 'chemxref-new-structures-')), 'structure.tsv');
+      const rows = demo.map((structure, i) => `${50_001 + i}\t${structure.inchi}\t${structure.key}`);
+      writeFileSync(file, `UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n${rows.join('\n')}\n`);
+      const summary = await load(prefix, ['structures', file], { fingerprints: true });
+      expect(summary).to.include({ rowsLoaded: 3, structuresCreated: 3 });
+      expect(summary).not.to.have.property('structuresWithoutFingerprints');
+      expect(summary.fingerprints).to.include({ status: 'done', rowsLoaded: 3, rowsRejected: 0 });
+      for (const [i, structure] of demo.entries()) {
+        const { similar, headers } = await searches(structure.inchi);
+        expect(similar.results[0], structure.key).to.include({ uci: 50_001 + i, tanimoto: 1 });
+        expect([similar.unsearchable, headers[0]]).to.deep.equal([0, '0']);
+      }
+    });
   });
 
   describe('npm run load -- fingerprints', () => {

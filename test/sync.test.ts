@@ -227,12 +227,19 @@ describe('npm run sync', function () {
     const to = mkdtempSync(join(tmpdir(), 'sync-'));
     const prefix = freshPrefix('sync-load');
     const env = { ES_INDEX_PREFIX: prefix };
-    const result = await sync(['--base-url', server.url, '--to', to, '--load', '--no-progress'], env);
+    // --no-fingerprints, passed to the load: the demo's 28,359 fingerprints would take a minute or more.
+    const result = await sync(
+      ['--base-url', server.url, '--to', to, '--load', '--no-fingerprints', '--no-progress'],
+      env,
+    );
     expect(result.code, result.stderr).to.equal(0);
     const load = result.summary?.load as Record<string, unknown>;
     expect(load).to.include({ command: 'dump', status: 'done', rowsRejected: 0 });
     const references = gunzipSync(readFileSync(join(root, 'reference.tsv.gz'))).toString('utf8');
     expect(load.rowsRead).to.be.above(references.trim().split('\n').length - 1);
+    const structures = gunzipSync(readFileSync(join(root, 'structure.tsv.gz'))).toString('utf8');
+    expect(load.structuresWithoutFingerprints).to.equal(structures.trim().split('\n').length - 1);
+    expect(load).not.to.have.property('fingerprints');
 
     const engine = new Engine(testConfig(prefix));
     engines.push(engine);
@@ -254,6 +261,7 @@ describe('npm run sync', function () {
     for (const [args, message] of [
       [[], '--to is missing'],
       [['--to', 'x', '--force-load'], '--force-load goes with --load'],
+      [['--to', 'x', '--no-fingerprints'], '--no-fingerprints goes with --load'],
       [['--to', 'x', '--base-url', 'ftp://ftp.ebi.ac.uk/pub'], '--base-url must be an http(s) URL'],
       [['--to', 'x', 'extra'], 'unexpected argument "extra"'],
     ] as const) {

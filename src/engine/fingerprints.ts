@@ -341,6 +341,24 @@ export async function lastFingerprintedUci(engine: Engine, derivation?: number):
   return Number((result.aggregations?.last as estypes.AggregationsMaxAggregate | undefined)?.value ?? 0);
 }
 
+/**
+ * How many stored structures have no fingerprint document yet, so that no similarity or substructure
+ * search finds them: the structures counted less the fingerprints counted, never below 0 (a
+ * fingerprint may outlive a structure a failed load swept). The two counts leave in the `_msearch`
+ * of this turn of the event loop, beside the searches they are asked with.
+ */
+export async function unsearchableStructures(engine: Engine): Promise<number> {
+  const count = async (index: string): Promise<number> => {
+    const result = await engine.search({ index, size: 0, track_total_hits: true, query: { match_all: {} } });
+    return (result.hits.total as estypes.SearchTotalHits).value;
+  };
+  const [structures, fingerprints] = await Promise.all([
+    count(engine.names.compounds),
+    count(engine.names.fingerprints),
+  ]);
+  return Math.max(0, structures - fingerprints);
+}
+
 /** How many fingerprint documents were computed otherwise than `derivation` says (by an older chemxref). */
 export async function olderFingerprints(engine: Engine, derivation: number): Promise<number> {
   const result = await engine.client.count({

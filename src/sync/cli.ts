@@ -1,9 +1,10 @@
 /**
  * `npm run sync -- --to <folder> [--base-url URL] [--load]`: brings UniChem's published table dumps
  * into a folder, resumably and checked, downloading only what changed since the last run; with
- * `--load`, then loads the folder as `npm run load -- dump <folder>` does. Progress goes to stderr,
- * one JSON summary line to stdout. Exit codes: 0 done, 1 failed (a check, the network or the load),
- * 2 wrong usage, 3 the load's release guard refused the dump.
+ * `--load`, then loads the folder as `npm run load -- dump <folder>` does (fingerprints included,
+ * unless `--no-fingerprints`). Progress goes to stderr, one JSON summary line to stdout. Exit codes:
+ * 0 done, 1 failed (a check, the network or the load), 2 wrong usage, 3 the load's release guard
+ * refused the dump.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -32,6 +33,12 @@ export const syncCli = {
         'the files changed since they were last loaded into this ES_URL and ES_INDEX_PREFIX',
     },
     'force-load': { type: 'boolean', help: 'with --load: load even if nothing changed since the last load' },
+    'no-fingerprints': {
+      type: 'boolean',
+      help:
+        "with --load: the load's --no-fingerprints (the fingerprints of the structures it adds are left to " +
+        '`npm run load -- fingerprints`)',
+    },
     progress: { type: 'boolean', help: 'say how a long download is going every 5 s (the default)' },
     'no-progress': { type: 'boolean', help: "no periodic download lines, and the load's --no-progress" },
   },
@@ -48,6 +55,8 @@ export interface ParsedSync {
   folder: string;
   load: boolean;
   forceLoad: boolean;
+  /** The load computes the fingerprints of the structures it adds (false: --no-fingerprints). */
+  fingerprints: boolean;
   progress: boolean;
 }
 
@@ -67,27 +76,32 @@ export function parseSyncArguments(argv: string[], defaultBaseUrl: string): Pars
   if (values.to === undefined || values.to.trim() === '')
     throw new UsageError('--to is missing: the folder the tables go into');
   if (values['force-load'] && !values.load) throw new UsageError('--force-load goes with --load');
+  if (values['no-fingerprints'] && !values.load) throw new UsageError('--no-fingerprints goes with --load');
   return {
     baseUrl: values['base-url'] === undefined ? defaultBaseUrl : baseUrlArgument(values['base-url']),
     folder: values.to,
     load: values.load ?? false,
     forceLoad: values['force-load'] ?? false,
+    fingerprints: !values['no-fingerprints'],
     progress: (lastOf('progress', 'no-progress') ?? 'progress') === 'progress',
   };
 }
 
 /**
  * Runs `npm run load -- dump <folder>` as a child with this process's Node options (tsx's loader
- * under `npm run sync`): the same command line, output and exit code as a curator's own load. Its
+ * under `npm run sync`): the same command line, output and exit code as a curator's own load, which
+ * ends by computing the fingerprints of the structures it adds unless `fingerprints` is false. Its
  * progress goes straight to stderr; resolves with its exit code and its JSON summary line.
  */
-async function loadDump(folder: string, progress: boolean): Promise<{ code: number; summary?: unknown }> {
+async function loadDump(
+  folder: string,
+  { progress, fingerprints }: { progress: boolean; fingerprints: boolean },
+): Promise<{ code: number; summary?: unknown }> {
   const loader = join(__dirname, '..', '..', 'loaders', `cli${extname(__filename)}`);
-  const child = spawn(
-    process.execPath,
-    [...process.execArgv, loader, 'dump', folder, ...(progress ? [] : ['--no-progress'])],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+  const flags = [...(progress ? [] : ['--no-progress']), ...(fingerprints ? [] : ['--no-fingerprints'])];
+  const child = spawn(process.execPath, [...process.execArgv, loader, 'dump', folder, ...flags], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let stdout = '';
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
@@ -148,8 +162,8 @@ async function main(argv: string[]): Promise<void> {
     finish();
     return;
   }
-  say(`loading ${folder} (npm run load -- dump ${folder})`);
-  const load = await loadDump(folder, parsed.progress);
+  say(`loading ${folder} (npm run load -- dump ${folder}${parsed.fingerprints ? '' : ' --no-fingerprints'})`);
+  const load = await loadDump(folder, parsed);
   summary.load = load.summary ?? { exitCode: load.code };
   if (load.code !== 0) {
     summary.status = 'failed';

@@ -88,12 +88,10 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
   before(async () => {
     prefix = freshPrefix('three-shards');
     const single = freshPrefix('one-shard');
-    await load(prefix, ['dump', fixtureDump]);
-    await load(prefix, ['fingerprints']);
+    await load(prefix, ['dump', fixtureDump], { fingerprints: true });
     // The one-node layout, on the same cluster: one primary, no replica.
     const singleConfig = testConfig(single, { ES_SHARDS: '1', ES_REPLICAS: '0' });
     await runCommand(parseArguments(['dump', fixtureDump, '--no-progress']), singleConfig);
-    await runCommand(parseArguments(['fingerprints', '--no-progress']), singleConfig);
     clustered = await startApi(testConfig(prefix));
     oneNodeLayout = await startApi(singleConfig);
     expected = await answers(oneNodeLayout, all);

@@ -21,11 +21,21 @@ export function freshPrefix(name: string): string {
   return `${readConfig().ES_INDEX_PREFIX}-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
 }
 
-/** Runs `npm run load -- <argv>` in-process against `prefix`; resolves with the summary. */
-export async function load(prefix: string, argv: string[]): Promise<Record<string, unknown>> {
+/**
+ * Runs `npm run load -- <argv>` in-process against `prefix`; resolves with the summary. A load that
+ * adds structures (`dump`, `structures`, `source`) runs with --no-fingerprints unless `fingerprints`
+ * asks for them: most tests never search by structure, and computing them takes seconds a load.
+ */
+export async function load(
+  prefix: string,
+  argv: string[],
+  { fingerprints = false } = {},
+): Promise<Record<string, unknown>> {
+  const deferred = ['dump', 'structures', 'source'].includes(argv[0]) && !fingerprints;
   return runCommand(
     parseArguments([
       ...argv,
+      ...(deferred && !argv.includes('--no-fingerprints') ? ['--no-fingerprints'] : []),
       '--no-progress',
       '--rejects',
       join(tmpdir(), `chemxref-rejects-${prefix}-${Date.now()}.tsv`),
@@ -34,9 +44,9 @@ export async function load(prefix: string, argv: string[]): Promise<Record<strin
   );
 }
 
-/** Loads the fixture dump under `prefix` (a fresh one by default). */
-export async function loadFixture(prefix: string): Promise<string> {
-  await load(prefix, ['dump', fixtureDump]);
+/** Loads the fixture dump under `prefix`, without fingerprints unless `fingerprints` asks for them (as `load`). */
+export async function loadFixture(prefix: string, { fingerprints = false } = {}): Promise<string> {
+  await load(prefix, ['dump', fixtureDump], { fingerprints });
   return prefix;
 }
 
@@ -44,9 +54,6 @@ let shared: Promise<string> | undefined;
 
 /** The prefix holding the fixture dump and its fingerprints, loaded once per test run. Read-only for tests. */
 export function fixturePrefix(): Promise<string> {
-  shared ??= loadFixture(freshPrefix('fixture')).then(async (prefix) => {
-    await load(prefix, ['fingerprints']);
-    return prefix;
-  });
+  shared ??= loadFixture(freshPrefix('fixture'), { fingerprints: true });
   return shared;
 }

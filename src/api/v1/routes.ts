@@ -81,6 +81,16 @@ async function streamText(req: Request, res: Response, type: string, chunks: Asy
   }
 }
 
+/**
+ * A similarity or substructure answer; one that searched says, in a header too, how many stored
+ * structures it could not search (they have no fingerprint).
+ */
+function sendSearchAnswer(res: Response, body: object): void {
+  const { unsearchable } = body as { unsearchable?: number };
+  if (unsearchable !== undefined) res.set('X-Unsearchable-Structures', String(unsearchable));
+  res.json(body);
+}
+
 export function v1Handlers(context: LookupContext, depictor: Depictor): Record<string, RequestHandler> {
   return {
     postCompounds: async (req, res) => {
@@ -90,10 +100,10 @@ export function v1Handlers(context: LookupContext, depictor: Depictor): Record<s
       res.json(await searchConnectivity(context, compoundQuery(req.body)));
     },
     postSimilarity: async (req, res) => {
-      res.json(await searchSimilar(context, compoundQuery(req.body)));
+      sendSearchAnswer(res, await searchSimilar(context, compoundQuery(req.body)));
     },
     postSubstructure: async (req, res) => {
-      res.json(await searchSubstructure(context, req.body));
+      sendSearchAnswer(res, await searchSubstructure(context, req.body));
     },
     getSources: async (_req, res) => {
       res.json(await listSources(context));

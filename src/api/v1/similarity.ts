@@ -9,6 +9,7 @@ import {
   storedMorganOf,
   substructureCandidates,
   thresholdOf,
+  unsearchableStructures,
   type SimilarHit,
 } from '../../engine/fingerprints';
 import { assignmentsByUcis } from '../../engine/lookups';
@@ -62,6 +63,16 @@ function storedFingerprintOf(query: IdentifierQuery): { uci: number } | { standa
   return undefined;
 }
 
+/**
+ * How many stored structures a search could not look at (they have no fingerprint), asked for
+ * beside the search's first engine requests and awaited only by an answer that says it.
+ */
+function countUnsearchable(context: LookupContext): Promise<number> {
+  const counted = unsearchableStructures(context.engine);
+  counted.catch(() => undefined); // a query answered Not found or refused never reads it
+  return counted;
+}
+
 /** Tanimoto rounded to 4 decimals, as answered. */
 function tanimotoOf(hit: SimilarHit, a: number): number {
   return Math.round((hit.shared / (a + hit.popcount - hit.shared)) * 10_000) / 10_000;
@@ -72,6 +83,7 @@ export async function searchSimilar(context: LookupContext, query: SimilarityQue
   return answer(context, query, async (identifierQuery: IdentifierQuery & SimilarityQuery) => {
     // A UCI or a key names its fingerprint: it is read in the same round trip as the structure.
     const named = storedFingerprintOf(identifierQuery);
+    const unsearchable = countUnsearchable(context);
     const [searched, stored] = await Promise.all([
       resolveSearched(context, identifierQuery),
       named ? storedMorganOf(context.engine, named) : undefined,
@@ -107,6 +119,7 @@ export async function searchSimilar(context: LookupContext, query: SimilarityQue
       },
       threshold,
       totalResults: total,
+      unsearchable: await unsearchable,
       results: ranked.map((hit) => ({
         uci: hit.uci,
         standardInchiKey: hit.standardInchiKey,
@@ -144,6 +157,7 @@ export async function searchSubstructure(context: LookupContext, query: Substruc
         'query needs at least 3 to be selective',
     );
   const deadline = Date.now() + context.config.SUBSTRUCTURE_TIMEOUT_MS;
+  const unsearchable = countUnsearchable(context);
   const matched: { uci: number; standardInchiKey: string }[] = [];
   let reason: string | undefined;
   let checkedUpTo = 0;
@@ -181,6 +195,7 @@ export async function searchSubstructure(context: LookupContext, query: Substruc
     response: 'Success',
     complete: reason === undefined,
     ...(reason ? { reason } : {}),
+    unsearchable: await unsearchable,
     results: hits.map((hit) => ({
       uci: hit.uci,
       standardInchiKey: hit.standardInchiKey,
