@@ -12,7 +12,6 @@ import {
   type ParsedInchi,
 } from '../chemistry';
 import type { Config } from '../config';
-import type { MoleculeToolkit } from '../toolkits/molecules';
 import type { Engine } from '../engine/client';
 import { compoundsByKey, compoundsByUci } from '../engine/compounds';
 import { assignmentsByCompoundId, type AssignmentFilter } from '../engine/lookups';
@@ -50,6 +49,27 @@ export interface StructureReader {
   standardInchi(type: StructureType, text: string): Promise<string>;
 }
 
+/** What a substructure query is written in (docs/similarity.md). */
+export type SubstructureQueryType = 'smiles' | 'smarts' | 'molfile';
+
+/**
+ * Fingerprints and substructure matches (RDKit, in isolated workers): what the similarity and
+ * substructure searches ask of the molecule toolkit, which has this shape.
+ */
+export interface MoleculeMatcher {
+  /** How many workers it matches structures on at once. */
+  readonly size: number;
+  /** The on-bits of each InChI's Morgan fingerprint, in order, or why it has none. */
+  fingerprints(inchis: string[]): Promise<({ morgan: number[] } | { error: string })[]>;
+  /** A substructure query's pattern fingerprint and its heavy atoms, or why it cannot be read. */
+  describeQuery(
+    type: SubstructureQueryType,
+    text: string,
+  ): Promise<{ pattern: number[]; heavyAtoms: number } | { unreadable: string }>;
+  /** Which of the stored molecules (RDKit's binary form, base64) contain the query, in order. */
+  match(type: SubstructureQueryType, text: string, molecules: { uci: number; molecule: string }[]): Promise<boolean[]>;
+}
+
 /** Everything a lookup needs, built once per process. */
 export interface LookupContext {
   engine: Engine;
@@ -58,7 +78,7 @@ export interface LookupContext {
   /** Structures as input; a context without it answers SMILES and molfile queries with an error. */
   structures?: StructureReader;
   /** Fingerprints and substructure matches, for similarity and substructure searches. */
-  molecules?: MoleculeToolkit;
+  molecules?: MoleculeMatcher;
 }
 
 /**

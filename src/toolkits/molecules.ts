@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import type { SubstructureQueryType } from '../domain/lookup';
 import { IsolatedWorker, WorkerCrashed, WorkerDidNotStart } from './worker';
 
 /** A structure's derived data: the on-bits of its fingerprints and its molecule in RDKit's binary form (base64). */
@@ -20,8 +21,6 @@ export interface MoleculeData {
  * hydrogens and salts as chemists draw them), 2 the InChI library's own.
  */
 export const moleculeDerivation = 3;
-
-export type SubstructureQueryType = 'smiles' | 'smarts' | 'molfile';
 
 type Request =
   | { op: 'fingerprints'; inchis: string[] }

@@ -20,10 +20,11 @@ import {
   type CompoundQuery,
   type IdentifierQuery,
   type LookupContext,
+  type MoleculeMatcher,
   type SourceEntry,
   sourceEntry,
+  type SubstructureQueryType,
 } from '../../domain/lookup';
-import type { MoleculeToolkit, SubstructureQueryType } from '../../toolkits/molecules';
 import { WorkerTimedOut } from '../../toolkits/worker';
 import { answer, describe, notFound, resolveSearched } from './responses';
 
@@ -38,7 +39,7 @@ export interface SubstructureQuery {
   limit?: number;
 }
 
-function toolkitOf(context: LookupContext): MoleculeToolkit {
+function toolkitOf(context: LookupContext): MoleculeMatcher {
   if (!context.molecules) throw new Error('this lookup context has no molecule toolkit');
   return context.molecules;
 }
