@@ -212,11 +212,13 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
       });
     }
 
-    it('a query written as an amide does not match paracetamol, which the InChI rebuilds as an iminol', async () => {
-      const { body: amide } = await substructure({ type: 'smiles', compound: 'CC(=O)Nc1ccccc1', limit: 1000 });
-      expect(amide.results.map((r: { uci: number }) => r.uci)).not.to.include(paracetamol.uci);
-      const { body: either } = await substructure({ type: 'smarts', compound: 'C~C(~O)~Nc1ccccc1', limit: 1000 });
-      expect(either.results.map((r: { uci: number }) => r.uci)).to.include(paracetamol.uci);
+    it("paracetamol's own SMILES, an amide, finds paracetamol, stored as drawn and not as the InChI's iminol", async () => {
+      const { body: itself } = await substructure({ type: 'smiles', compound: 'CC(=O)Nc1ccc(O)cc1', limit: 1000 });
+      expect(itself.results.map((r: { uci: number }) => r.uci)).to.include(paracetamol.uci);
+      const { body: anilide } = await substructure({ type: 'smarts', compound: '[CH3]C(=O)[NH]c1ccccc1', limit: 1000 });
+      expect(anilide.results.map((r: { uci: number }) => r.uci)).to.include(paracetamol.uci);
+      const { body: iminol } = await substructure({ type: 'smarts', compound: 'C(O)=Nc1ccccc1', limit: 1000 });
+      expect(iminol.results.map((r: { uci: number }) => r.uci)).not.to.include(paracetamol.uci);
     });
 
     it('matches a structure whose molecule was computed again on its new molecule, not the one kept read', async () => {
@@ -307,60 +309,110 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
   });
 
   describe('fingerprints', () => {
-    // Indigo rebuilds these InChIs otherwise than the InChI library does: with a pentavalent N (C=N=C),
-    // which RDKit refuses, or with more charges. Their on-bits are RDKit 2026.09's in Python
-    // (MolFromInchi, Morgan radius 2, 2048 bits).
-    const structures = [
+    // The molecule of a structure is the one chemists draw (docs/similarity.md): these InChIs' fingerprints
+    // are RDKit 2026.09's, in Python, of the molecule as drawn (Morgan radius 2, 2048 bits).
+    const drawn = [
       {
-        name: 'a pyridinium phenolate (its charge moved along the ring to the oxygen)',
+        name: "paracetamol (an amide, not the InChI's iminol)",
+        smiles: 'CC(=O)Nc1ccc(O)cc1',
+        inchi: 'InChI=1S/C8H9NO2/c1-6(10)9-7-2-4-8(11)5-3-7/h2-5,11H,1H3,(H,9,10)',
+        morgan: [
+          191, 245, 530, 650, 745, 807, 843, 849, 1017, 1057, 1077, 1152, 1313, 1380, 1602, 1750, 1778, 1816, 1873,
+          1917,
+        ],
+      },
+      {
+        name: 'phenethicillin potassium (a carboxylate and its amide, not N=C([O-]) and the acid)',
+        smiles: '[K+].CC(Oc1ccccc1)C(=O)NC2[C@@H]3SC(C)(C)C(N3C2=O)C(=O)[O-]',
         inchi:
-          'InChI=1S/C29H21NO.ClHO4/c31-27-18-16-26(17-19-27)30-28(23-12-6-2-7-13-23)20-25(22-10-4-1-5-11-22)' +
-          '21-29(30)24-14-8-3-9-15-24;2-1(3,4)5/h1-21H;(H,2,3,4,5)',
+          'InChI=1S/C17H20N2O5S.K/c1-9(24-10-7-5-4-6-8-10)13(20)18-11-14(21)19-12(16(22)23)17(2,3)25-15(11)19;/' +
+          'h4-9,11-12,15H,1-3H3,(H,18,20)(H,22,23);/q;+1/p-1/t9?,11?,12?,15-;/m0./s1',
         morgan: [
-          49, 187, 222, 271, 389, 463, 554, 593, 669, 715, 736, 807, 875, 945, 972, 976, 1088, 1160, 1199, 1208, 1227,
-          1346, 1380, 1575, 1750, 1795, 1866, 1873, 1964, 2000,
+          1, 5, 18, 35, 130, 233, 283, 314, 322, 332, 387, 389, 562, 573, 650, 664, 673, 675, 695, 715, 753, 807, 935,
+          968, 1019, 1057, 1060, 1080, 1088, 1149, 1150, 1152, 1199, 1205, 1226, 1269, 1274, 1279, 1369, 1380, 1435,
+          1609, 1635, 1750, 1809, 1873, 1875, 1917, 1937, 1943,
         ],
       },
       {
-        name: 'an imidazolium sulfonylamide (the bond out of the ring broken, the charge on a sulfonyl oxygen)',
+        name: 'pirfenidone (a 2-pyridone)',
+        smiles: 'CC1=CN(C(=O)C=C1)c1ccccc1',
+        inchi: 'InChI=1S/C12H11NO/c1-10-7-8-12(14)13(9-10)11-5-3-2-4-6-11/h2-9H,1H3',
+        morgan: [
+          235, 246, 314, 389, 464, 564, 650, 925, 935, 1049, 1057, 1088, 1141, 1199, 1260, 1319, 1376, 1380, 1400, 1722,
+          1750, 1823, 1825, 1873,
+        ],
+      },
+      {
+        name: 'ciprofloxacin (a 4-quinolone)',
+        smiles: 'O=C(O)c1cn(C2CC2)c2cc(N3CCNCC3)c(F)cc2c1=O',
         inchi:
-          'InChI=1S/C22H23N5O2S/c1-17(2)12-13-26-14-15-27(16-26)22-21(23-19-10-6-7-11-20(19)24-22)' +
-          '25-30(28,29)18-8-4-3-5-9-18/h3-11,14-17H,12-13H2,1-2H3',
+          'InChI=1S/C17H18FN3O3/c18-13-7-11-14(8-15(13)20-5-3-19-4-6-20)21(10-1-2-10)9-12(16(11)22)17(23)24/h7-' +
+          '10,19H,1-6H2,(H,23,24)',
         morgan: [
-          1, 15, 62, 80, 132, 250, 283, 289, 319, 343, 350, 378, 389, 404, 463, 553, 575, 641, 650, 687, 715, 725, 739,
-          757, 865, 935, 1003, 1057, 1068, 1088, 1097, 1101, 1104, 1145, 1169, 1199, 1265, 1309, 1373, 1380, 1475, 1476,
-          1574, 1750, 1791, 1836, 1847, 1855, 1860, 1873,
+          45, 164, 231, 305, 314, 326, 338, 389, 407, 453, 456, 464, 525, 577, 624, 650, 699, 713, 804, 807, 875, 880,
+          926, 935, 974, 1019, 1047, 1114, 1140, 1277, 1295, 1308, 1325, 1332, 1357, 1380, 1480, 1516, 1729, 1840, 1873,
+          1910, 1917, 1928, 1991, 2020,
         ],
       },
       {
-        name: 'a 3-hydroxypyridinium (protonated by the InChI, drawn without a charge pair)',
-        inchi: 'InChI=1S/C13H11NO/c15-13-7-4-9-14(11-13)10-8-12-5-2-1-3-6-12/h1-11H/p+1/b10-8-',
+        name: 'carbamazepine (a urea)',
+        smiles: 'NC(=O)N1c2ccccc2C=Cc2ccccc21',
+        inchi: 'InChI=1S/C15H12N2O/c16-15(18)17-13-7-3-1-5-11(13)9-10-12-6-2-4-8-14(12)17/h1-10H,(H2,16,18)',
         morgan: [
-          65, 350, 389, 460, 463, 490, 540, 694, 733, 745, 807, 835, 878, 941, 1003, 1088, 1190, 1199, 1353, 1380, 1602,
-          1686, 1687, 1750, 1873, 1968, 2033,
+          140, 435, 461, 547, 650, 780, 807, 935, 1088, 1171, 1184, 1199, 1242, 1295, 1380, 1448, 1647, 1739, 1750,
+          1873, 1917, 1920, 2043,
         ],
       },
       {
-        name: 'a quinoxaline 1,4-dioxide (one N-oxide drawn N+=O, the other N–O−)',
-        inchi: 'InChI=1S/C12H12N2O3/c1-7-4-5-10-11(6-7)14(17)12(9(3)15)8(2)13(10)16/h4-6H,1-3H3',
+        name: 'cytosine (an aminopyrimidinone)',
+        smiles: 'Nc1cc[nH]c(=O)n1',
+        inchi: 'InChI=1S/C4H5N3O/c5-3-1-2-6-4(8)7-3/h1-2H,(H3,5,6,7,8)',
         morgan: [
-          45, 235, 266, 285, 343, 448, 449, 463, 650, 715, 807, 875, 935, 948, 1013, 1017, 1057, 1237, 1357, 1380, 1426,
-          1545, 1658, 1722, 1750, 1766, 1820, 1823, 1866, 1871, 1873, 1917, 2021,
+          62, 255, 258, 314, 378, 424, 650, 711, 806, 1114, 1152, 1171, 1232, 1380, 1457, 1506, 1750, 1855, 1873, 1932,
         ],
       },
       {
-        name: 'a pyridinium amide (the charges Indigo writes, C(=[OH+])[N-], kept)',
-        inchi: 'InChI=1S/C15H16N2O/c1-2-17-10-8-14(9-11-17)15(18)16-12-13-6-4-3-5-7-13/h3-11H,2,12H2,1H3/p+1',
+        name: 'dequalinium chloride (two quinolinium cations and their chlorides)',
+        smiles: 'Cc1cc(N)c2ccccc2[n+]1CCCCCCCCCC[n+]1c(C)cc(N)c2ccccc21.[Cl-].[Cl-]',
+        inchi:
+          'InChI=1S/C30H38N4.2ClH/c1-23-21-27(31)25-15-9-11-17-29(25)33(23)19-13-7-5-3-4-6-8-14-20-34-24(2)22-2' +
+          '8(32)26-16-10-12-18-30(26)34;;/h9-12,15-18,21-22,31-32H,3-8,13-14,19-20H2,1-2H3;2*1H',
         morgan: [
-          80, 157, 294, 389, 411, 463, 509, 718, 807, 813, 957, 965, 978, 998, 1003, 1057, 1066, 1088, 1199, 1290, 1300,
-          1321, 1380, 1385, 1714, 1721, 1730, 1750, 1754, 1776, 1873, 1942,
+          80, 286, 327, 343, 411, 463, 620, 663, 727, 875, 910, 957, 983, 1057, 1088, 1143, 1171, 1199, 1221, 1357,
+          1380, 1417, 1457, 1520, 1573, 1679, 1722, 1750, 1866, 1873, 1911,
         ],
       },
       {
-        name: 'a diazene N,N′-dioxide (two N-oxides bonded to each other, both kept)',
-        inchi: 'InChI=1S/C5H10N2O3/c1-4(2)5(3,8)7(10)6(4)9/h8H,1-3H3',
-        morgan: [463, 557, 715, 807, 982, 1057, 1060, 1096, 1129, 1154, 1247, 1273, 1274, 1314, 1894],
+        name: "sulfacetamide sodium (the amide's anion on its nitrogen)",
+        smiles: 'CC(=O)[N-]S(=O)(=O)c1ccc(N)cc1.[Na+]',
+        inchi: 'InChI=1S/C8H10N2O3S.Na/c1-6(11)10-14(12,13)8-4-2-7(9)3-5-8;/h2-5H,9H2,1H3,(H,10,11);/q;+1/p-1',
+        morgan: [
+          157, 319, 350, 650, 655, 715, 807, 888, 1017, 1057, 1168, 1171, 1213, 1300, 1380, 1457, 1476, 1514, 1520,
+          1750, 1804, 1870, 1873, 1917, 1978, 1985,
+        ],
       },
+      {
+        name: 'methotrexate (a diaminopteridine and its amide)',
+        smiles: 'CN(Cc1cnc2nc(N)nc(N)c2n1)c1ccc(cc1)C(=O)N[C@@H](CCC(O)=O)C(O)=O',
+        inchi:
+          'InChI=1S/C20H22N8O5/c1-28(9-11-8-23-17-15(24-11)16(21)26-20(22)27-17)12-4-2-10(3-5-12)18(31)25-13(19' +
+          '(32)33)6-7-14(29)30/h2-5,8,13H,6-7,9H2,1H3,(H,25,31)(H,29,30)(H,32,33)(H4,21,22,23,26,27)/t13-/m0/s1',
+        morgan: [
+          1, 23, 80, 97, 117, 321, 343, 378, 389, 409, 486, 507, 600, 611, 650, 724, 736, 739, 807, 881, 955, 960, 1057,
+          1096, 1101, 1102, 1152, 1163, 1171, 1240, 1287, 1380, 1385, 1401, 1435, 1452, 1457, 1459, 1535, 1555, 1557,
+          1564, 1578, 1624, 1665, 1671, 1697, 1701, 1724, 1737, 1750, 1844, 1855, 1873, 1917, 1959, 2021, 2035,
+        ],
+      },
+    ];
+    for (const structure of drawn)
+      it(`of ${structure.name} are RDKit's of ${structure.smiles}`, async () => {
+        const [computed] = await toolkit.fingerprints([structure.inchi]);
+        expect((computed as MoleculeData).morgan).to.deep.equal(structure.morgan);
+      });
+
+    // These are drawn as the InChI library draws them: metals, which the Standard InChI disconnects and
+    // no derivation can join again, lone atoms and isotopes (RDKit's MolFromInchi, Morgan radius 2).
+    const asTheInchi = [
       {
         name: 'a tritium-labelled ligand (its tritium atoms kept)',
         inchi:
@@ -401,7 +453,7 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
       { name: 'calcium (a lone atom)', inchi: 'InChI=1S/Ca', morgan: [1438] },
       { name: 'borane (a hydride keeps its hydrogens)', inchi: 'InChI=1S/BH3/h1H3', morgan: [641] },
     ];
-    for (const structure of structures)
+    for (const structure of asTheInchi)
       it(`of ${structure.name} are RDKit's from MolFromInchi`, async () => {
         const [computed] = await toolkit.fingerprints([structure.inchi]);
         expect((computed as MoleculeData).morgan).to.deep.equal(structure.morgan);

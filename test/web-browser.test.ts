@@ -252,7 +252,7 @@ describe('the search pages in a real browser', function () {
     ]);
     expect(await page.locator('h1').textContent()).to.equal('Similar structures');
     expect(await page.locator('ul.structures li').first().textContent()).to.contain('UCI 614');
-    expect(await page.locator('ul.structures li').first().textContent()).to.contain('Tanimoto 0.51');
+    expect(await page.locator('ul.structures li').first().textContent()).to.contain('Tanimoto 0.53');
     expect(problems, problems.join('\n')).to.deep.equal([]);
   });
 

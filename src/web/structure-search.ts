@@ -254,6 +254,6 @@ ${substructureForm(text, reading, 'Search again')}
 ${answer.complete ? '' : html`<p class="message" role="status">The search stopped before the end: ${answer.reason}. ${plural(found, 'structure')} found until then, by UCI.</p>`}
 <p>${count}</p>
 ${found > 0 ? structureList(answer.results.map((r) => ({ uci: r.uci, standardInchiKey: r.standardInchiKey ?? '' }))) : ''}
-<p class="hint">Stored structures are matched as their Standard InChI rebuilds them, which may hold an amide as its iminol (<code>C(O)=N</code>): a SMARTS with any-bonds, such as <code>C(~O)~N</code>, matches both forms.</p>`,
+<p class="hint">Stored structures are matched as chemists draw them (amides, lactams, pyridones); a SMILES also matches the other tautomer of its mobile-hydrogen groups, a SMARTS only itself.</p>`,
   };
 }
