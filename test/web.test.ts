@@ -372,7 +372,7 @@ describe('the web pages: search, compound, sources', function () {
   });
 });
 
-describe('depictions draw the tautomer chemists draw', function () {
+describe('depictions draw the molecule chemists draw', function () {
   this.timeout(60_000);
   const depictor = new Depictor();
   after(() => depictor.close());
@@ -447,6 +447,38 @@ describe('depictions draw the tautomer chemists draw', function () {
       }
     },
   );
+
+  it('salts as chemists draw them: dequalinium chloride a dication with two chlorides, a penicillin a carboxylate', async () => {
+    const rdkit = await initRDKitModule();
+    const canonical = (text: string): string => {
+      const mol = rdkit.get_mol(text)!;
+      try {
+        mol.remove_hs_in_place();
+        return mol.get_smiles();
+      } finally {
+        mol.delete();
+      }
+    };
+    const salts = [
+      {
+        // dequalinium chloride (CHEMBL121663): the InChI library rebuilds a neutral bis(quinolin-4-imine) and two HCl
+        drawn: 'Cc1cc(N)c2ccccc2[n+]1CCCCCCCCCC[n+]1c(C)cc(N)c2ccccc21.[Cl-].[Cl-]',
+        inchi:
+          'InChI=1S/C30H38N4.2ClH/c1-23-21-27(31)25-15-9-11-17-29(25)33(23)19-13-7-5-3-4-6-8-14-20-34-24(2)22-28' +
+          '(32)26-16-10-12-18-30(26)34;;/h9-12,15-18,21-22,31-32H,3-8,13-14,19-20H2,1-2H3;2*1H',
+      },
+      {
+        // phenethicillin potassium: the InChI library's has the acid and N=C([O-])
+        drawn: '[K+].CC(Oc1ccccc1)C(=O)NC2[C@@H]3SC(C)(C)C(N3C2=O)C(=O)[O-]',
+        inchi:
+          'InChI=1S/C17H20N2O5S.K/c1-9(24-10-7-5-4-6-8-10)13(20)18-11-14(21)19-12(16(22)23)17(2,3)25-15(11)19;/' +
+          'h4-9,11-12,15H,1-3H3,(H,18,20)(H,22,23);/q;+1/p-1/t9?,11?,12?,15-;/m0./s1',
+      },
+    ];
+    for (const { drawn, inchi } of salts) {
+      expect(canonical(await depictor.molfile(inchi))).to.equal(canonical(drawn));
+    }
+  });
 
   it('the API draws paracetamol as the molecule above', async () => {
     const api = await startApi(testConfig(await fixturePrefix()));
