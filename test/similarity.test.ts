@@ -664,4 +664,59 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
       }
     });
   });
+
+  describe('substructure queries and the tautomers of their groups (docs/similarity.md, Tautomers)', () => {
+    const ucisFound = async (type: 'smiles' | 'smarts', compound: string): Promise<number[]> => {
+      const { status, body } = await substructure({ type, compound, limit: 1000 });
+      expect(status, JSON.stringify(body)).to.equal(200);
+      expect(body.complete).to.equal(true);
+      return body.results.map((r: { uci: number }) => r.uci);
+    };
+    /** Every fixture structure one of the SMARTS matches, taken literally, by UCI. */
+    async function matchingAny(smarts: string[]): Promise<number[]> {
+      const ucis = [...reference.keys()].sort((a, b) => a - b);
+      const molecules = ucis.map((uci) => ({ uci, molecule: reference.get(uci)!.molecule }));
+      const matches = await Promise.all(smarts.map((text) => toolkit.match('smarts', text, molecules)));
+      return ucis.filter((_, i) => matches.some((m) => m[i]));
+    }
+    // Milrinone (CAS 78415-72-2), a 2-pyridone: Cc1[nH]c(=O)c(C#N)cc1-c1ccncc1.
+    const milrinone = 519;
+    // Lansoprazole (CHEMBL480), a sulfoxide.
+    const lansoprazole = 409;
+
+    it('a SMILES drawn as a 2-hydroxypyridine, N#Cc1cccnc1O, finds milrinone, stored as its 2-pyridone', async () => {
+      expect(await ucisFound('smarts', 'O=c1[nH]cccc1C#N')).to.include(milrinone);
+      expect(await ucisFound('smarts', '[OH]c1ncccc1C#N')).not.to.include(milrinone);
+      expect(await ucisFound('smiles', 'N#Cc1cccnc1O')).to.include(milrinone);
+      // A methoxy has no hydrogen to move: the 2-methoxypyridine is not the pyridone.
+      expect(await ucisFound('smiles', 'N#Cc1cccnc1OC')).not.to.include(milrinone);
+    });
+
+    it('paracetamol drawn as an iminol, CC(O)=Nc1ccc(O)cc1, finds paracetamol, stored as the amide', async () => {
+      expect(await ucisFound('smiles', 'CC(O)=Nc1ccc(O)cc1')).to.include(paracetamol.uci);
+    });
+
+    it('an iminol finds exactly the structures holding it as drawn or as the amide with an N–H', async () => {
+      const expected = await matchingAny([
+        '[#6]-[#6](-[#8])=[#7]-[#6]1:[#6]:[#6]:[#6]:[#6]:[#6]:1',
+        '[#6]-[#6](=[#8])-[#7;!H0]-[#6]1:[#6]:[#6]:[#6]:[#6]:[#6]:1',
+      ]);
+      expect(expected).to.include(paracetamol.uci);
+      expect(await ucisFound('smiles', 'CC(O)=Nc1ccccc1')).to.deep.equal(expected);
+      // A tertiary anilide has no N–H: its amide has no iminol.
+      const tertiary = await matchingAny(['[#6]-[#6](=[#8])-[#7;H0](-[#6])-[#6]1:[#6]:[#6]:[#6]:[#6]:[#6]:1']);
+      expect(tertiary.filter((uci) => !expected.includes(uci))).not.to.deep.equal([]);
+    });
+
+    it('a sulfoxide drawn [S+][O-] finds lansoprazole, stored as S=O', async () => {
+      expect(await ucisFound('smarts', '[#6][SX3](=O)c1nc2ccccc2[nH]1')).to.include(lansoprazole);
+      expect(await ucisFound('smiles', 'C[S+]([O-])c1nc2ccccc2[nH]1')).to.include(lansoprazole);
+    });
+
+    it('a SMARTS is matched literally, with no tautomer', async () => {
+      expect(await ucisFound('smarts', 'N#Cc1cccnc1O')).not.to.include(milrinone);
+      expect(await ucisFound('smarts', 'CC(O)=Nc1ccc(O)cc1')).not.to.include(paracetamol.uci);
+      expect(await ucisFound('smarts', 'C[S+]([O-])c1nc2ccccc2[nH]1')).not.to.include(lansoprazole);
+    });
+  });
 });

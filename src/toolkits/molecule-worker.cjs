@@ -10,7 +10,8 @@
 //                                     and the molecule as RDKit's binary form without coordinates (base64)
 //   {op: 'query', type, text}     -> {pattern, heavyAtoms} | {unreadable}: a substructure query
 //   {op: 'match', type, text, ucis, molecules, keep} -> {matches: [boolean]}: which molecules contain the
-//                                     query; the worker keeps up to `keep` of them read (see `LowestUcis`)
+//                                     query or one of its tautomers (query-tautomers.cjs); the worker
+//                                     keeps up to `keep` of them read (see `LowestUcis`)
 const { parentPort } = require('node:worker_threads');
 const initIndigo = require('indigo-ketcher/jsNoRender');
 const initRDKitModule = require('@rdkit/rdkit');
@@ -76,13 +77,24 @@ function fingerprints(toolkits, inchis) {
   };
 }
 
-/** The query molecule of a SMILES, SMARTS or molfile; the last one is kept, as a search asks for it again and again. */
-let cached = { key: undefined, query: undefined };
+// The query's side: what a substructure query matches, with the tautomers of its groups.
+const { tautomerAlternatives } = require('./query-tautomers.cjs');
+
+// A tautomer's SMILES (query-tautomers.cjs) is read with the atoms of the query, explicit hydrogens included.
+const tautomerDetails = JSON.stringify({ removeHs: false });
+
+/**
+ * The query of a SMILES, SMARTS or molfile: the molecule read (`query`), the tautomers it also matches
+ * (`alternatives`, query-tautomers.cjs; none for a SMARTS, which is matched literally) and the on-bits
+ * of the pattern fingerprint that every molecule matching any of them holds (`pattern`). The last one
+ * is kept, as a search asks for it again and again.
+ */
+let cached = { key: undefined, query: undefined, alternatives: [], pattern: [] };
 function queryOf({ rdkit, log }, type, text) {
   const key = `${type}\n${text}`;
   if (cached.key === key) return cached;
-  if (cached.query) cached.query.delete();
-  cached = { key: undefined, query: undefined };
+  for (const mol of [cached.query, ...cached.alternatives]) mol?.delete();
+  cached = { key: undefined, query: undefined, alternatives: [], pattern: [] };
   if (type === 'molfile' && !/^M {2}END\s*$/m.test(text))
     return { unreadable: 'a molfile ends with the line "M  END", and this text has none' };
   if (type !== 'molfile' && /[\r\n]/.test(text))
@@ -97,17 +109,31 @@ function queryOf({ rdkit, log }, type, text) {
       .map((line) => line.replace(/^\[[\d:]+\] ?/, '').trim())[0];
     return { unreadable: reason || 'the toolkit gives no reason' };
   }
-  cached = { key, query };
+  // A molecule matching an alternative holds the bits of that tautomer's pattern fingerprint: the
+  // bits every alternative shares with the query screen for them all.
+  let pattern = new Set(onBits(query.get_pattern_fp(patternParameters)));
+  const alternatives = [];
+  for (const { smiles, smarts } of type === 'smarts' ? [] : tautomerAlternatives(rdkit, query)) {
+    const tautomer = rdkit.get_mol(smiles, tautomerDetails);
+    const alternative = tautomer && rdkit.get_qmol(smarts);
+    if (tautomer && alternative) {
+      const bits = new Set(onBits(tautomer.get_pattern_fp(patternParameters)));
+      pattern = new Set([...pattern].filter((bit) => bits.has(bit)));
+      alternatives.push(alternative);
+    } else alternative?.delete();
+    tautomer?.delete();
+  }
+  cached = { key, query, alternatives, pattern: [...pattern] };
   return cached;
 }
 
 function describeQuery(toolkits, type, text) {
-  const { query, unreadable } = queryOf(toolkits, type, text);
+  const { query, pattern, unreadable } = queryOf(toolkits, type, text);
   if (unreadable) return { unreadable };
   const json = JSON.parse(query.get_json());
   const z = json.defaults?.atom?.z ?? 6;
   const heavyAtoms = json.molecules[0].atoms.filter((atom) => (atom.z ?? z) !== 1).length;
-  return { heavyAtoms, pattern: onBits(query.get_pattern_fp(patternParameters)) };
+  return { heavyAtoms, pattern };
 }
 
 /**
@@ -172,7 +198,7 @@ class LowestUcis {
 const kept = new LowestUcis();
 
 function match(toolkits, { type, text, ucis, molecules, keep }) {
-  const { query, unreadable } = queryOf(toolkits, type, text);
+  const { query, alternatives, unreadable } = queryOf(toolkits, type, text);
   if (unreadable) return { unreadable };
   return {
     matches: molecules.map((molecule, i) => {
@@ -180,7 +206,7 @@ function match(toolkits, { type, text, ucis, molecules, keep }) {
       const { mol, kept: isKept } = kept.molecule(toolkits.rdkit, ucis[i], molecule, keep);
       if (!mol) return false;
       try {
-        return mol.get_substruct_match(query) !== '{}';
+        return [query, ...alternatives].some((form) => mol.get_substruct_match(form) !== '{}');
       } finally {
         if (!isKept) mol.delete();
       }
