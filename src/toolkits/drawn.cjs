@@ -152,24 +152,8 @@ function cancelCharges(graph, separated) {
     charge(across(bondsOf[o][0], o)) === 1;
   const nOxideNitrogen = (n) =>
     element(n) === 'N' && charge(n) === 1 && bondsOf[n].some((bond) => nOxideOxygen(across(bond, n)));
-  /** The shortest alternating path, single bond first, from `start` into an atom where it `ends`. */
-  const partner = (start, ends) => {
-    const reached = new Set([start]);
-    for (let level = [{ atom: start, path: [] }]; level.length > 0 && level[0].path.length < longestBetweenCharges;) {
-      const next = [];
-      for (const { atom, path } of level)
-        for (const bond of bondsOf[atom]) {
-          const end = across(bond, atom);
-          if (bond.order !== (path.length % 2 === 0 ? 1 : 2) || reached.has(end)) continue;
-          reached.add(end);
-          const found = { end, path: [...path, bond] };
-          if (bond.order === 2 && ends(end, found.path)) return found;
-          if (charge(end) >= 0) next.push({ atom: end, path: found.path });
-        }
-      level = next;
-    }
-    return undefined;
-  };
+  /** The shortest alternating path from `start` into an atom where it `ends`, through no negative atom. */
+  const partner = (start, ends) => alternatingPath(graph, start, ends, longestBetweenCharges, (a) => charge(a) >= 0);
   let changed = false;
   for (let negative = atoms; negative >= 1; negative -= 1) {
     const ends = separated.has(negative)
@@ -269,9 +253,10 @@ function inRing({ bondsOf }, bond) {
 
 /**
  * The shortest path from atom `start` of alternating bonds, single first, whose last (double) bond
- * ends in an atom where `ends(atom)`, of at most `longest` bonds; undefined when there is none.
+ * ends in an atom where `ends(atom, path)`, of at most `longest` bonds, going on only through atoms
+ * where `through(atom)`; undefined when there is none.
  */
-function alternatingPath({ bondsOf, across }, start, ends, longest) {
+function alternatingPath({ bondsOf, across }, start, ends, longest, through = () => true) {
   const reached = new Set([start]);
   for (let level = [{ atom: start, path: [] }]; level.length > 0 && level[0].path.length < longest;) {
     const next = [];
@@ -281,8 +266,8 @@ function alternatingPath({ bondsOf, across }, start, ends, longest) {
         if (bond.order !== (path.length % 2 === 0 ? 1 : 2) || reached.has(end)) continue;
         reached.add(end);
         const found = { end, path: [...path, bond] };
-        if (bond.order === 2 && ends(end)) return found;
-        next.push({ atom: end, path: found.path });
+        if (bond.order === 2 && ends(end, found.path)) return found;
+        if (through(end)) next.push({ atom: end, path: found.path });
       }
     level = next;
   }
