@@ -1,0 +1,102 @@
+// A V2000 molfile as a graph whose bonds and charges can be redrawn in place, and the searches on it
+// that the redraws share (rings, alternating paths). Plain JavaScript, for the workers.
+
+/** A V2000 molfile's atoms, bonds and charges, to redraw bonds and charges in place; undefined for V3000. */
+function molfileGraph(molfile) {
+  const lines = molfile.split('\n');
+  if (!/V2000/.test(lines[3] ?? '')) return undefined;
+  // the counts line is fixed-width: "120130" is 120 atoms and 130 bonds
+  const [atoms, bonds] = [Number(lines[3].slice(0, 3)), Number(lines[3].slice(3, 6))];
+  const charges = new Map();
+  for (const line of lines)
+    if (line.startsWith('M  CHG'))
+      for (let k = 0, f = line.slice(9).trim().split(/\s+/); k + 1 < f.length; k += 2)
+        charges.set(Number(f[k]), Number(f[k + 1]));
+  const valence = new Array(atoms + 1).fill(0);
+  const bondsOf = Array.from({ length: atoms + 1 }, () => []);
+  for (let b = 0; b < bonds; b += 1) {
+    const at = 4 + atoms + b;
+    const [x, y, order] = [Number(lines[at].slice(0, 3)), Number(lines[at].slice(3, 6)), Number(lines[at].slice(6, 9))];
+    const bond = { at, x, y, order };
+    valence[x] += order;
+    valence[y] += order;
+    bondsOf[x].push(bond);
+    bondsOf[y].push(bond);
+  }
+  const element = (a) => lines[3 + a].slice(31, 34).trim();
+  return {
+    atoms,
+    charges,
+    valence,
+    bondsOf,
+    element,
+    hasHydrogens() {
+      for (let a = 1; a <= atoms; a += 1) if (element(a) === 'H') return true;
+      return false;
+    },
+    /** Gives atom `a` no hydrogens: the atom block's valence field, 15 meaning none beyond its bonds. */
+    withoutHydrogens(a) {
+      lines[3 + a] = `${lines[3 + a].slice(0, 48)} 15${lines[3 + a].slice(51)}`;
+    },
+    charge: (a) => charges.get(a) ?? 0,
+    across: (bond, a) => (bond.x === a ? bond.y : bond.x),
+    setOrder(bond, order) {
+      lines[bond.at] = `${lines[bond.at].slice(0, 6)}${String(order).padStart(3)}${lines[bond.at].slice(9)}`;
+      valence[bond.x] += order - bond.order;
+      valence[bond.y] += order - bond.order;
+      bond.order = order;
+    },
+    molfile() {
+      const kept = lines.filter((line) => !line.startsWith('M  CHG') && line.trim() !== 'M  END');
+      const entries = [...charges].filter(([, value]) => value !== 0);
+      for (let k = 0; k < entries.length; k += 8) {
+        const part = entries.slice(k, k + 8);
+        kept.push(
+          `M  CHG${String(part.length).padStart(3)}${part.map(([a, c]) => `${String(a).padStart(4)}${String(c).padStart(4)}`).join('')}`,
+        );
+      }
+      return `${kept.join('\n')}\nM  END\n`;
+    },
+  };
+}
+
+/** Whether `bond` is in a ring: its atoms are joined without it. */
+function inRing({ bondsOf }, bond) {
+  const seen = new Set([bond.x]);
+  for (const queue = [bond.x]; queue.length > 0;)
+    for (const next of bondsOf[queue.pop()]) {
+      if (next === bond) continue;
+      for (const b of [next.x, next.y]) {
+        if (b === bond.y) return true;
+        if (seen.has(b)) continue;
+        seen.add(b);
+        queue.push(b);
+      }
+    }
+  return false;
+}
+
+/**
+ * The shortest path from atom `start` of alternating bonds, single first, whose last (double) bond
+ * ends in an atom where `ends(atom, path)`, of at most `longest` bonds, going on only through atoms
+ * where `through(atom)`; undefined when there is none.
+ */
+function alternatingPath({ bondsOf, across }, start, ends, longest, through = () => true) {
+  const reached = new Set([start]);
+  for (let level = [{ atom: start, path: [] }]; level.length > 0 && level[0].path.length < longest;) {
+    const next = [];
+    for (const { atom, path } of level)
+      for (const bond of bondsOf[atom]) {
+        const end = across(bond, atom);
+        if (bond.order !== (path.length % 2 === 0 ? 1 : 2) || reached.has(end)) continue;
+        reached.add(end);
+        const found = { end, path: [...path, bond] };
+        if (bond.order === 2 && ends(end, found.path)) return found;
+        if (through(end)) next.push({ atom: end, path: found.path });
+      }
+    level = next;
+  }
+  return undefined;
+}
+
+module.exports = { molfileGraph, inRing, alternatingPath };
