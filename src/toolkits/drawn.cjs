@@ -86,29 +86,61 @@ function ringImines(graph, mobile) {
 }
 
 /**
- * Draws the hydrohalide salt of a ring nitrogen conjugated to an exocyclic imine as chemists do: the
- * InChI library writes dequalinium chloride as a neutral bis(quinolin-4-imine) with two HCl; chemists
- * draw the quinolinium with its amine and a chloride. The halide's proton goes to the imine, the charge
- * to the ring nitrogen, the bonds between them flipping (up to 8 bonds apart). True when it changed.
+ * Draws the cation of a ring nitrogen conjugated to an exocyclic imine as chemists do: the InChI
+ * library writes dequalinium chloride as a neutral bis(quinolin-4-imine) with two HCl, and
+ * dequalinium without its chlorides as a bis(quinolin-4-iminium); chemists draw the quinolinium with
+ * its amine. A lone halide's proton goes to the imine, or an iminium's charge moves, to the ring
+ * nitrogen, the bonds between them flipping (up to 8 bonds apart). True when it changed.
  */
-function protonatedImineSalts(graph) {
-  const { atoms, element, charge, charges, bondsOf, setOrder } = graph;
+function ringCations(graph) {
+  const { atoms, element, charge, charges, bondsOf, across, setOrder } = graph;
   const halides = [];
   for (let a = 1; a <= atoms; a += 1)
     if (['Cl', 'Br', 'I'].includes(element(a)) && bondsOf[a].length === 0 && charge(a) === 0) halides.push(a);
+  const iminium = (n) =>
+    element(n) === 'N' &&
+    charge(n) === 1 &&
+    bondsOf[n].length <= 2 &&
+    bondsOf[n].some((bond) => bond.order === 2 && element(across(bond, n)) === 'C' && !inRing(graph, bond));
   let changed = false;
-  for (let n = 1; n <= atoms && halides.length > 0; n += 1) {
+  for (let n = 1; n <= atoms; n += 1) {
     const ringNitrogen =
       element(n) === 'N' &&
       charge(n) === 0 &&
       bondsOf[n].length === 3 &&
       bondsOf[n].every((bond) => bond.order === 1) &&
       bondsOf[n].some((bond) => inRing(graph, bond));
-    const found = ringNitrogen && alternatingPath(graph, n, (a) => exocyclicImine(graph, a), longestToImine);
+    if (!ringNitrogen) continue;
+    const charged = alternatingPath(graph, n, iminium, longestToImine);
+    const protonated =
+      !charged && halides.length > 0 && alternatingPath(graph, n, (a) => exocyclicImine(graph, a), longestToImine);
+    const found = charged || protonated;
     if (!found) continue;
     for (const bond of found.path) setOrder(bond, 3 - bond.order);
     charges.set(n, 1);
-    charges.set(halides.pop(), -1);
+    charges.set(charged ? found.end : halides.pop(), charged ? 0 : -1);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * A sulfoxide, C-S(=O)-C, charge-separated, [S+]-[O-], as ChEMBL and most of the shared set's sources
+ * draw it (63 of 87), not the InChI library's S=O; sulfites and sulfinamides keep S=O. True when it
+ * changed.
+ */
+function sulfoxides(graph) {
+  const { atoms, element, charge, charges, bondsOf, across, setOrder } = graph;
+  let changed = false;
+  for (let a = 1; a <= atoms; a += 1) {
+    if (element(a) !== 'S' || charge(a) !== 0 || bondsOf[a].length !== 3) continue;
+    const doubles = bondsOf[a].filter((bond) => bond.order === 2);
+    const oxygen = doubles.length === 1 && across(doubles[0], a);
+    if (!oxygen || element(oxygen) !== 'O' || bondsOf[oxygen].length !== 1 || charge(oxygen) !== 0) continue;
+    if (!bondsOf[a].every((bond) => bond === doubles[0] || element(across(bond, a)) === 'C')) continue;
+    setOrder(doubles[0], 1);
+    charges.set(a, 1);
+    charges.set(oxygen, -1);
     changed = true;
   }
   return changed;
@@ -249,7 +281,11 @@ function drawnMolfile(molfile, inchi) {
   const tautomer = commonTautomer(redrawn, mobile) ?? redrawn;
   const salts = molfileGraph(tautomer);
   const drawn =
-    ringImines(salts, mobile) | protonatedImineSalts(salts) | amideAnions(salts) | azoleHydrogens(salts, mobile)
+    ringImines(salts, mobile) |
+    ringCations(salts) |
+    amideAnions(salts) |
+    azoleHydrogens(salts, mobile) |
+    sulfoxides(salts)
       ? salts.molfile()
       : tautomer;
   return { molfile: drawn, explicitHydrogens: graph.hasHydrogens() };

@@ -383,12 +383,19 @@ function tautomerAlternatives(rdkit, query, limit = maxAlternatives) {
 /**
  * The query with every group at once in the form chemists draw, as stored molecules are drawn: C=O
  * and C=S over an OH or SH (every iminol of a peptide drawn so, say), an amino group over a ring
- * imine, X=O over [X+]–[O−]; undefined when nothing moves.
+ * imine, X=O over [X+]–[O−] but a sulfoxide's [S+]–[O−]; undefined when nothing moves.
  */
 function asDrawn(rdkit, literal, inRing, of) {
+  /** A sulfoxide, C–S(=O)–C: drawn [S+]–[O−], as stored; other oxides are drawn X=O. */
+  const sulfoxide = (state, x, oxide) =>
+    state.atoms[x].z === sulfur &&
+    of[x].length === 3 &&
+    of[x].every(
+      (i) => i === oxide || state.atoms[state.bonds[i].a === x ? state.bonds[i].b : state.bonds[i].a].z === 6,
+    );
   const towardsDrawn = (state, move) =>
     move.oxide !== undefined
-      ? state.bonds[move.bond].order === 1
+      ? state.bonds[move.bond].order === (sulfoxide(state, move.oxide, move.bond) ? 2 : 1)
       : (state.atoms[move.acceptor].z === nitrogen &&
           (state.atoms[move.donor].z === oxygen || state.atoms[move.donor].z === sulfur)) ||
         (state.atoms[move.donor].z === nitrogen &&
