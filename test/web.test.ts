@@ -376,6 +376,17 @@ describe('depictions draw the molecule chemists draw', function () {
   this.timeout(60_000);
   const depictor = new Depictor();
   after(() => depictor.close());
+  let rdkit: ReturnType<typeof initRDKitModule> | undefined;
+  /** RDKit's canonical SMILES, hydrogens implicit. */
+  const canonical = async (text: string): Promise<string> => {
+    const mol = (await (rdkit ??= initRDKitModule())).get_mol(text)!;
+    try {
+      mol.remove_hs_in_place();
+      return mol.get_smiles();
+    } finally {
+      mol.delete();
+    }
+  };
 
   /** Each structure of the fixture's molecules by source and id: its SMILES as deposited, and its Standard InChI. */
   const molecules = new Map(
@@ -391,17 +402,6 @@ describe('depictions draw the molecule chemists draw', function () {
     'paracetamol as the amide, milrinone as a 2-pyridone, caprolactam and pentobarbital as lactams, uracil and ' +
       'guanine as lactams, a 4-aminoquinazoline as the amine, each as deposited; stereo kept',
     async () => {
-      const rdkit = await initRDKitModule();
-      /** RDKit's canonical SMILES, hydrogens implicit. */
-      const canonical = (text: string): string => {
-        const mol = rdkit.get_mol(text)!;
-        try {
-          mol.remove_hs_in_place();
-          return mol.get_smiles();
-        } finally {
-          mol.delete();
-        }
-      };
       const deposited = [
         'nci:4977', // caprolactam
         'chembl:CHEMBL448', // pentobarbital
@@ -414,11 +414,11 @@ describe('depictions draw the molecule chemists draw', function () {
       ];
       for (const name of deposited) {
         const { smiles, inchi } = molecules.get(name)!;
-        expect(canonical(await depictor.molfile(inchi)), name).to.equal(canonical(smiles));
+        expect(await canonical(await depictor.molfile(inchi)), name).to.equal(await canonical(smiles));
       }
-      const drawn = canonical(await depictor.molfile(paracetamol.inchi));
+      const drawn = await canonical(await depictor.molfile(paracetamol.inchi));
       expect(drawn).to.equal('CC(=O)Nc1ccc(O)cc1');
-      expect(canonical(molecules.get('chembl:CHEMBL1552984')!.smiles), 'stereo is compared').to.contain('@');
+      expect(await canonical(molecules.get('chembl:CHEMBL1552984')!.smiles), 'stereo is compared').to.contain('@');
     },
   );
 
@@ -449,16 +449,6 @@ describe('depictions draw the molecule chemists draw', function () {
   );
 
   it('salts as chemists draw them: dequalinium chloride a dication with two chlorides, a penicillin a carboxylate', async () => {
-    const rdkit = await initRDKitModule();
-    const canonical = (text: string): string => {
-      const mol = rdkit.get_mol(text)!;
-      try {
-        mol.remove_hs_in_place();
-        return mol.get_smiles();
-      } finally {
-        mol.delete();
-      }
-    };
     const salts = [
       {
         // dequalinium chloride (CHEMBL121663): the InChI library rebuilds a neutral bis(quinolin-4-imine) and two HCl
@@ -476,7 +466,7 @@ describe('depictions draw the molecule chemists draw', function () {
       },
     ];
     for (const { drawn, inchi } of salts) {
-      expect(canonical(await depictor.molfile(inchi))).to.equal(canonical(drawn));
+      expect(await canonical(await depictor.molfile(inchi))).to.equal(await canonical(drawn));
     }
   });
 
