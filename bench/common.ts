@@ -8,7 +8,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../src/cli';
 import { readConfig, type Config } from '../src/config';
-import { Engine, mappingOf, type MappingName } from '../src/engine/client';
+import { Engine } from '../src/engine/client';
 import { startServer } from '../src/server';
 import packageJson from '../package.json';
 
@@ -203,39 +203,6 @@ export async function settle(engine: Engine): Promise<void> {
     if (Object.values(stats.nodes).every((node) => node.indices.merges.current === 0)) return;
     await sleep(500);
   }
-}
-
-/** Creates `index` with the mappings of `name`, refresh off (as a load writes). */
-export async function createIndex(engine: Engine, index: string, name: MappingName): Promise<void> {
-  const { settings, mappings } = mappingOf(name);
-  const indexSettings = (settings.index ?? {}) as Record<string, unknown>;
-  const settingsOff = { index: { ...indexSettings, refresh_interval: '-1' } };
-  await engine.client.indices.create({ index, mappings, settings: settingsOff });
-}
-
-/**
- * The ceiling of a load: the client's bulk helper (concurrency 3, 4 MB requests) writing documents
- * serialised beforehand into `index`, refresh included. Resolves with the seconds taken.
- */
-export async function bulkCeiling(
-  engine: Engine,
-  index: string,
-  items: [id: string, document: string][],
-  op: 'create' | 'index',
-): Promise<number> {
-  const started = process.hrtime.bigint();
-  const stats = await engine.client.helpers.bulk<[string, string]>({
-    datasource: items,
-    // A string document is sent as it is: its serialisation is not timed.
-    onDocument: ([id, document]) => [{ [op]: { _index: index, _id: id } }, document] as never,
-    concurrency: 3,
-    flushBytes: 4_000_000,
-    refreshOnCompletion: false,
-  });
-  await engine.client.indices.refresh({ index });
-  const seconds = since(started);
-  if (stats.successful !== items.length) throw new Error(`the ceiling wrote ${stats.successful} of ${items.length}`);
-  return seconds;
 }
 
 /** The pid of the engine's single node when it runs on this machine; throws otherwise. */

@@ -1,5 +1,5 @@
 /**
- * The benchmark set of bench:load, bench:api, bench:batch, bench:answers and bench:export: the
+ * The benchmark set of bench:api, bench:batch, bench:answers and bench:export: the
  * distinct loadable structures of the real molecules (scripts/make-bench-data.sh), assigned to the
  * first 20 sources of UniChem's source table, written as a UniChem dump. bench:api's copy is loaded
  * once into `bench-api-*` and reused while its counts match.
