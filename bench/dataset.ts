@@ -1,5 +1,5 @@
 /**
- * The benchmark set of bench:api, bench:batch, bench:answers and bench:export: the
+ * The benchmark set of bench:api and bench:similarity: the
  * distinct loadable structures of the real molecules (scripts/make-bench-data.sh), assigned to the
  * first 20 sources of UniChem's source table, written as a UniChem dump. bench:api's copy is loaded
  * once into `bench-api-*` and reused while its counts match.
@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse as parseCsv } from 'csv-parse/sync';
 import type { Config } from '../src/config';
-import { compoundDocument } from '../src/domain/compound';
 import type { Engine } from '../src/engine/client';
 import { currentReleaseIndices } from '../src/engine/schema';
 import { TextWriter } from '../src/export/files';
@@ -31,18 +30,17 @@ export const coverage = [
 ];
 const obsoleteShare = 0.03;
 
-/** The structures (UCI = position + 1), and their documents as the loader builds them, for a ceiling. */
+/** The structures, UCI = position + 1. */
 export interface Structures {
   inchis: string[];
   keys: string[];
-  documents: string[];
   rowsRead: number;
 }
 
 /** Every distinct structure of the molecule file that passes the loading rules, UCI = position + 1. */
-export async function readStructures(maxInchiLength: number, withDocuments = false): Promise<Structures> {
+export async function readStructures(maxInchiLength: number): Promise<Structures> {
   const { file, rows } = molecules();
-  const set: Structures = { inchis: [], keys: [], documents: [], rowsRead: 0 };
+  const set: Structures = { inchis: [], keys: [], rowsRead: 0 };
   const seen = new Set<string>();
   for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
     if (line === '' || set.rowsRead >= rows) continue;
@@ -55,10 +53,6 @@ export async function readStructures(maxInchiLength: number, withDocuments = fal
       seen.add(checked.standardInchiKey);
       set.inchis.push(inchi);
       set.keys.push(checked.standardInchiKey);
-      if (withDocuments) {
-        const document = compoundDocument(set.keys.length, checked.standardInchiKey, checked.parsed!, 'bench-ceiling');
-        set.documents.push(JSON.stringify(document));
-      }
     } catch (error) {
       if (!(error instanceof Reject)) throw error;
     }

@@ -189,11 +189,9 @@ def difference(drawn, other):
 
 def drawn_row(row, smiles, inchi, stored, groups):
     """One row: whether RDKit reads its SMILES, has a metal, and gives the file's InChI for it; then
-    the Morgan fingerprints (hex, as `fingerprints` writes them) of the drawn molecule and of the
-    InChI's rebuild (MolFromInchi); which groups each of the drawn molecule, the rebuild and the
-    stored molecule contains ('0'/'1' a group); whether the drawn SMILES as a query finds the
-    rebuild and the stored molecule, matched literally; and why each of those two differs from the
-    drawn molecule."""
+    the Morgan fingerprint (hex, as `fingerprints` writes them) of the drawn molecule; which groups
+    the drawn and the stored molecule contain ('0'/'1' a group); and why the stored molecule differs
+    from the drawn one."""
     drawn = Chem.MolFromSmiles(smiles)
     if drawn is None:
         return {'row': row, 'readable': False}
@@ -203,16 +201,11 @@ def drawn_row(row, smiles, inchi, stored, groups):
     if metal or not same:
         return line
     gen = rdFingerprintGenerator.GetMorganGenerator(**FP_PARAMS)
-    rebuilt = Chem.MolFromInchi(inchi)
     kept = Chem.Mol(base64.b64decode(stored)) if stored else None
-    hex_of = lambda m: DataStructs.BitVectToBinaryText(gen.GetFingerprint(m)).hex() if m else ''
     has = lambda m: ''.join('1' if m and m.HasSubstructMatch(g) else '0' for g in groups)
-    line.update(drawn=hex_of(drawn), rebuilt=hex_of(rebuilt),
-                groups={'drawn': has(drawn), 'rebuilt': has(rebuilt), 'stored': has(kept)},
-                self={'rebuilt': bool(rebuilt and rebuilt.HasSubstructMatch(drawn)),
-                      'stored': bool(kept and kept.HasSubstructMatch(drawn))},
-                why={'rebuilt': difference(drawn, rebuilt), 'stored': difference(drawn, kept)})
-    if line['why']['stored'] and kept:
+    line.update(drawn=DataStructs.BitVectToBinaryText(gen.GetFingerprint(drawn)).hex(),
+                groups={'drawn': has(drawn), 'stored': has(kept)}, why=difference(drawn, kept))
+    if line['why'] and kept:
         line['storedSmiles'] = Chem.MolToSmiles(kept)
     return line
 
