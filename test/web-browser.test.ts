@@ -26,28 +26,48 @@ const splitWords = `(() => {
 })()`;
 
 /**
- * Run in the page: the width of main's content, of the first list of structures, how far the right
- * edge of its last column is from its own, and the box of each of the first ten thumbnails with its
- * cell's width and how it fits its picture.
+ * Run in the page: the width of main's content; of the list of similar structures, how far the right
+ * edge of its last column is from its own, and each thumbnail's box with its cell's width, its
+ * picture's own width (the SVG's) and how it fits it.
  */
-const thumbnailLayout = `(() => {
+const similarGrid = `(() => {
   const main = document.querySelector('main');
   const padding = parseFloat(getComputedStyle(main).paddingLeft) + parseFloat(getComputedStyle(main).paddingRight);
-  const list = document.querySelector('ul.structures').getBoundingClientRect();
-  const items = [...document.querySelectorAll('ul.structures li')].map((li) => li.getBoundingClientRect());
+  const list = document.querySelector('#similar ~ ul.structures');
+  const box = list.getBoundingClientRect();
+  const items = [...list.querySelectorAll('li')].map((li) => li.getBoundingClientRect());
   return {
-    window: document.documentElement.clientWidth,
     content: main.clientWidth - padding,
-    list: list.width,
-    gapAfterLastColumn: list.right - Math.max(...items.map((item) => item.right)),
-    thumbnails: [...document.querySelectorAll('img.thumb')].slice(0, 10).map((img) => ({
+    list: box.width,
+    gapAfterLastColumn: box.right - Math.max(...items.map((item) => item.right)),
+    scrollWidth: document.documentElement.scrollWidth,
+    window: innerWidth,
+    thumbnails: [...list.querySelectorAll('img.thumb')].map((img) => ({
       width: img.getBoundingClientRect().width,
       height: img.getBoundingClientRect().height,
       cell: img.closest('li').getBoundingClientRect().width,
+      natural: img.naturalWidth,
       fit: getComputedStyle(img).objectFit,
     })),
   };
 })()`;
+
+/**
+ * Run in the page: for each copy button, how far its middle is from the middle of the first line of
+ * the value it copies, and whether it stands to the right of that line.
+ */
+const copyButtons = `(() => [...document.querySelectorAll('button.copy')].map((button) => {
+  const code = button.parentElement.querySelector('code');
+  const range = document.createRange();
+  range.selectNodeContents(code);
+  const first = range.getClientRects()[0];
+  const own = button.getBoundingClientRect();
+  return {
+    name: button.textContent,
+    offset: Math.abs((own.top + own.bottom) / 2 - (first.top + first.bottom) / 2),
+    beside: own.left >= first.right - 1,
+  };
+}))()`;
 
 describe('the search pages in a real browser', function () {
   this.timeout(180_000);
@@ -143,39 +163,83 @@ describe('the search pages in a real browser', function () {
     }
   });
 
-  it(
-    'a list of structures fills a 1440 px window: thumbnails fill their cells, over 200 px wide, each ' +
-      'molecule scaled to its box undistorted',
-    async () => {
+  for (const width of [1280, 390])
+    it(`at ${width} px a compound page's similar structures fill the page's width, each picture legible`, async () => {
       // Left open, as watchedPage's are (below).
-      const context = await fixture.browser.newContext({ viewport: { width: 1440, height: 900 } });
+      const context = await fixture.browser.newContext({ viewport: { width, height: 900 } });
       const page = await context.newPage();
-      await page.goto(`${fixture.api.url}/search?q=c1ccccc1&mode=substructure`);
+      await page.goto(`${fixture.api.url}/compound/229`);
+      // Thumbnails load as they come near the window: scroll to each one not drawn yet.
       await until(
         async () =>
-          (await page.evaluate(
-            '[...document.images].slice(0, 10).every((image) => image.complete && image.naturalWidth > 0)',
-          )) as boolean,
-        'the first thumbnails are drawn',
+          (await page.evaluate(`(() => {
+            const waiting = [...document.querySelectorAll('#similar ~ ul.structures img')].filter(
+              (image) => !image.complete || image.naturalWidth === 0,
+            );
+            waiting[0]?.scrollIntoView();
+            return waiting.length === 0;
+          })()`)) as boolean,
+        'the similar structures are drawn',
       );
-      const layout = (await page.evaluate(thumbnailLayout)) as {
-        window: number;
+      // SCREENSHOT_DIR=folder keeps what the browser shows, to look at.
+      if (process.env.SCREENSHOT_DIR)
+        await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/compound-${width}.png`, fullPage: true });
+      const grid = (await page.evaluate(similarGrid)) as {
         content: number;
         list: number;
         gapAfterLastColumn: number;
-        thumbnails: { width: number; height: number; cell: number; fit: string }[];
+        scrollWidth: number;
+        window: number;
+        thumbnails: { width: number; height: number; cell: number; natural: number; fit: string }[];
       };
-      expect(layout.content, 'the page spans the window, less its padding').to.be.closeTo(layout.window - 32, 1);
-      expect(layout.list).to.be.closeTo(layout.content, 1);
-      expect(layout.gapAfterLastColumn, 'the columns reach the right edge').to.be.closeTo(0, 1);
-      expect(layout.thumbnails).to.have.length(10);
-      for (const thumbnail of layout.thumbnails) {
-        expect(thumbnail.width).to.be.closeTo(thumbnail.cell, 1).and.above(200);
+      expect(grid.list, 'the grid is as wide as the column').to.be.at.least(grid.content * 0.9);
+      expect(grid.gapAfterLastColumn, 'no empty column at the right').to.be.below(2);
+      expect(grid.scrollWidth, 'nothing wider than the window').to.equal(grid.window);
+      expect(grid.thumbnails.length).to.be.above(3);
+      for (const thumbnail of grid.thumbnails) {
+        expect(thumbnail.width, 'a picture fills its cell').to.be.closeTo(thumbnail.cell, 1);
+        expect(thumbnail.width, 'wide enough to read its labels').to.be.at.least(280);
         expect(thumbnail.height).to.be.closeTo((thumbnail.width * 3) / 4, 1);
-        expect(thumbnail.fit).to.equal('contain');
+        // Scaled down into its box, whole, never up: its bonds at least a third of their 50 px.
+        expect(thumbnail.fit).to.equal('scale-down');
+        expect(Math.min(1, thumbnail.width / thumbnail.natural), 'drawn at a third of its size or more').to.be.at.least(
+          1 / 3,
+        );
       }
-    },
-  );
+    });
+
+  for (const width of [1280, 390])
+    it(`at ${width} px each copy button stands beside the first line of what it copies, the InChI's too`, async () => {
+      const context = await fixture.browser.newContext({ viewport: { width, height: 900 } });
+      const page = await context.newPage();
+      await page.goto(`${fixture.api.url}/compound/229`);
+      const buttons = (await page.evaluate(copyButtons)) as { name: string; offset: number; beside: boolean }[];
+      expect(buttons.map((button) => button.name)).to.deep.equal(['Copy InChIKey', 'Copy InChI', 'Copy UCI']);
+      for (const button of buttons) {
+        expect(button.offset, `${button.name} on the value's first line`).to.be.below(8);
+        expect(button.beside, `${button.name} to the right of it`).to.equal(true);
+      }
+    });
+
+  it('the threshold of the similar structures sits under their heading, above the grid it filters', async () => {
+    const { page } = await watchedPage();
+    await page.goto(`${fixture.api.url}/search?q=CHEMBL112&source=1`);
+    const top = async (selector: string, edge: 'top' | 'bottom' = 'top'): Promise<number> =>
+      (await page.evaluate(
+        `document.querySelector(${JSON.stringify(selector)}).getBoundingClientRect().${edge}`,
+      )) as number;
+    expect(await page.locator('#threshold').count(), 'one threshold control').to.equal(1);
+    expect(await top('#threshold')).to.be.above(await top('h2#similar', 'bottom'));
+    await page.goto(`${fixture.api.url}/compound/229`);
+    expect(await top('#threshold')).to.be.above(await top('h2#similar', 'bottom'));
+    expect(await top('#threshold', 'bottom')).to.be.below(await top('#similar ~ ul.structures'));
+    await page.getByLabel('Tanimoto at least').fill('0.5');
+    await Promise.all([
+      page.waitForURL(/q=229&mode=similar&threshold=0\.5$/),
+      page.getByRole('button', { name: 'Search at this threshold' }).click(),
+    ]);
+    expect(await page.locator('h1').textContent()).to.equal('Similar structures');
+  });
 
   it('/sources on a 390 px phone: no word of a cell split over two lines, secondary columns hidden', async () => {
     // Left open, as watchedPage's are: closing a context takes the single-process Chromium down with it.
@@ -233,26 +297,76 @@ describe('the search pages in a real browser', function () {
     },
   );
 
-  it('a SMILES typed beside the editor is drawn in it, and searches its similar structures', async () => {
+  /** What the editor holds, as JSME's own SMILES (the frame's policy lets a test evaluate text there). */
+  async function drawn(page: Page): Promise<string> {
+    const frame = page.frames().find((candidate) => candidate.url().endsWith('/editor'))!;
+    return (await frame.evaluate('window.chemxrefEditor.smiles()')) as string;
+  }
+
+  it(
+    'a SMILES typed beside the editor is drawn as it is typed, before the field loses focus; an unfinished ' +
+      'one leaves the drawing; it searches its similar structures',
+    async () => {
+      const { page, problems } = await watchedPage();
+      await page.goto(`${fixture.api.url}/`);
+      await page.waitForSelector('iframe.editor[data-ready="true"]');
+      const field = page.getByLabel('SMILES', { exact: true });
+      await field.pressSequentially('CC(=O)Nc1ccc(OCC)cc1');
+      await until(async () => (await drawn(page)) === 'CCOc1ccc(NC(C)=O)cc1', 'the typed SMILES is drawn');
+      expect(await page.evaluate('document.activeElement.id'), 'the field still has the focus').to.equal('drawn');
+      // An unclosed branch, then an unclosed ring: JSME would draw `CC(` as ethane.
+      for (const unfinished of ['C(', 'C1']) {
+        await field.pressSequentially(unfinished);
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        expect(await drawn(page), `after typing ${unfinished}`).to.equal('CCOc1ccc(NC(C)=O)cc1');
+        expect(await field.inputValue(), 'the field keeps what is typed').to.equal(`CC(=O)Nc1ccc(OCC)cc1${unfinished}`);
+        await field.press('Backspace');
+        await field.press('Backspace');
+      }
+      await page.getByLabel('similar at Tanimoto').fill('0.4');
+      await Promise.all([
+        page.waitForURL(/mode=similar/),
+        page.getByRole('button', { name: 'Similar structures' }).click(),
+      ]);
+      expect(await page.locator('h1').textContent()).to.equal('Similar structures');
+      expect(await page.locator('ul.structures li').first().textContent()).to.contain('UCI 614');
+      expect(await page.locator('ul.structures li').first().textContent()).to.contain('Tanimoto 0.53');
+      expect(problems, problems.join('\n')).to.deep.equal([]);
+    },
+  );
+
+  it('Back and a reload keep the drawing and its SMILES, typed or drawn by hand', async () => {
     const { page, problems } = await watchedPage();
     await page.goto(`${fixture.api.url}/`);
     await page.waitForSelector('iframe.editor[data-ready="true"]');
-    await page.getByLabel('SMILES', { exact: true }).fill('CC(=O)Nc1ccc(OCC)cc1');
-    await page.getByLabel('SMILES', { exact: true }).dispatchEvent('change');
-    // What JSME holds, as its own SMILES (the frame's policy lets a test evaluate text there).
-    const frame = page.frames().find((candidate) => candidate.url().endsWith('/editor'))!;
-    await until(
-      async () => (await frame.evaluate('window.chemxrefEditor.smiles()')) === 'CCOc1ccc(NC(C)=O)cc1',
-      'the typed SMILES is drawn',
-    );
-    await page.getByLabel('similar at Tanimoto').fill('0.4');
-    await Promise.all([
-      page.waitForURL(/mode=similar/),
-      page.getByRole('button', { name: 'Similar structures' }).click(),
-    ]);
-    expect(await page.locator('h1').textContent()).to.equal('Similar structures');
-    expect(await page.locator('ul.structures li').first().textContent()).to.contain('UCI 614');
-    expect(await page.locator('ul.structures li').first().textContent()).to.contain('Tanimoto 0.53');
+    const field = page.getByLabel('SMILES', { exact: true });
+    await field.pressSequentially('c1ccc2ncccc2c1');
+    await until(async () => (await drawn(page)) !== '', 'the typed SMILES is drawn');
+    // Quinoline, in JSME's own words.
+    const quinoline = await drawn(page);
+    const containing = page.getByRole('button', { name: 'Structures containing it' });
+    await Promise.all([page.waitForURL(/mode=substructure/), containing.click()]);
+    await page.goBack();
+    await page.waitForSelector('iframe.editor[data-ready="true"]');
+    await until(async () => (await drawn(page)) === quinoline, 'the drawing is back after Back');
+    expect(await field.inputValue()).to.equal('c1ccc2ncccc2c1');
+    await page.reload();
+    await page.waitForSelector('iframe.editor[data-ready="true"]');
+    await until(async () => (await drawn(page)) === quinoline, 'the drawing is back after a reload');
+    expect(await field.inputValue()).to.equal('c1ccc2ncccc2c1');
+
+    // Drawn by hand: ethane on an empty canvas, propane with a bond from one of its atoms.
+    await field.fill('');
+    await until(async () => (await drawn(page)) === '', 'an emptied field empties the editor');
+    const canvas = (await page.locator('iframe.editor').boundingBox())!;
+    for (let click = 0; click < 2; click += 1)
+      await page.mouse.click(canvas.x + canvas.width / 2, canvas.y + canvas.height / 2);
+    await until(async () => (await field.inputValue()) === 'CCC', 'the drawing is in the SMILES field');
+    await Promise.all([page.waitForURL(/mode=substructure/), containing.click()]);
+    await page.goBack();
+    await page.waitForSelector('iframe.editor[data-ready="true"]');
+    await until(async () => (await drawn(page)) === 'CCC', 'the hand drawing is back after Back');
+    expect(await field.inputValue()).to.equal('CCC');
     expect(problems, problems.join('\n')).to.deep.equal([]);
   });
 

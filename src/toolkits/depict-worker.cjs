@@ -42,6 +42,11 @@ parentPort.on('message', async ({ id, request }) => {
     options.set('render-coloring', 'true');
     // Every stereo structure of a Standard InChI is absolute (/s1): Indigo's "Chiral" label would only repeat it.
     options.set('render-stereo-style', 'none');
+    // Bonds of 50 px, so that the SVG's own size is one to show it at (a page scales it down, never
+    // up: chemxref.css); bonds and labels half as thick again as Indigo's default, so that a drug-sized
+    // molecule scaled into a thumbnail of the pages' grids (about 300 px wide) keeps legible labels.
+    options.set('render-bond-length', '50');
+    options.set('render-relative-thickness', '1.5');
     const encoded = indigo.render(structure, options);
     options.delete();
     parentPort.postMessage({ id, result: { svg: Buffer.from(encoded, 'base64').toString('utf8') } });

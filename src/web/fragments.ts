@@ -19,8 +19,9 @@ export function depiction(uci: number, size: 'large' | 'thumb', alt: string): Ht
   return html`<img class="${size}" src="/api/v1/images/${uci}" alt="${alt}" loading="lazy">`;
 }
 
+/** A value with its copy button beside its first line (chemxref.js shows the button where the browser can copy). */
 export function copyable(value: string, name: string): Html {
-  return html`<code>${value}</code> <button type="button" class="copy" data-copy="${value}" hidden>Copy ${name}</button>`;
+  return html`<span class="copyable"><code>${value}</code> <button type="button" class="copy" data-copy="${value}" hidden>Copy ${name}</button></span>`;
 }
 
 export function plural(count: number, word: string): string {

@@ -124,11 +124,16 @@ ${withAux ? html`<td>${assignment.auxSrc ?? ''}</td>` : ''}
 <tbody>${rows}</tbody></table>`;
 }
 
-/** The compound page of one structure: depiction, identifiers, every source, the connectivity relatives. */
+/**
+ * The compound page of one structure: depiction, identifiers, every source, the connectivity
+ * relatives, the similar structures. `searched`, on the answer of a search, says under the title what
+ * was searched and offers its other searches.
+ */
 async function compoundPage(
   context: LookupContext,
   structure: CompoundDocument,
   pageNumber: number,
+  searched: Html | string = '',
 ): Promise<Rendered> {
   const [sources, assignments, related, similar] = await Promise.all([
     context.sources.all(),
@@ -177,6 +182,7 @@ ${structureList(
     canonical: `/compound/${structure.uci}`,
     body: html`<article class="compound">
 <h1>UCI ${structure.uci}</h1>
+${searched}
 <div class="identity">
 ${depiction(structure.uci, 'large', `structure of ${structure.standardInchiKey}`)}
 <dl>
@@ -233,10 +239,14 @@ async function exactSearch(
   pageNumber: number,
 ): Promise<Rendered> {
   const further = furtherSearches(input, q, sourceId);
-  const understood = (rendered: Rendered, said: string): Rendered => ({
-    ...rendered,
-    body: html`<p class="understood">Searched: ${said}.</p>${further}${rendered.body}`,
-  });
+  // A compound page searches its similar structures under their own heading.
+  const answer = (structure: CompoundDocument, said: string): Promise<Rendered> =>
+    compoundPage(
+      context,
+      structure,
+      pageNumber,
+      html`<p class="understood">Searched: ${said}.</p>${furtherSearches(input, q, sourceId, { similar: false })}`,
+    );
   switch (input.kind) {
     case 'refused':
       return message(400, 'Cannot search this', input.message);
@@ -267,15 +277,12 @@ async function exactSearch(
         // A key names no structure to compare; a structure not stored can still be compared, and searched for.
         return input.kind === 'inchikey' ? missing : { ...missing, body: html`${missing.body}${further}` };
       }
-      return understood(
-        await compoundPage(context, structure, pageNumber),
-        input.kind === 'smiles' ? `${input.said} (${key})` : input.said,
-      );
+      return answer(structure, input.kind === 'smiles' ? `${input.said} (${key})` : input.said);
     }
     case 'uci': {
       const structure = await indexedStructure(context, { uci: input.uci });
       if (!structure) return message(404, 'Not found', `There is no structure with UCI ${input.uci}.`);
-      return understood(await compoundPage(context, structure, pageNumber), input.said);
+      return answer(structure, input.said);
     }
     case 'connectivityBlock': {
       const structures = (
@@ -302,8 +309,7 @@ async function exactSearch(
         return message(404, 'Not found', `No current compound id ${input.compoundId} ${where}.`);
       }
       const [structures, sources] = await Promise.all([structuresOf(context, ucis), context.sources.all()]);
-      if (structures.length === 1)
-        return understood(await compoundPage(context, structures[0], pageNumber), input.said);
+      if (structures.length === 1) return answer(structures[0], input.said);
       const inSource = (s: CompoundDocument): string =>
         own
           .filter((x) => x.uci === s.uci)

@@ -68,11 +68,10 @@ function similarList(results: SimilarResult[], searchedUci: number | null = null
 
 /**
  * The compound page's similar structures: the best `similarShown` other stored structures at
- * Tanimoto ≥ `defaultThreshold`, or why there are none. It never fails the page: a search that
- * cannot run says so in the section.
+ * Tanimoto ≥ `defaultThreshold`, or why there are none, under the form that searches them at
+ * another threshold. It never fails the page: a search that cannot run says so in the section.
  */
 export async function similarSection(context: LookupContext, structure: CompoundDocument): Promise<Html> {
-  const more = html`<a href="/search?q=${structure.uci}&amp;mode=similar">Search them at another threshold</a>.`;
   try {
     if (!(await storedMorgan(context.engine, structure.uci)))
       return html`<p class="message">This structure has no fingerprint yet, so it cannot be compared with others (<code>npm run load -- fingerprints</code> computes the missing ones).</p>`;
@@ -85,10 +84,11 @@ export async function similarSection(context: LookupContext, structure: Compound
     const others = (answer.results ?? []).filter((result) => result.uci !== structure.uci).slice(0, similarShown);
     // The structure itself is stored with its fingerprint, so it is one of the structures counted.
     const total = Math.max(0, (answer.totalResults ?? 0) - 1);
+    const form = similarForm(String(structure.uci), undefined, defaultThreshold, 'Search at this threshold');
     if (others.length === 0)
-      return html`<p>No other stored structure reaches a Tanimoto of ${defaultThreshold} to this one. ${more}</p>`;
+      return html`${form}<p>No other stored structure reaches a Tanimoto of ${defaultThreshold} to this one.</p>`;
     const shown = total > others.length ? `the best ${others.length} of ${total}` : plural(total, 'structure');
-    return html`<p>Other stored structures at a Tanimoto of ${defaultThreshold} or more (Morgan fingerprints, radius 2, 2048 bits), best first: ${shown}. ${more}</p>
+    return html`${form}<p>Other stored structures at a Tanimoto of ${defaultThreshold} or more (Morgan fingerprints, radius 2, 2048 bits), best first: ${shown}.</p>
 ${similarList(others)}`;
   } catch (error) {
     return html`<p class="message">Similar structures cannot be shown now: ${(error as Error).message}.</p>`;
@@ -117,13 +117,20 @@ function substructureForm(q: string, reading: 'smiles' | 'smarts', button: strin
 }
 
 /**
- * The searches offered next to an exact answer: similar structures for any one structure, and the
+ * The searches offered with an exact answer: similar structures of any one structure (unless the
+ * page has its own form for them, as a compound page does under its similar structures), and the
  * structures containing it for a SMILES.
  */
-export function furtherSearches(input: Understood, q: string, sourceId: number | undefined): Html {
+export function furtherSearches(
+  input: Understood,
+  q: string,
+  sourceId: number | undefined,
+  offer: { similar: boolean } = { similar: true },
+): Html {
   if (!['inchikey', 'inchi', 'smiles', 'uci', 'sourceId', 'anySource'].includes(input.kind)) return html``;
+  if (!offer.similar && input.kind !== 'smiles') return html``;
   return html`<nav class="further" aria-label="other searches of this structure">
-${similarForm(q.trim(), sourceId, defaultThreshold, 'Similar structures')}
+${offer.similar ? similarForm(q.trim(), sourceId, defaultThreshold, 'Similar structures') : ''}
 ${input.kind === 'smiles' ? substructureForm(q.trim(), 'smiles', 'Structures containing it') : ''}
 </nav>`;
 }

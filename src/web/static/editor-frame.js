@@ -1,5 +1,6 @@
 // The structure editor's frame (/editor): JSME calls jsmeOnLoad once its code is in. The frame tells
-// the search page the SMILES of each drawing, and draws a SMILES the page sends it.
+// the search page the SMILES (and molfile) of each drawing made by hand, and draws what the page sends
+// it: a molfile when it has one (a drawing kept as it was laid out), else its SMILES.
 // Messages go to, and are taken from, the page of this origin that holds the frame.
 window.jsmeOnLoad = () => {
   const sketch = document.getElementById('sketch');
@@ -8,7 +9,12 @@ window.jsmeOnLoad = () => {
     options: 'newlook,noquery,noreaction,nosearchinchiKey,nopaste,zoom,atommovebutton',
   });
   const tell = (message) => window.parent.postMessage({ chemxrefEditor: true, ...message }, window.location.origin);
-  applet.setCallBack('AfterStructureModified', () => tell({ smiles: applet.smiles() }));
+  let clearing = false;
+  applet.setCallBack('AfterStructureModified', (event) => {
+    // What the page sent is already in its field: only a change made by hand is told.
+    if (clearing || /^read/.test(String(event.action))) return;
+    tell({ smiles: applet.smiles(), molfile: applet.molFile() });
+  });
   window.addEventListener('message', (event) => {
     if (
       event.source !== window.parent ||
@@ -17,8 +23,22 @@ window.jsmeOnLoad = () => {
       typeof event.data.draw !== 'string'
     )
       return;
-    if (event.data.draw === '') applet.reset();
-    else applet.readGenericMolecularInput(event.data.draw);
+    if (event.data.draw === '') {
+      clearing = true;
+      try {
+        applet.reset();
+      } finally {
+        clearing = false;
+      }
+      return;
+    }
+    // What JSME cannot read leaves the drawing as it was; a read that throws does too.
+    const before = applet.molFile();
+    try {
+      applet.readGenericMolecularInput(event.data.molfile || event.data.draw);
+    } catch {
+      applet.readMolFile(before);
+    }
   });
   window.addEventListener('resize', () => applet.setSize(`${sketch.clientWidth}px`, `${sketch.clientHeight}px`));
   // What the editor holds, for the browser tests.
