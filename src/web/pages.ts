@@ -1,8 +1,8 @@
 /**
  * The web pages for chemists and curators: `/` (the search box), `/search?q=&source=`,
  * `/compound/{uci}`, `/sources`, `/sources/{id}`. Server-rendered HTML built on the same domain
- * functions as the API, so the two never disagree; they work without JavaScript (the script only
- * adds copy buttons).
+ * functions as the API, so the two never disagree; they work without JavaScript (the script adds
+ * copy buttons and the structure editor).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
