@@ -17,6 +17,7 @@ import {
   compoundViews,
   indexedStructure,
   inchiView,
+  noSourceHoldsUci,
   parseQueryInchi,
   parseUciText,
   queryKey,
@@ -92,8 +93,13 @@ async function findByIdentifier(
   context: LookupContext,
   query: IdentifierQuery,
 ): Promise<{ response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[] } | NotFound> {
-  const compounds = await compoundViews(context, ...(await queryAssignments(context, query)));
-  if (compounds.length === 0) return notFound(query.compound.trim(), describe(query));
+  const [assignments, structures] = await queryAssignments(context, query);
+  const compounds = await compoundViews(context, assignments, structures);
+  if (compounds.length === 0) {
+    // A UCI whose ids every source dropped still names its structure: say so, as its page does.
+    const held = query.type === 'uci' && structures !== undefined && structures.size > 0;
+    return notFound(query.compound.trim(), held ? noSourceHoldsUci(query.compound.trim()) : describe(query));
+  }
   return { response: 'Success', totalCompounds: compounds.length, notFound: [], compounds };
 }
 
