@@ -82,7 +82,7 @@ async function demo(force: boolean): Promise<void> {
       log.info(
         'loading the bundled sample: 28,657 real molecules (28,359 distinct ' +
           'structures, 28,658 assignments in seven sources), and the fingerprints of its structures ' +
-          '(about a minute more)',
+          '(which takes longer than the load)',
         { folder: sample },
       );
       const summary = await runCommand(parseArguments(['dump', sample]), config);
