@@ -89,5 +89,13 @@ describe('the API and the pages agree on every UCI', function () {
     expect(searched.status).to.equal(404);
     expect(searched.text).to.contain(`No source holds UCI ${medazepamUci} now`);
     expect((await api.get(`/api/v1/images/${medazepamUci}`)).status).to.equal(404);
+    // The searches by UCI say the same.
+    for (const path of ['/api/v1/connectivity', '/api/v1/similarity']) {
+      const answer = await api.post(path, { type: 'uci', compound: String(medazepamUci) });
+      expect(answer.body, path).to.deep.include({
+        response: 'Not found',
+        error: `no source holds UCI ${medazepamUci} now: every id that named it is obsolete`,
+      });
+    }
   });
 });
