@@ -11,6 +11,7 @@ import { readConfig, type Config } from '../src/config';
 import { Engine } from '../src/engine/client';
 import { indicesOfOthers } from '../src/engine/health';
 import { hasAssignments } from '../src/engine/lookups';
+import { fingerprintlessLine, holdingsLine, holdingsOf, type Holdings } from '../src/domain/holdings';
 import { startServer } from '../src/server';
 import { log } from '../src/log';
 import { parseArguments, runCommand } from '../loaders/cli';
@@ -58,6 +59,7 @@ async function demo(force: boolean): Promise<void> {
   const config = readConfig();
   const { reused } = await startEngine(config.ES_URL, config.ES_HEAP);
   const engine = new Engine(config);
+  let holdings: Holdings;
   try {
     const others = reused ? await indicesOfOthers(engine) : [];
     if (others.length > 0 && !force) {
@@ -80,7 +82,7 @@ async function demo(force: boolean): Promise<void> {
       log.info(
         'loading the bundled sample: 28,657 real molecules (28,359 distinct ' +
           'structures, 28,658 assignments in seven sources), and the fingerprints of its structures ' +
-          '(about a minute more)',
+          '(which takes longer than the load)',
         { folder: sample },
       );
       const summary = await runCommand(parseArguments(['dump', sample]), config);
@@ -94,6 +96,7 @@ async function demo(force: boolean): Promise<void> {
         fingerprintSeconds: fingerprints?.seconds,
       });
     }
+    holdings = await holdingsOf(engine);
   } finally {
     await engine.close();
   }
@@ -103,7 +106,9 @@ async function demo(force: boolean): Promise<void> {
   process.stderr.write(
     [
       '',
-      `chemxref is running on ${url}`,
+      `chemxref is running on ${url}, on the Elasticsearch of ${config.ES_URL} (indices ${config.ES_INDEX_PREFIX}-*).`,
+      holdingsLine(holdings),
+      ...[fingerprintlessLine(holdings)].filter((line) => line !== undefined),
       `Search page: ${url}/ (paracetamol: ${url}/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N)`,
       `Interactive API documentation: ${url}/api/docs`,
       '',

@@ -99,12 +99,14 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   const pages = [...webPaths, ...docsAliases, '/api/docs', '/metrics', ...documentPaths];
   app.use(methodGuard(routeTable(operations(document), pages)));
   app.use(cors({ methods: ['GET', 'HEAD', 'POST', 'OPTIONS'] }));
-  if (log.enabled)
+  // A line per request only at LOG_LEVEL=debug: at the default level the log says what happens to the
+  // service (start, stop, loads, jobs, errors), not every request it answers.
+  if (log.debugEnabled)
     app.use((req, res, next) => {
       const started = process.hrtime.bigint();
       const method = req.method;
       res.on('finish', () =>
-        log.info('request', {
+        log.debug('request', {
           method,
           path: req.originalUrl,
           route: routeOf(req),

@@ -1,9 +1,9 @@
 /**
  * Structured logs (pino): one JSON line per event, `{"time", "level", "message", ...fields}`, on
  * stdout, errors on stderr (the command-line tools' own lines all on stderr, `stderrLog`). LOG_LEVEL
- * picks the least severe level written (`info` by default;
- * `silent` writes nothing). On a terminal the lines are shown pretty (pino-pretty) unless
- * LOG_FORMAT=json.
+ * picks the least severe level written: `info` by default (start-up, shutdown, loads, jobs, warnings
+ * and errors), `debug` adds a line per HTTP request, `silent` writes nothing. On a terminal the lines
+ * are shown pretty (pino-pretty) unless LOG_FORMAT=json.
  */
 import pino, { type Logger } from 'pino';
 
@@ -60,6 +60,11 @@ export const log = {
   get enabled(): boolean {
     return current().isLevelEnabled('info');
   },
+  /** True under LOG_LEVEL=debug (or trace): the request lines are written only then. */
+  get debugEnabled(): boolean {
+    return current().isLevelEnabled('debug');
+  },
+  debug: (message: string, fields: LogFields = {}): void => current().debug(fields, message),
   info: (message: string, fields: LogFields = {}): void => current().info(fields, message),
   warn: (message: string, fields: LogFields = {}): void => current().warn(fields, message),
   error: (message: string, fields: LogFields = {}): void => current().error(fields, message),

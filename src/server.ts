@@ -10,6 +10,8 @@ import { readConfig, type Config } from './config';
 import { createApp, type AppOptions } from './app';
 import { HttpError } from './api/errors';
 import { log } from './log';
+import { Engine } from './engine/client';
+import { fingerprintlessLine, holdingsOf } from './domain/holdings';
 
 /** How long a stop lets the requests in flight run before answering them 503. */
 export const drainDeadlineMs = 10_000;
@@ -184,6 +186,29 @@ function bornAsExpress(app: Express): {
   };
 }
 
+/**
+ * Logs what the indices hold, and the structures no similarity or substructure search finds, with why;
+ * a warning if the engine cannot say.
+ */
+async function logHoldings(config: Config): Promise<void> {
+  const engine = new Engine(config);
+  try {
+    const holdings = await holdingsOf(engine);
+    log.info('chemxref holds', {
+      structures: holdings.structures,
+      currentAssignments: holdings.currentAssignments,
+      sources: holdings.sources,
+      structuresWithoutFingerprint: holdings.withoutFingerprint,
+    });
+    const fingerprintless = fingerprintlessLine(holdings);
+    if (fingerprintless) log.info(fingerprintless, { structuresWithoutFingerprint: holdings.withoutFingerprint });
+  } catch (error) {
+    log.warn('could not count what the indices hold', { error: (error as Error).message });
+  } finally {
+    await engine.close();
+  }
+}
+
 async function main(): Promise<void> {
   const config = readConfig();
   const { address, url, stop } = await startServer(config);
@@ -213,6 +238,7 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  await logHoldings(config);
 }
 
 if (require.main === module) {

@@ -80,6 +80,12 @@ describe('the Quick start: npm run demo', function () {
       // The load computed the fingerprints of its structures (a few of them cannot be rebuilt).
       expect(loaded!.fingerprints, run.output()).to.be.within(28_000, 28_359);
       expect(run.output()).to.include(`chemxref is running on http://127.0.0.1:${port}`);
+      // What it holds, and the structures no similarity or substructure search finds, with why.
+      expect(run.output()).to.include('It holds 28,359 structures and 28,559 current assignments in 7 sources.');
+      expect(run.output()).to.include(
+        '10 structures have no fingerprint (RDKit could not read the molecule Indigo rebuilt from the InChI): ' +
+          'similarity and substructure searches cannot find them.',
+      );
       expect(run.output()).to.include(`Stop with Ctrl-C (the engine keeps running: ${esStopCommand(config)}).`);
       const examples = run
         .output()
@@ -98,6 +104,8 @@ describe('the Quick start: npm run demo', function () {
         if (Array.isArray(answer)) expect(answer, example).to.not.be.empty;
         else expect(answer.response, `${example}\n${body.slice(0, 300)}`).to.equal('Success');
       }
+      // At the default LOG_LEVEL the requests it answered wrote no log line.
+      expect(run.output()).not.to.match(/"message":"request"/);
       killGroup(run.child, 'SIGINT');
       await once(run.child, 'exit');
       const stopped =

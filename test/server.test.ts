@@ -151,8 +151,41 @@ describe('the server process', function () {
     await started.exited;
   });
 
+  it('at the default LOG_LEVEL it logs where it serves and what it holds, and no line per request', async function () {
+    // The fixture may be loaded first, with its fingerprints.
+    this.timeout(300_000);
+    const config = testConfig(await fixturePrefix());
+    const port = await freePort();
+    started = startProcess(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      PORT: String(port),
+      ES_INDEX_PREFIX: config.ES_INDEX_PREFIX,
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: '',
+    });
+    await untilAnswering(started, port);
+    const lookup = await fetch(`http://127.0.0.1:${port}/api/v1/compounds`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' }),
+    });
+    expect(lookup.status).to.equal(200);
+    const since = Date.now();
+    while (!logLine(started.output(), 'chemxref holds') && Date.now() - since < 20_000) await sleep(100);
+    await sleep(200);
+    expect(logLine(started.output(), 'chemxref is listening'), started.output()).to.deep.include({
+      url: `http://127.0.0.1:${port}`,
+    });
+    const holds = logLine(started.output(), 'chemxref holds');
+    expect(holds, started.output()).to.deep.include({ level: 'info', sources: 7 });
+    expect(holds!.structures).to.be.above(0);
+    expect(holds!.currentAssignments).to.be.above(0);
+    expect(logLine(started.output(), 'request'), started.output()).to.equal(undefined);
+    process.kill(started.child.pid!, 'SIGTERM');
+    await started.exited;
+  });
+
   it(
-    'each request is logged as one JSON line (route, status, time, engine ' +
+    'with LOG_LEVEL=debug, each request is logged as one JSON line (route, status, time, engine ' +
       'time, request id), answered with X-Request-Id, and its searches reach ' +
       'the engine with that id as X-Opaque-Id',
     async () => {
@@ -181,6 +214,7 @@ describe('the server process', function () {
           ES_URL: proxyUrl,
           ES_INDEX_PREFIX: config.ES_INDEX_PREFIX,
           LOG_FORMAT: 'json',
+          LOG_LEVEL: 'debug',
         });
         await untilAnswering(started, port);
         const lookup = await fetch(`http://127.0.0.1:${port}/api/v1/compounds`, {
@@ -216,7 +250,7 @@ describe('the server process', function () {
           .map((line) => JSON.parse(line) as Record<string, unknown>);
         const logged = lines.find((line) => line.message === 'request' && line.requestId === 'lookup-42');
         expect(logged, started.output()).to.deep.include({
-          level: 'info',
+          level: 'debug',
           method: 'POST',
           path: '/api/v1/compounds',
           route: '/api/v1/compounds',

@@ -66,6 +66,36 @@ describe('the web pages: search, compound, sources', function () {
     },
   );
 
+  it("every page's footer, like the README, names the licence of each data source shipped", async () => {
+    const licences = [
+      'ChEMBL CC BY-SA 3.0',
+      'ZINC',
+      'PubChem and NCI/DTP public domain',
+      'CAS Common Chemistry CC BY-NC 4.0',
+      'chemical-structures BSD-style',
+      'RDKit data BSD',
+      '@datagrok/chem MIT',
+      'chemicals 1.5.2 MIT',
+    ];
+    for (const path of ['/', '/sources', `/compound/${paracetamol.uci}`]) {
+      const footer = /<footer>([\s\S]*?)<\/footer>/.exec((await get(path)).text)?.[1] ?? '';
+      for (const licence of licences) expect(footer, path).to.contain(licence);
+    }
+    const readme = readFileSync(join(__dirname, '..', 'README.md'), 'utf8');
+    for (const line of [
+      'ChEMBL (source 1) | CC BY-SA 3.0',
+      'ZINC (source 9)',
+      'PubChem (source 22) | public domain',
+      '(source 101) | public domain',
+      'CAS Common Chemistry | CC BY-NC 4.0',
+      'chemical-structures (source 103) | BSD-style',
+      'source 104 | BSD',
+      '@datagrok/chem',
+      '`chemicals` 1.5.2, PubChem-derived: famous drugs | MIT',
+    ])
+      expect(readme).to.contain(line);
+  });
+
   it(
     'CHEMBL112 with ChEMBL picked, chembl:CHEMBL112, CHEMBL112 alone, the ' +
       'InChI, the SMILES and the UCI all open the same compound, each saying ' +

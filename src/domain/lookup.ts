@@ -260,3 +260,12 @@ export async function indexedStructure(
     return (await compoundsByKey(context.engine, [query.standardInchiKey])).get(query.standardInchiKey);
   return undefined;
 }
+
+/**
+ * Why a UCI whose structure is stored answers no lookup: every id that named it is obsolete (UCIs are
+ * never reused, so a released-away structure keeps its number and its history). The API's "Not
+ * found" and the compound page's 404 both say it.
+ */
+export function noSourceHoldsUci(uci: number | string): string {
+  return `no source holds UCI ${uci} now: every id that named it is obsolete`;
+}

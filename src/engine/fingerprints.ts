@@ -389,3 +389,43 @@ export async function writeFingerprints(
   const refused = result.items.map((item) => item.index?.error ?? item.delete?.error).find(Boolean);
   throw new Error(`the engine refused a fingerprint: ${refused?.reason ?? refused?.type ?? 'unknown reason'}`);
 }
+
+/**
+ * Why the structures with no fingerprint have none, as the loads that tried to compute one recorded
+ * it (the `no-fingerprint` rejects, the latest a structure got): each reason with how many of them it
+ * stands for. Structures that no kept load record speaks for (loaded with --no-fingerprints, or
+ * whose rejects were deleted with old loads) are counted under `unrecorded`.
+ */
+export async function fingerprintlessReasons(
+  engine: Engine,
+): Promise<{ count: number; reasons: Map<string, number>; unrecorded: number }> {
+  const count = await unsearchableStructures(engine);
+  const reasons = new Map<string, number>();
+  if (count === 0) return { count, reasons, unrecorded: 0 };
+  const rejected = await engine.client.search<{ line: number; message: string }>({
+    index: engine.names.rejects,
+    ignore_unavailable: true,
+    allow_no_indices: true,
+    query: { term: { reason: 'no-fingerprint' } },
+    collapse: { field: 'line' },
+    sort: [{ time: 'desc' }],
+    size: Math.min(count, 10_000),
+    _source: ['line', 'message'],
+  });
+  const latest = rejected.hits.hits.map((hit) => hit._source!);
+  // Only the structures still without a fingerprint (a later run may have computed one).
+  const fingerprinted = await engine.client.search({
+    index: engine.names.fingerprints,
+    query: { ids: { values: latest.map((reject) => String(reject.line)) } },
+    size: latest.length,
+    _source: false,
+  });
+  const done = new Set(fingerprinted.hits.hits.map((hit) => hit._id));
+  let recorded = 0;
+  for (const reject of latest) {
+    if (done.has(String(reject.line))) continue;
+    reasons.set(reject.message, (reasons.get(reject.message) ?? 0) + 1);
+    recorded += 1;
+  }
+  return { count, reasons, unrecorded: Math.max(0, count - recorded) };
+}

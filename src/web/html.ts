@@ -87,7 +87,7 @@ ${options.canonical ? html`<link rel="canonical" href="${options.canonical}">` :
 <main>
 ${body}
 </main>
-<footer>Data licences: ChEMBL data CC BY-SA 3.0 (attribution: ChEMBL, EMBL-EBI); PubChem and NCI/DTP public domain.</footer>
+<footer>Data licences of the bundled data: ChEMBL CC BY-SA 3.0 (attribution: ChEMBL, EMBL-EBI); ZINC free to use (Irwin and Shoichet, UCSF); PubChem and NCI/DTP public domain; CAS Registry Numbers from CAS Common Chemistry CC BY-NC 4.0 (attribution: CAS, a division of the American Chemical Society); Debian chemical-structures BSD-style; RDKit data BSD; @datagrok/chem MIT; the PyPI package chemicals 1.5.2 MIT (PubChem-derived).</footer>
 </body>
 </html>`.text
   }\n`;

@@ -14,7 +14,7 @@ import { lastLoadOfEachSource, loadHistory } from '../engine/loads';
 import { assignmentsByCompoundId, assignmentsByKeys, assignmentsByUcis } from '../engine/lookups';
 import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry } from '../domain/connectivity';
 import { InvalidQuery, UnprocessableStructure } from '../domain/errors';
-import { indexedStructure, parseQueryInchi, type LookupContext } from '../domain/lookup';
+import { indexedStructure, noSourceHoldsUci, parseQueryInchi, type LookupContext } from '../domain/lookup';
 import { compoundUrl, rowsLoadedFor } from '../domain/sources';
 import { computeStandardInchi } from '../domain/structures';
 import { operationCosts } from '../api/rate-limit';
@@ -175,7 +175,6 @@ ${structureList(
     pages > 1
       ? html`<nav class="pager" aria-label="relatives pages">${Array.from({ length: pages }, (_, i) => i + 1).map((n) => (n === pageNumber ? html`<span aria-current="page">${n}</span> ` : html`<a href="/compound/${structure.uci}?page=${n}#relatives">${n}</a> `))}</nav>`
       : '';
-  const current = assignments.filter((x) => x.assignment === 1).length;
   return {
     status: 200,
     title: `UCI ${structure.uci}`,
@@ -192,7 +191,6 @@ ${depiction(structure.uci, 'large', `structure of ${structure.standardInchiKey}`
 <dt>Formula</dt><dd>${structure.layers.formula}</dd>
 </dl>
 </div>
-${current === 0 ? html`<p class="message">No source holds this structure now; the ids below are obsolete.</p>` : ''}
 <h2>In the sources</h2>
 ${sourcesTable(assignments, sources)}
 <h2 id="relatives">Same skeleton (${structure.connectivityBlock})</h2>
@@ -202,6 +200,36 @@ ${related.truncated ? html`<p class="message">Only the first ${context.config.CO
 ${similar}
 </article>`,
   };
+}
+
+/**
+ * The page of a UCI: its compound page while a source holds it. Once every source has dropped its ids
+ * no lookup answers it (the API's /compounds says "Not found" with the same words), so its page is a
+ * 404 that says why and lists those obsolete ids; a UCI never given is a plain 404.
+ */
+async function uciPage(
+  context: LookupContext,
+  uci: number,
+  pageNumber: number,
+  page = (structure: CompoundDocument): Promise<Rendered> => compoundPage(context, structure, pageNumber),
+): Promise<Rendered> {
+  const [structure, current] = await Promise.all([
+    indexedStructure(context, { uci }),
+    assignmentsByUcis(context.engine, [uci], {}, 1),
+  ]);
+  if (!structure) return message(404, 'Not found', `There is no structure with UCI ${uci}.`);
+  if (current.length > 0) return page(structure);
+  const [sources, obsolete] = await Promise.all([
+    context.sources.all(),
+    assignmentsByUcis(context.engine, [uci], { includeObsolete: true }),
+  ]);
+  const block = structure.connectivityBlock;
+  const gone = message(
+    404,
+    'Not found',
+    html`${noSourceHoldsUci(uci).replace(/^n/, 'N')} (InChIKey <code>${structure.standardInchiKey}</code>). <a href="/search?q=${block}">Search its skeleton (${block})</a> for the forms sources hold.`,
+  );
+  return { ...gone, body: html`${gone.body}${sourcesTable(obsolete, sources)}` };
 }
 
 async function structuresOf(context: LookupContext, ucis: number[]): Promise<CompoundDocument[]> {
@@ -279,11 +307,8 @@ async function exactSearch(
       }
       return answer(structure, input.kind === 'smiles' ? `${input.said} (${key})` : input.said);
     }
-    case 'uci': {
-      const structure = await indexedStructure(context, { uci: input.uci });
-      if (!structure) return message(404, 'Not found', `There is no structure with UCI ${input.uci}.`);
-      return answer(structure, input.said);
-    }
+    case 'uci':
+      return uciPage(context, input.uci, pageNumber, (structure) => answer(structure, input.said));
     case 'connectivityBlock': {
       const structures = (
         await compoundsByConnectivityBlock(context.engine, input.connectivityBlock, skeletonListed)
@@ -508,9 +533,8 @@ export function webPages(context: LookupContext, limit?: RequestHandler): Router
   router.get('/compound/:uci', (req, res) =>
     send(req, res, async () => {
       const uci = positive(req.params.uci);
-      const structure = uci === undefined ? undefined : await indexedStructure(context, { uci });
-      if (!structure) return message(404, 'Not found', `There is no structure with UCI ${req.params.uci}.`);
-      return compoundPage(context, structure, positive(req.query.page) ?? 1);
+      if (uci === undefined) return message(404, 'Not found', `There is no structure with UCI ${req.params.uci}.`);
+      return uciPage(context, uci, positive(req.query.page) ?? 1);
     }),
   );
   router.get('/sources', (req, res) => send(req, res, () => sourcesPage(context)));

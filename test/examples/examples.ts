@@ -149,7 +149,8 @@ for (const document of documents) {
       if (
         examples.some(
           (example) =>
-            !example.notRun && /similarity|substructure|npm run load -- (dump|structures|source) /.test(example.script),
+            !example.notRun &&
+            /similarity|substructure|npm run (--silent )?load -- (dump|structures|source) /.test(example.script),
         )
       )
         await cloneDemoFingerprints(prefix);

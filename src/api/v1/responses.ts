@@ -17,6 +17,7 @@ import {
   compoundViews,
   indexedStructure,
   inchiView,
+  noSourceHoldsUci,
   parseQueryInchi,
   parseUciText,
   queryKey,
@@ -60,6 +61,18 @@ export function describe(query: IdentifierQuery): string {
 }
 
 /**
+ * Why a query found nothing: as `describe` says, except for a UCI whose structure is stored but whose
+ * ids every source has dropped, which the compound page and every v1 search call by that name.
+ */
+export async function describeMissing(context: LookupContext, query: IdentifierQuery): Promise<string> {
+  if (query.type === 'uci') {
+    const uci = parseUciText(query.compound.trim());
+    if ((await compoundsByUci(context.engine, [uci], ['uci'])).has(uci)) return noSourceHoldsUci(uci);
+  }
+  return describe(query);
+}
+
+/**
  * The answer to a query, by identifier or by structure: a SMILES or molfile is answered as its
  * computed Standard InChI, and the answer (Success or Not found) adds what was computed; its
  * `notFound` names the structure as it was sent.
@@ -92,8 +105,13 @@ async function findByIdentifier(
   context: LookupContext,
   query: IdentifierQuery,
 ): Promise<{ response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[] } | NotFound> {
-  const compounds = await compoundViews(context, ...(await queryAssignments(context, query)));
-  if (compounds.length === 0) return notFound(query.compound.trim(), describe(query));
+  const [assignments, structures] = await queryAssignments(context, query);
+  const compounds = await compoundViews(context, assignments, structures);
+  if (compounds.length === 0) {
+    // A UCI whose ids every source dropped still names its structure: say so, as its page does.
+    const held = query.type === 'uci' && structures !== undefined && structures.size > 0;
+    return notFound(query.compound.trim(), held ? noSourceHoldsUci(query.compound.trim()) : describe(query));
+  }
   return { response: 'Success', totalCompounds: compounds.length, notFound: [], compounds };
 }
 
@@ -202,7 +220,7 @@ async function searchByIdentifier(
       ? readSkeleton(context, checkInchiKey(query.compound.trim()).slice(0, 14), options)
       : undefined;
   const searched = await resolveSearched(context, query);
-  if (!searched) return notFound(query.compound.trim(), describe(query));
+  if (!searched) return notFound(query.compound.trim(), await describeMissing(context, query));
   const result = await connectivitySearch(context, searched, options, skeleton);
   if (result.totalSources === 0)
     return notFound(

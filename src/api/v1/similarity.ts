@@ -26,7 +26,7 @@ import {
   type SubstructureQueryType,
 } from '../../domain/lookup';
 import { WorkerTimedOut } from '../../toolkits/worker';
-import { answer, describe, notFound, resolveSearched } from './responses';
+import { answer, describeMissing, notFound, resolveSearched } from './responses';
 
 export interface SimilarityQuery extends CompoundQuery {
   threshold?: number;
@@ -89,7 +89,8 @@ export async function searchSimilar(context: LookupContext, query: SimilarityQue
       resolveSearched(context, identifierQuery),
       named ? storedMorganOf(context.engine, named) : undefined,
     ]);
-    if (!searched?.parsed) return notFound(identifierQuery.compound.trim(), describe(identifierQuery));
+    if (!searched?.parsed)
+      return notFound(identifierQuery.compound.trim(), await describeMissing(context, identifierQuery));
     const threshold = identifierQuery.threshold ?? 0.7;
     const limit = identifierQuery.limit ?? 100;
     let morgan =
