@@ -11,10 +11,10 @@ import { inchiKeyOf, type Comparison } from '../chemistry';
 import { compoundsByConnectivityBlock, compoundsByUci } from '../engine/compounds';
 import type { CompoundDocument, LoadRecord, SourceDocument, AssignmentDocument } from '../engine/documents';
 import { lastLoadOfEachSource, loadHistory } from '../engine/loads';
-import { assignmentsByCompoundId, assignmentsByKeys, assignmentsByUcis } from '../engine/lookups';
+import { assignmentsByKeys, assignmentsByUcis } from '../engine/lookups';
 import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry } from '../domain/connectivity';
 import { InvalidQuery, UnprocessableStructure } from '../domain/errors';
-import { indexedStructure, parseQueryInchi, type LookupContext } from '../domain/lookup';
+import { idOrNameAssignments, indexedStructure, parseQueryInchi, type LookupContext } from '../domain/lookup';
 import { compoundUrl, rowsLoadedFor } from '../domain/sources';
 import { computeStandardInchi } from '../domain/structures';
 import { operationCosts } from '../api/rate-limit';
@@ -291,15 +291,18 @@ async function exactSearch(
     }
     case 'sourceId':
     case 'anySource': {
-      const filter = input.kind === 'sourceId' ? { sourceId: input.source.sourceID } : {};
-      const own = await assignmentsByCompoundId(context.engine, input.compoundId, filter);
+      const own = await idOrNameAssignments(
+        context,
+        input.compoundId,
+        input.kind === 'sourceId' ? input.source.sourceID : undefined,
+      );
       const ucis = [...new Set(own.map((x) => x.uci))];
       if (ucis.length === 0) {
         const where =
           input.kind === 'sourceId'
-            ? `in ${label(input.source, input.source.sourceID)}`
-            : 'in any source (pick a source if it names a structure there, or give its InChIKey)';
-        return message(404, 'Not found', `No current compound id ${input.compoundId} ${where}.`);
+            ? `${input.source.idsAreNames ? 'or name ' : ''}${input.compoundId} in ${label(input.source, input.source.sourceID)}`
+            : `or name ${input.compoundId} in any source (pick a source if it names a structure there, or give its InChIKey)`;
+        return message(404, 'Not found', `No current compound id ${where}.`);
       }
       const [structures, sources] = await Promise.all([structuresOf(context, ucis), context.sources.all()]);
       if (structures.length === 1)
@@ -307,13 +310,16 @@ async function exactSearch(
       const inSource = (s: CompoundDocument): string =>
         own
           .filter((x) => x.uci === s.uci)
-          .map((x) => label(sources.get(x.sourceId), x.sourceId))
+          .map(
+            (x) =>
+              `${x.compoundId === input.compoundId ? '' : `${x.compoundId} `}in ${label(sources.get(x.sourceId), x.sourceId)}`,
+          )
           .join(', ');
       return structuresPage(
         `${input.compoundId}: ${structures.length} structures`,
         input.said,
         structures,
-        (s) => html`<span class="relation">in ${inSource(s)}</span>`,
+        (s) => html`<span class="relation">${inSource(s)}</span>`,
       );
     }
   }
