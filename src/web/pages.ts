@@ -222,6 +222,19 @@ async function search(
 }
 
 /**
+ * The Standard InChIKey of a SMILES; undefined when RDKit cannot read it but a source holds the text
+ * as a compound id or name (a name in brackets reads as a SMILES), else the error saying why not.
+ */
+async function smilesKey(context: LookupContext, smiles: string): Promise<string | undefined> {
+  try {
+    return (await computeStandardInchi(context, 'smiles', smiles)).standardInchiKey;
+  } catch (error) {
+    if (error instanceof InvalidQuery && (await idOrNameAssignments(context, smiles)).length > 0) return undefined;
+    throw error;
+  }
+}
+
+/**
  * The structure an input names: its compound page, a list of structures, or a message saying why
  * not; with the similarity and substructure searches of the same input offered beside it.
  */
@@ -251,7 +264,13 @@ async function exactSearch(
           ? input.standardInchiKey
           : input.kind === 'inchi'
             ? inchiKeyOf(parseQueryInchi(input.inchi, context.config.MAX_INCHI_LENGTH))
-            : (await computeStandardInchi(context, 'smiles', input.smiles)).standardInchiKey;
+            : await smilesKey(context, input.smiles);
+      if (key === undefined) {
+        // Text RDKit cannot read as a SMILES may still be a name: n-(4-hydroxyphenyl)ethanamide.
+        const text = q.trim();
+        const said = `compound id or name ${text}, in every source`;
+        return exactSearch(context, { kind: 'anySource', compoundId: text, said }, q, sourceId, pageNumber);
+      }
       // The key names its structure: read it while a current assignment is looked for.
       const [current, structure] = await Promise.all([
         assignmentsByKeys(context.engine, [key], {}, 1),
