@@ -4,6 +4,7 @@
  * one fresh release index, published for every source by one atomic alias swap once the file is in.
  * What changed in each source's current assignments is recorded under the load's id.
  */
+import { normalName } from '../src/domain/lookup';
 import type { SourceDocument, AssignmentDocument } from '../src/engine/documents';
 import { actionStart, BulkBatchBuilder, type BulkBatch } from '../src/engine/bulk';
 import { structureRefsByUci, type StructureRef } from '../src/engine/compounds';
@@ -118,8 +119,10 @@ export async function loadReferences(run: LoadRun, file: string, dryRun?: DryRun
               'unknown-source',
               `source ${sourceId} is not known: load it with \`npm run load -- sources\` first`,
             );
-          // Compound ids are case sensitive and may hold any character; only surrounding blanks go.
-          const compoundId = row.fields.src_compound_id ?? '';
+          // Compound ids are case sensitive and may hold any character; only surrounding blanks go,
+          // and in a source of names each run of blanks inside becomes one space.
+          const given = row.fields.src_compound_id ?? '';
+          const compoundId = sources.get(sourceId)?.idsAreNames ? normalName(given) : given;
           if (compoundId === '') throw new Reject('no-compound-id', 'the row has no compound id');
           const assignment = parseAssignment(row.fields.assigment ?? row.fields.assignment);
           // AUX_SRC: a column chemxref's dumps add after UniChem's four (empty for none).

@@ -9,6 +9,7 @@
  */
 import type { ParsedInchi } from '../src/chemistry';
 import { compoundDocument } from '../src/domain/compound';
+import { normalName } from '../src/domain/lookup';
 import type { AssignmentDocument } from '../src/engine/documents';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
 import type { Engine } from '../src/engine/client';
@@ -66,6 +67,7 @@ async function checkBatch(
   format: Format,
   toolkit: StructureToolkit,
   options: SourceReleaseOptions,
+  idsAreNames: boolean,
 ): Promise<Entry[]> {
   const drawn = rows.map((row): DrawnStructure | undefined => {
     if (row.fields.molfile) return { type: 'molfile', text: row.fields.molfile };
@@ -80,10 +82,12 @@ async function checkBatch(
     run.rowsRead += 1;
     try {
       rejectMalformed(row.fields);
-      const compoundId =
+      const given =
         format === 'sdf'
           ? ((options.idProperty ? row.fields[options.idProperty.toLowerCase()] : row.fields.title) ?? '')
           : (first(row.fields, idColumns) ?? '');
+      // A source of names keeps each name in the form name searches read (one space between words).
+      const compoundId = idsAreNames ? normalName(given) : given;
       if (compoundId === '') throw new Reject('no-compound-id', 'the row has no compound id');
       let inchi = first(row.fields, inchiColumns);
       if (drawn[i]) {
@@ -210,6 +214,7 @@ export async function loadSourceRelease(
     throw new FileFormatError(
       `source ${sourceId} is not known: load its metadata with \`npm run load -- sources\` first`,
     );
+  const idsAreNames = source.idsAreNames ?? false;
   const release = nextRelease(source, run.options.release);
   run.release = release;
   run.details.release = release;
@@ -227,7 +232,7 @@ export async function loadSourceRelease(
 
   async function* items(): AsyncGenerator<BulkItem<RowRef>> {
     for await (const rows of readRowBatches(file, format, batchSize, counter)) {
-      const entries = await checkBatch(run, rows, format, toolkit, options);
+      const entries = await checkBatch(run, rows, format, toolkit, options, idsAreNames);
       const ucis = await resolveUcis(run, entries);
       const written: { compoundId: string; uci: number }[] = [];
       for (const entry of entries) {

@@ -51,7 +51,13 @@ function flag(value: string | undefined): boolean {
   return value !== undefined && /^(1|true|t|y|yes)$/i.test(value);
 }
 
-/** A source document from one row; throws Reject for a row that cannot be a source. */
+/** The columns that mark a source whose compound ids are names (chemxref's own; UniChem's table has none). */
+const namesColumns = ['ids_are_names', 'idsarenames'];
+
+/**
+ * A source document from one row; throws Reject for a row that cannot be a source. `idsAreNames` is
+ * set only by a row that has the column (a table without it leaves a source's mark as it was).
+ */
 export function sourceFromRow(fields: Record<string, string>): Omit<SourceDocument, 'UCICount'> {
   const id = pick(fields, 'src_id', 'sourceid', 'source_id', 'id');
   if (!id || !/^[0-9]+$/.test(id) || Number(id) < 1)
@@ -76,6 +82,9 @@ export function sourceFromRow(fields: Record<string, string>): Omit<SourceDocume
     lastUpdated: parseSourceDate(pick(fields, 'last_updated', 'lastupdated')),
     updateComments: pick(fields, 'update_comments', 'updatecomments') ?? null,
     private: flag(pick(fields, 'private')),
+    ...(namesColumns.some((column) => fields[column] !== undefined)
+      ? { idsAreNames: flag(pick(fields, ...namesColumns)) }
+      : {}),
   };
 }
 
@@ -118,11 +127,15 @@ export async function loadSources(run: LoadRun, file: string, dryRun?: DryRunMem
       names.set(source.name, source.sourceID);
       const previous = known.get(source.sourceID);
       dryRun?.sourceIds.add(source.sourceID);
+      // Kept only when true, so that a source index made before the field existed takes every other source.
+      const { idsAreNames, ...metadata } = source;
+      const marked = idsAreNames ?? previous?.idsAreNames;
       if (!run.dryRun)
         await putSource(run.engine, {
-          ...source,
+          ...metadata,
           UCICount: previous?.UCICount ?? 0,
           ...(previous?.retired ? { retired: true } : {}),
+          ...(marked ? { idsAreNames: true } : {}),
         });
       run.rowsLoaded += 1;
     } catch (error) {

@@ -75,13 +75,13 @@ async function demo(force: boolean): Promise<void> {
     if (await hasAssignments(engine)) {
       log.info('the indices already hold data; not loading the sample', { indexPrefix: config.ES_INDEX_PREFIX });
     } else {
-      // 28,657 molecules: 28,359 distinct structures (molecules with one Standard InChI are one
-      // structure) and 28,658 distinct assignments in seven sources, in 57,025 rows (one reference
-      // row repeats another).
+      // 28,657 molecules and 139 approved drugs: 28,437 distinct structures (molecules with one
+      // Standard InChI are one structure) and 29,092 distinct assignments in eight sources, in
+      // 57,538 rows (one reference row repeats another).
       // The load ends by computing the fingerprints of its structures, for similarity and substructure searches.
       log.info(
-        'loading the bundled sample: 28,657 real molecules (28,359 distinct ' +
-          'structures, 28,658 assignments in seven sources), and the fingerprints of its structures ' +
+        'loading the bundled sample: 28,657 real molecules and 139 approved drugs (28,437 distinct ' +
+          'structures, 29,092 assignments in eight sources), and the fingerprints of its structures ' +
           '(which takes longer than the load)',
         { folder: sample },
       );
@@ -109,11 +109,12 @@ async function demo(force: boolean): Promise<void> {
       `chemxref is running on ${url}, on the Elasticsearch of ${config.ES_URL} (indices ${config.ES_INDEX_PREFIX}-*).`,
       holdingsLine(holdings),
       ...[fingerprintlessLine(holdings)].filter((line) => line !== undefined),
-      `Search page: ${url}/ (paracetamol: ${url}/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N)`,
+      `Search page: ${url}/ (aspirin: ${url}/search?q=aspirin)`,
       `Interactive API documentation: ${url}/api/docs`,
       '',
       'Try:',
-      `  ${post({ type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' })}`,
+      `  ${post({ type: 'name', compound: 'aspirin' })}`,
+      `  ${post({ type: 'inchikey', compound: 'BSYNRYMUTXBXSQ-UHFFFAOYSA-N' })}`,
       `  ${post({ type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 })}`,
       `  curl -s -X POST ${url}/api/v1/connectivity -H 'Content-Type: ` +
         `application/json' -d '${JSON.stringify({ type: 'sourceID', compound: 'CHEMBL1511957', sourceID: 1, searchComponents: true })}'`,

@@ -566,9 +566,9 @@ describe('API v1', function () {
       ['a wrong type', { type: 'uci', compound: true }, 400, /"compound" must be a string or a whole number/],
       [
         'a type outside the list',
-        { type: 'name', compound: 'aspirin' },
+        { type: 'formula', compound: 'C9H8O4' },
         400,
-        /"type" must be one of uci, inchi, inchikey, sourceID, smiles, molfile$/,
+        /"type" must be one of uci, inchi, inchikey, sourceID, smiles, molfile, name$/,
       ],
       [
         'a malformed InChIKey',

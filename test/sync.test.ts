@@ -227,7 +227,7 @@ describe('npm run sync', function () {
     const to = mkdtempSync(join(tmpdir(), 'sync-'));
     const prefix = freshPrefix('sync-load');
     const env = { ES_INDEX_PREFIX: prefix };
-    // --no-fingerprints, passed to the load: the demo's 28,359 fingerprints would take a minute or more.
+    // --no-fingerprints, passed to the load: the demo's 28,437 fingerprints would take a minute or more.
     const result = await sync(
       ['--base-url', server.url, '--to', to, '--load', '--no-fingerprints', '--no-progress'],
       env,

@@ -105,7 +105,7 @@ describe('the web pages: search, compound, sources', function () {
         ['/search?q=CHEMBL112&source=1', 'Searched: compound id CHEMBL112 in ChEMBL.'],
         ['/search?q=chembl%3ACHEMBL112', 'Searched: compound id CHEMBL112 in ChEMBL.'],
         ['/search?q=1%3ACHEMBL112', 'Searched: compound id CHEMBL112 in ChEMBL.'],
-        ['/search?q=CHEMBL112', 'Searched: compound id CHEMBL112, in every source.'],
+        ['/search?q=CHEMBL112', 'Searched: compound id or name CHEMBL112, in every source.'],
         [`/search?q=${encodeURIComponent(paracetamol.inchi)}`, 'Searched: a Standard InChI.'],
         ['/search?q=614', 'Searched: UCI 614 (pick a source to search 614 as a compound id).'],
         ['/search?q=%20rzvajinkpmorjf-uhfffaoysa-n%20', 'Searched: a Standard InChIKey.'],
@@ -134,7 +134,7 @@ describe('the web pages: search, compound, sources', function () {
       ['/search?q=', 400, 'Type a Standard InChIKey'],
       ['/search?q=CHEMBL112&source=999', 400, 'There is no source 999.'],
       ['/search?q=CHEMBL112&source=abc', 400, '&quot;abc&quot; is not a source id.'],
-      ['/search?q=NOSUCHID42', 404, 'No current compound id NOSUCHID42 in any source'],
+      ['/search?q=NOSUCHID42', 404, 'No current compound id or name NOSUCHID42 in any source'],
       ['/compound/999999999', 404, 'There is no structure with UCI 999999999.'],
       ['/sources/999', 404, 'There is no source 999.'],
     ];

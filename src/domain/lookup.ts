@@ -14,7 +14,7 @@ import {
 import type { Config } from '../config';
 import type { Engine } from '../engine/client';
 import { compoundsByKey, compoundsByUci } from '../engine/compounds';
-import { assignmentsByCompoundId, type AssignmentFilter } from '../engine/lookups';
+import { assignmentsByCompoundId, assignmentsByName, type AssignmentFilter } from '../engine/lookups';
 import { InvalidQuery, UnknownResource } from './errors';
 import { compoundUrl, type SourceCatalog } from './sources';
 import type { CompoundDocument, SourceDocument, AssignmentDocument } from '../engine/documents';
@@ -30,14 +30,20 @@ export type QueryType = (typeof queryTypes)[number];
 export type IdentifierType = (typeof identifierTypes)[number];
 export type StructureType = (typeof structureTypes)[number];
 
+/**
+ * The query type of a name (aspirin, acetylsalicylic acid) in the sources whose compound ids are
+ * names: POST /compounds only.
+ */
+export const nameType = 'name';
+
 export interface CompoundQuery {
-  type: QueryType;
+  type: QueryType | typeof nameType;
   compound: string;
   sourceID?: number;
 }
 
 /** A query by identifier: what a structure query becomes once its InChI is computed. */
-export interface IdentifierQuery extends CompoundQuery {
+export interface IdentifierQuery extends Omit<CompoundQuery, 'type'> {
   type: IdentifierType;
 }
 
@@ -177,6 +183,62 @@ export async function sourceIdAssignments(
   const compound = query.compound.trim();
   if (compound === '') throw new InvalidQuery('"compound" is empty: give the compound id in the source');
   return assignmentsByCompoundId(context.engine, compound, { ...filter, sourceId: query.sourceID });
+}
+
+/**
+ * A name as name searches read it and name sources keep it: without surrounding whitespace, each
+ * run of whitespace inside one space (case is left to the search, which ignores it).
+ */
+export function normalName(text: string): string {
+  return text.trim().replace(/\s+/g, ' ');
+}
+
+/** The sources whose compound ids are names, by id. */
+export async function nameSources(context: LookupContext): Promise<SourceDocument[]> {
+  return [...(await context.sources.all()).values()]
+    .filter((source) => source.idsAreNames && !source.retired)
+    .sort((a, b) => a.sourceID - b.sourceID);
+}
+
+/**
+ * The current assignments that give a structure the name `text`, in the sources whose compound ids
+ * are names, case and whitespace aside (aspirin, Aspirin and ` ASPIRIN ` are one name).
+ */
+export async function nameAssignments(
+  context: LookupContext,
+  text: string,
+  sourceId?: number,
+): Promise<AssignmentDocument[]> {
+  const name = normalName(text);
+  if (name === '') return [];
+  const sources = (await nameSources(context)).filter(
+    (source) => sourceId === undefined || source.sourceID === sourceId,
+  );
+  return assignmentsByName(
+    context.engine,
+    name,
+    sources.map((source) => source.sourceID),
+  );
+}
+
+/**
+ * The current assignments of `text` as a compound id, as the source writes it, or as a name in the
+ * sources of names (`nameAssignments`): what a search box's plain text finds. In every source, or
+ * in `sourceId` only.
+ */
+export async function idOrNameAssignments(
+  context: LookupContext,
+  text: string,
+  sourceId?: number,
+): Promise<AssignmentDocument[]> {
+  const [byId, byName] = await Promise.all([
+    assignmentsByCompoundId(context.engine, text, sourceId === undefined ? {} : { sourceId }),
+    nameAssignments(context, text, sourceId),
+  ]);
+  const seen = new Set(byId.map((x) => `${x.sourceId}\t${x.uci}\t${x.compoundId}`));
+  return [...byId, ...byName.filter((x) => !seen.has(`${x.sourceId}\t${x.uci}\t${x.compoundId}`))].sort(
+    (a, b) => a.uci - b.uci || a.sourceId - b.sourceId || (a.compoundId < b.compoundId ? -1 : 1),
+  );
 }
 
 /** The `inchi` object of a v1 response: the InChI and its 11 layers. */

@@ -46,6 +46,8 @@ export interface SourceDocument {
   private: boolean;
   UCICount: number;
   retired?: boolean;
+  /** The source's compound ids are names (aspirin, acetylsalicylic acid): name searches read them. */
+  idsAreNames?: boolean;
 }
 
 /** The record of one `npm run load` run, kept in the meta index. */

@@ -97,6 +97,29 @@ export function assignmentsByCompoundId(
   return assignmentsWhere(engine, { term: { compoundId } }, filter, limit);
 }
 
+/**
+ * Current assignments whose compound id is `name` in one of `sourceIds`, ASCII case aside (the
+ * engine's `case_insensitive` term): the name searches of sources whose ids are names.
+ */
+export function assignmentsByName(
+  engine: Engine,
+  name: string,
+  sourceIds: number[],
+  limit = unlimited,
+): Promise<AssignmentDocument[]> {
+  if (sourceIds.length === 0) return Promise.resolve([]);
+  return assignmentsWhere(
+    engine,
+    {
+      bool: {
+        filter: [{ term: { compoundId: { value: name, case_insensitive: true } } }, { terms: { sourceId: sourceIds } }],
+      },
+    },
+    {},
+    limit,
+  );
+}
+
 /** Assignments of structures whose first InChIKey block is `block`. */
 export function assignmentsByConnectivityBlock(
   engine: Engine,

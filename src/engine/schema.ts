@@ -46,6 +46,11 @@ export async function ensureBaseIndices(engine: Engine): Promise<void> {
         const { derivation } = mappingOf(name).mappings.properties as Record<string, estypes.MappingProperty>;
         await engine.client.indices.putMapping({ index, properties: { derivation } });
       }
+      // Sources gained `idsAreNames` (a source of names); an older index keeps its other fields.
+      if (name === 'sources') {
+        const { idsAreNames } = mappingOf(name).mappings.properties as Record<string, estypes.MappingProperty>;
+        await engine.client.indices.putMapping({ index, properties: { idsAreNames } });
+      }
       const current = await engine.client.indices.getSettings({
         index,
         name: 'index.number_of_replicas',

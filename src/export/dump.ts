@@ -11,8 +11,9 @@ import type { Progress } from './progress';
 import { structureGroups, type Snapshot, type StructureGroup } from './snapshot';
 
 /**
- * UniChem's source table columns, in its order, then SRC_RELEASE_DATE (not in UniChem's table, but
- * part of a chemxref source; the loader reads it back). Columns chemxref does not keep are empty.
+ * UniChem's source table columns, in its order, then SRC_RELEASE_DATE and IDS_ARE_NAMES (not in
+ * UniChem's table, but part of a chemxref source; the loader reads them back). Columns chemxref does
+ * not keep are empty.
  */
 export const sourceColumns = [
   'SRC_ID',
@@ -42,6 +43,7 @@ export const sourceColumns = [
   'UPDATE_COMMENTS',
   'SYNONYMS',
   'SRC_RELEASE_DATE',
+  'IDS_ARE_NAMES',
 ] as const;
 
 /** A tab-separated field: tabs and line breaks inside free text become spaces. */
@@ -95,6 +97,7 @@ export function sourceRow(source: SourceDocument): string {
     UPDATE_COMMENTS: source.updateComments,
     SYNONYMS: null,
     SRC_RELEASE_DATE: sourceTableDate(source.srcReleaseDate),
+    IDS_ARE_NAMES: source.idsAreNames ?? false,
   };
   return `${sourceColumns.map((column) => field(values[column])).join('\t')}\n`;
 }

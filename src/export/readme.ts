@@ -58,8 +58,9 @@ export function readmeText(input: ReadmeInput): string {
         ]
       : [
           "Table dump in the formats of UniChem's dumps, loadable by `npm run load -- dump <this folder>`:",
-          "- source.tsv.gz: UniChem's source table columns, plus SRC_RELEASE_DATE; dates as UniChem writes",
-          '  them (31-DEC-2010 09:00:01), or ISO 8601 for dates kept to the millisecond;',
+          "- source.tsv.gz: UniChem's source table columns, plus SRC_RELEASE_DATE and IDS_ARE_NAMES (1 for",
+          '  a source whose compound ids are names); dates as UniChem writes them (31-DEC-2010 09:00:01),',
+          '  or ISO 8601 for dates kept to the millisecond;',
           '- structure.tsv.gz: UCI, STANDARDINCHI, STANDARDINCHIKEY of every structure with at least one',
           '  assignment, current or obsolete, by UCI;',
           '- reference.tsv.gz: UCI, SRC_ID, SRC_COMPOUND_ID, ASSIGMENT (misspelt as upstream; 1 current,',

@@ -1,6 +1,7 @@
 /**
  * What a chemist typed in the search box: a Standard InChIKey, its first block, a Standard InChI, a
- * SMILES, a SMARTS, a UCI, `source:id`, or a compound id (in the source picked, or in any source).
+ * SMILES, a SMARTS, a UCI, `source:id`, or a compound id or name (in the source picked, or in any
+ * source).
  * Decided from the text alone, unless the form says it is a SMILES or a SMARTS (the structure
  * editor's does); each kind says in words what it understood.
  */
@@ -126,5 +127,6 @@ export function understand(
     };
   if (looksLikeSmarts(text)) return { kind: 'smarts', smarts: text, said: smartsSaid };
   if (looksLikeSmiles(text)) return { kind: 'smiles', smiles: text, said: smilesSaid };
-  return { kind: 'anySource', compoundId: text, said: `compound id ${text}, in every source` };
+  // Plain text is a compound id as a source writes it, or a name (aspirin) in the sources of names.
+  return { kind: 'anySource', compoundId: text, said: `compound id or name ${text}, in every source` };
 }

@@ -11,10 +11,16 @@ import { inchiKeyOf, type Comparison } from '../chemistry';
 import { compoundsByConnectivityBlock, compoundsByUci } from '../engine/compounds';
 import type { CompoundDocument, LoadRecord, SourceDocument, AssignmentDocument } from '../engine/documents';
 import { lastLoadOfEachSource, loadHistory } from '../engine/loads';
-import { assignmentsByCompoundId, assignmentsByKeys, assignmentsByUcis } from '../engine/lookups';
+import { assignmentsByKeys, assignmentsByUcis } from '../engine/lookups';
 import { connectivitySearch, relations, searchedStructureOf, type ConnectivityEntry } from '../domain/connectivity';
 import { InvalidQuery, UnprocessableStructure } from '../domain/errors';
-import { indexedStructure, noSourceHoldsUci, parseQueryInchi, type LookupContext } from '../domain/lookup';
+import {
+  idOrNameAssignments,
+  indexedStructure,
+  noSourceHoldsUci,
+  parseQueryInchi,
+  type LookupContext,
+} from '../domain/lookup';
 import { compoundUrl, rowsLoadedFor } from '../domain/sources';
 import { computeStandardInchi } from '../domain/structures';
 import { operationCosts } from '../api/rate-limit';
@@ -256,6 +262,19 @@ async function search(
 }
 
 /**
+ * The Standard InChIKey of a SMILES; undefined when RDKit cannot read it but a source holds the text
+ * as a compound id or name (a name in brackets reads as a SMILES), else the error saying why not.
+ */
+async function smilesKey(context: LookupContext, smiles: string): Promise<string | undefined> {
+  try {
+    return (await computeStandardInchi(context, 'smiles', smiles)).standardInchiKey;
+  } catch (error) {
+    if (error instanceof InvalidQuery && (await idOrNameAssignments(context, smiles)).length > 0) return undefined;
+    throw error;
+  }
+}
+
+/**
  * The structure an input names: its compound page, a list of structures, or a message saying why
  * not; with the similarity and substructure searches of the same input offered beside it.
  */
@@ -289,7 +308,13 @@ async function exactSearch(
           ? input.standardInchiKey
           : input.kind === 'inchi'
             ? inchiKeyOf(parseQueryInchi(input.inchi, context.config.MAX_INCHI_LENGTH))
-            : (await computeStandardInchi(context, 'smiles', input.smiles)).standardInchiKey;
+            : await smilesKey(context, input.smiles);
+      if (key === undefined) {
+        // Text RDKit cannot read as a SMILES may still be a name: n-(4-hydroxyphenyl)ethanamide.
+        const text = q.trim();
+        const said = `compound id or name ${text}, in every source`;
+        return exactSearch(context, { kind: 'anySource', compoundId: text, said }, q, sourceId, pageNumber);
+      }
       // The key names its structure: read it while a current assignment is looked for.
       const [current, structure] = await Promise.all([
         assignmentsByKeys(context.engine, [key], {}, 1),
@@ -323,28 +348,34 @@ async function exactSearch(
     }
     case 'sourceId':
     case 'anySource': {
-      const filter = input.kind === 'sourceId' ? { sourceId: input.source.sourceID } : {};
-      const own = await assignmentsByCompoundId(context.engine, input.compoundId, filter);
+      const own = await idOrNameAssignments(
+        context,
+        input.compoundId,
+        input.kind === 'sourceId' ? input.source.sourceID : undefined,
+      );
       const ucis = [...new Set(own.map((x) => x.uci))];
       if (ucis.length === 0) {
         const where =
           input.kind === 'sourceId'
-            ? `in ${label(input.source, input.source.sourceID)}`
-            : 'in any source (pick a source if it names a structure there, or give its InChIKey)';
-        return message(404, 'Not found', `No current compound id ${input.compoundId} ${where}.`);
+            ? `${input.source.idsAreNames ? 'or name ' : ''}${input.compoundId} in ${label(input.source, input.source.sourceID)}`
+            : `or name ${input.compoundId} in any source (pick a source if it names a structure there, or give its InChIKey)`;
+        return message(404, 'Not found', `No current compound id ${where}.`);
       }
       const [structures, sources] = await Promise.all([structuresOf(context, ucis), context.sources.all()]);
       if (structures.length === 1) return answer(structures[0], input.said);
       const inSource = (s: CompoundDocument): string =>
         own
           .filter((x) => x.uci === s.uci)
-          .map((x) => label(sources.get(x.sourceId), x.sourceId))
+          .map(
+            (x) =>
+              `${x.compoundId === input.compoundId ? '' : `${x.compoundId} `}in ${label(sources.get(x.sourceId), x.sourceId)}`,
+          )
           .join(', ');
       return structuresPage(
         `${input.compoundId}: ${structures.length} structures`,
         input.said,
         structures,
-        (s) => html`<span class="relation">in ${inSource(s)}</span>`,
+        (s) => html`<span class="relation">${inSource(s)}</span>`,
       );
     }
   }

@@ -5,10 +5,9 @@
  */
 import { compoundQuery } from '../api/v1/routes';
 import { searchSimilar, searchSubstructure } from '../api/v1/similarity';
-import type { CompoundQuery, LookupContext } from '../domain/lookup';
+import { idOrNameAssignments, type CompoundQuery, type LookupContext } from '../domain/lookup';
 import type { CompoundDocument } from '../engine/documents';
 import { storedMorgan } from '../engine/fingerprints';
-import { assignmentsByCompoundId } from '../engine/lookups';
 import { html, Html } from './html';
 import { type Understood } from './input';
 import { message, plural, structureList, structuresPage, type Rendered } from './fragments';
@@ -167,12 +166,12 @@ async function similarityQuery(
         'A SMARTS is a pattern, not one structure: search the structures containing it, or give a SMILES to search similar structures.',
       );
     case 'anySource': {
-      const ucis = [
-        ...new Set((await assignmentsByCompoundId(context.engine, input.compoundId, {})).map((x) => x.uci)),
-      ].sort((a, b) => a - b);
+      const ucis = [...new Set((await idOrNameAssignments(context, input.compoundId)).map((x) => x.uci))].sort(
+        (a, b) => a - b,
+      );
       if (ucis.length === 1) return { type: 'uci', compound: String(ucis[0]) };
       if (ucis.length === 0)
-        return message(404, 'Not found', `No current compound id ${input.compoundId} in any source.`);
+        return message(404, 'Not found', `No current compound id or name ${input.compoundId} in any source.`);
       return structuresPage(
         `${input.compoundId}: ${ucis.length} structures`,
         `${input.said}; pick the structure whose similar structures to search`,

@@ -17,6 +17,10 @@ import {
   compoundViews,
   indexedStructure,
   inchiView,
+  nameAssignments,
+  nameSources,
+  nameType,
+  normalName,
   noSourceHoldsUci,
   parseQueryInchi,
   parseUciText,
@@ -97,8 +101,53 @@ export async function findCompounds(
 ): Promise<
   | { response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[]; computed?: Computed }
   | (NotFound & { computed?: Computed })
+  | { response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[]; names: NameGiven[] }
 > {
+  if (query.type === nameType) return findByName(context, query.compound);
   return answer(context, query, (identifierQuery) => findByIdentifier(context, identifierQuery));
+}
+
+/** Which source gives which structure the name searched (a `type: name` answer's `names`). */
+export interface NameGiven {
+  uci: number;
+  id: number;
+  shortName: string;
+  name: string;
+}
+
+/**
+ * POST /compounds with `type: name`: every structure a source of names gives the name, with its
+ * records in every source, and which source gave it the name.
+ */
+async function findByName(
+  context: LookupContext,
+  text: string,
+): Promise<
+  | { response: 'Success'; totalCompounds: number; notFound: string[]; compounds: CompoundView[]; names: NameGiven[] }
+  | NotFound
+> {
+  const name = normalName(text);
+  const [named, sources] = await Promise.all([nameAssignments(context, name), nameSources(context)]);
+  if (named.length === 0) {
+    const searched =
+      sources.length === 0
+        ? 'no source holds names'
+        : `in ${sources.map((source) => `${source.name} (${source.sourceID})`).join(', ')}`;
+    return notFound(name, `no structure named "${name}" (${searched})`);
+  }
+  const [assignments, structures] = await Promise.all([
+    assignmentsByUcis(
+      context.engine,
+      named.map((x) => x.uci),
+    ),
+    compoundsByKey(context.engine, [...new Set(named.map((x) => x.standardInchiKey))]),
+  ]);
+  const compounds = await compoundViews(context, assignments, structures);
+  const byId = new Map(sources.map((source) => [source.sourceID, source]));
+  const names = named
+    .filter((x) => byId.has(x.sourceId))
+    .map((x) => ({ uci: x.uci, id: x.sourceId, shortName: byId.get(x.sourceId)!.name, name: x.compoundId }));
+  return { response: 'Success', totalCompounds: compounds.length, notFound: [], compounds, names };
 }
 
 async function findByIdentifier(
