@@ -42,6 +42,11 @@ function chooseEngineRoot(): string {
 }
 
 export const engineRoot = chooseEngineRoot();
+/**
+ * The nodes' `path.repo`: where the filesystem repository of `npm run backup` lives, one folder
+ * shared by the single node and every node of a local cluster (a restore into another shape reads it).
+ */
+export const backupsDir = join(engineRoot, 'backups');
 const engineUser = 'chemxref-es';
 const singleClusterName = 'chemxref-local';
 const localHosts = ['127.0.0.1', 'localhost'];
@@ -473,6 +478,8 @@ function nodeSettings(layout: ClusterLayout, node: NodeLayout, formed: boolean):
     ...cluster,
     `path.data=${node.dataDir}`,
     `path.logs=${node.logsDir}`,
+    // The filesystem repository of `npm run backup` (docs/operations.md#backup), the same for every node.
+    `path.repo=${backupsDir}`,
     // No disk setting: the watermarks keep the engine's defaults (docs/operations.md#a-full-disk), so
     // that a full disk makes the indices read-only, which a load reports, instead of breaking the engine.
 
@@ -677,8 +684,13 @@ async function launchNodes(layout: ClusterLayout, missing: NodeLayout[], heap: s
     for (const dir of [node.dataDir, node.logsDir, join(node.runDir, 'tmp')]) mkdirSync(dir, { recursive: true });
     rmSync(node.pidFile, { force: true });
   }
+  mkdirSync(backupsDir, { recursive: true });
   if (layout.formedFile) mkdirSync(resolve(layout.formedFile, '..'), { recursive: true });
-  const user = ensureEngineUser([home, ...missing.flatMap((node) => [node.dataDir, node.logsDir, node.runDir])]);
+  const user = ensureEngineUser([
+    home,
+    backupsDir,
+    ...missing.flatMap((node) => [node.dataDir, node.logsDir, node.runDir]),
+  ]);
   if (missing.length > 1) ensureKeystore(home, user);
   const formed = layout.formedFile === undefined || existsSync(layout.formedFile);
   log(
