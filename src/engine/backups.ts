@@ -13,7 +13,7 @@ import { targetReplicas } from './schema';
 /** The repository `npm run backup` registers when it is missing: a filesystem one, under the nodes' `path.repo`. */
 export const defaultRepository = 'chemxref-backups';
 /** Its folder, relative to the first `path.repo` of the nodes. */
-const defaultLocation = 'chemxref';
+export const defaultLocation = 'chemxref';
 
 /** A backup that cannot be made, listed or restored as asked; the message says why and what to do. */
 export class BackupError extends Error {}
