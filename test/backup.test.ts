@@ -145,7 +145,7 @@ describe('backup and restore: npm run backup, npm run restore', function () {
       expect(state).to.not.equal('failed');
     }
     queries = [
-      ...apiQueries(fixtureDump),
+      ...apiQueries(fixtureDump, { loads: true }),
       { path: '/api/v1/sources/104/loads' },
       { path: `/api/v1/jobs/${jobId}` },
       { path: `/api/v1/jobs/${jobId}/results` },

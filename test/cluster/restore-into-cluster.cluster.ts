@@ -46,7 +46,7 @@ describe('a backup of one node restored into the three-node cluster, on the demo
 
   it('every answer of the v1 and legacy APIs is the same, and every index is fully replicated', async () => {
     await runCommand(parseArguments(['dump', demoDump, '--no-progress', '--no-fingerprints']), singleConfig);
-    const queries = apiQueries(demoDump, { every: 10, structureSearches: false });
+    const queries = apiQueries(demoDump, { every: 10, structureSearches: false, loads: true });
     const oneNode = await startApi(singleConfig);
     apis.push(oneNode);
     const expected = await answersOf(oneNode.url, queries);

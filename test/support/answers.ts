@@ -22,9 +22,10 @@ export interface Query {
 /**
  * Every `every`th structure by key, every `10 × every`th assignment by source id, every `5 × every`th
  * structure's connectivity, a few legacy routes, every `20 × every`th structure's similar structures
- * and a few substructures (with `structureSearches`: the index needs fingerprints).
+ * and a few substructures (with `structureSearches`: the index needs fingerprints); with `loads`, a source's load
+ * records too (the same only for the same loads).
  */
-export function apiQueries(dump: string, { every = 1, structureSearches = true } = {}): Query[] {
+export function apiQueries(dump: string, { every = 1, structureSearches = true, loads = false } = {}): Query[] {
   const structures = dumpTable(join(dump, 'structure.tsv.gz'));
   const references = dumpTable(join(dump, 'reference.tsv.gz'));
   const each = <T>(rows: T[], step: number): T[] => rows.filter((_row, i) => i % (step * every) === 0);
@@ -65,7 +66,7 @@ export function apiQueries(dump: string, { every = 1, structureSearches = true }
     { path: '/rest/release' },
     { path: '/api/v1/sources/' },
     { path: '/api/v1/sources/101' },
-    { path: '/api/v1/sources/101/loads' },
+    ...(loads ? [{ path: '/api/v1/sources/101/loads' }] : []),
   ];
 }
 
