@@ -22,8 +22,8 @@ export interface Query {
 /**
  * Every `every`th structure by key, every `10 × every`th assignment by source id, every `5 × every`th
  * structure's connectivity, a few legacy routes, every `20 × every`th structure's similar structures
- * and a few substructures (with `structureSearches`: the index needs fingerprints); with `loads`, a source's load
- * records too (the same only for the same loads).
+ * and a few substructures (with `structureSearches`: the index needs fingerprints); with `loads`, the answers that
+ * tell when the loads ran too (a source's load records, the legacy release), the same only for the same loads.
  */
 export function apiQueries(dump: string, { every = 1, structureSearches = true, loads = false } = {}): Query[] {
   const structures = dumpTable(join(dump, 'structure.tsv.gz'));
@@ -63,10 +63,9 @@ export function apiQueries(dump: string, { every = 1, structureSearches = true, 
     { path: '/rest/mapping/1/22' },
     { path: '/rest/src_ids/' },
     { path: '/rest/sources/1' },
-    { path: '/rest/release' },
     { path: '/api/v1/sources/' },
     { path: '/api/v1/sources/101' },
-    ...(loads ? [{ path: '/api/v1/sources/101/loads' }] : []),
+    ...(loads ? [{ path: '/api/v1/sources/101/loads' }, { path: '/rest/release' }] : []),
   ];
 }
 
