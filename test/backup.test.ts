@@ -5,6 +5,7 @@
  * twice, and to kill and run again.
  */
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -262,9 +263,10 @@ describe('backup and restore: npm run backup, npm run restore', function () {
     child.stderr.on('data', (chunk: Buffer) => {
       said += chunk.toString();
     });
+    const closed = once(child, 'close');
     while (!/deleting the \d+ indices/.test(said) && child.exitCode === null) await sleep(20);
     child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('close', resolve));
+    await closed;
     await sleep(1_500);
     const meanwhile = await answerOf(api.url, queries[0]);
     expect(meanwhile).to.match(/^503 /);
@@ -279,9 +281,17 @@ describe('backup and restore: npm run backup, npm run restore', function () {
 
   it('a backup killed midway, run again, ends with whole backups only', async () => {
     const child = spawn(node, [...cli, 'backup'], { cwd: repoRoot, env: { ...process.env, ...env }, stdio: 'ignore' });
-    await sleep(2_500);
+    const closed = once(child, 'close');
+    // Killed once the engine has started its snapshot (unless it has already ended it).
+    let exited = false;
+    void closed.then(() => (exited = true));
+    for (;;) {
+      const current = await engine.client.snapshot.get({ repository: defaultRepository, snapshot: '_current' });
+      if (exited || current.snapshots?.some((snapshot) => snapshot.snapshot.startsWith(prefix))) break;
+      await sleep(20);
+    }
     child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('close', resolve));
+    await closed;
     json(await run('backup'));
     const listed = (await run('backup', '--list', '--json')).stdout
       .trim()
