@@ -42,6 +42,11 @@ function chooseEngineRoot(): string {
 }
 
 export const engineRoot = chooseEngineRoot();
+/**
+ * The nodes' `path.repo`: where the filesystem repository of `npm run backup` lives, one folder
+ * shared by the single node and every node of a local cluster (a restore into another shape reads it).
+ */
+export const backupsDir = join(engineRoot, 'backups');
 const engineUser = 'chemxref-es';
 const singleClusterName = 'chemxref-local';
 const localHosts = ['127.0.0.1', 'localhost'];
@@ -473,6 +478,8 @@ function nodeSettings(layout: ClusterLayout, node: NodeLayout, formed: boolean):
     ...cluster,
     `path.data=${node.dataDir}`,
     `path.logs=${node.logsDir}`,
+    // The filesystem repository of `npm run backup` (docs/operations.md#backup), the same for every node.
+    `path.repo=${backupsDir}`,
     // No disk setting: the watermarks keep the engine's defaults (docs/operations.md#a-full-disk), so
     // that a full disk makes the indices read-only, which a load reports, instead of breaking the engine.
 
@@ -677,8 +684,13 @@ async function launchNodes(layout: ClusterLayout, missing: NodeLayout[], heap: s
     for (const dir of [node.dataDir, node.logsDir, join(node.runDir, 'tmp')]) mkdirSync(dir, { recursive: true });
     rmSync(node.pidFile, { force: true });
   }
+  mkdirSync(backupsDir, { recursive: true });
   if (layout.formedFile) mkdirSync(resolve(layout.formedFile, '..'), { recursive: true });
-  const user = ensureEngineUser([home, ...missing.flatMap((node) => [node.dataDir, node.logsDir, node.runDir])]);
+  const user = ensureEngineUser([
+    home,
+    backupsDir,
+    ...missing.flatMap((node) => [node.dataDir, node.logsDir, node.runDir]),
+  ]);
   if (missing.length > 1) ensureKeystore(home, user);
   const formed = layout.formedFile === undefined || existsSync(layout.formedFile);
   log(
@@ -923,6 +935,64 @@ export async function stopEngine(
     log(wiped.length > 0 ? `wiped ${wiped.join(', ')}` : 'no data to wipe');
   }
   return stopped.length > 0;
+}
+
+/** `method` `path` (with a JSON `body`) on the first of `nodes` that answers; throws with the last failure. */
+async function sendAnyNode(nodes: NodeLayout[], method: string, path: string, body?: unknown): Promise<unknown> {
+  let failure = 'no node to ask';
+  for (const node of nodes) {
+    try {
+      const response = await fetch(`${node.url}${path}`, {
+        method,
+        signal: AbortSignal.timeout(120_000),
+        ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      });
+      const answer = (await response.json()) as unknown;
+      if (response.ok) return answer;
+      failure = `${node.name}: ${response.status} ${JSON.stringify(answer).slice(0, 300)}`;
+    } catch (error) {
+      failure = `${node.name}: ${(error as Error).message}`;
+    }
+  }
+  throw new Error(`${method} ${path} failed on every node (${failure})`);
+}
+
+/**
+ * Restarts one node of the local cluster with the steps of docs/scale.md#a-rolling-restart: replica
+ * allocation off (`cluster.routing.allocation.enable: primaries`), a flush, the node stopped, started
+ * again, waited for until it has joined, allocation back on, and the cluster waited for until green.
+ * `say` hears each step.
+ */
+export async function restartNode(
+  esUrl: string,
+  nodes: number,
+  name: string,
+  heap = '1g',
+  say: (message: string) => void = log,
+): Promise<void> {
+  const layout = clusterLayout(esUrl, nodes);
+  const node = layout.nodes.find((each) => each.name === name);
+  if (!node || layout.single)
+    throw new Error(`${name} is not a node of the local ${nodes}-node cluster on ${portRange(layout)}`);
+  const others = layout.nodes.filter((each) => each !== node);
+  const allocation = (value: string | null): Promise<unknown> =>
+    sendAnyNode(others, 'PUT', '/_cluster/settings', {
+      persistent: { 'cluster.routing.allocation.enable': value },
+    });
+  say(`${name}: 1. replica allocation off (cluster.routing.allocation.enable: primaries)`);
+  await allocation('primaries');
+  say(`${name}: 2. flush`);
+  await sendAnyNode(others, 'POST', '/_flush');
+  say(`${name}: 3. stop the node`);
+  await stopNodes([node]);
+  say(`${name}: 4. start the node`);
+  await launchNodes(layout, [node], heap);
+  say(`${name}: 5. wait for the node to join`);
+  await waitForCluster(layout, [node], 'yellow', 180, 600);
+  say(`${name}: 6. replica allocation on again`);
+  await allocation(null);
+  say(`${name}: 7. wait for green`);
+  await waitForCluster(layout, [], 'green', 180, 600);
 }
 
 export interface EngineStatus {

@@ -1,5 +1,5 @@
 /**
- * `npm run es:start | es:stop | es:status | es:fetch`: the project's local Elasticsearch, one node
+ * `npm run es:start | es:stop | es:status | es:fetch | es:restart`: the project's local Elasticsearch, one node
  * or a cluster of ES_NODES nodes from ES_URL's first port (see scripts/engine.ts).
  * `npm run es:stop -- --wipe` also deletes their data. Exit codes: 0 done, 1 failed (es:status: a
  * node does not answer), 2 wrong usage.
@@ -8,7 +8,7 @@ import { CliExit, parseCommandLine, runCli, UsageError, type CliSpec } from '../
 import { readConfig } from '../src/config';
 import { Engine } from '../src/engine/client';
 import { clusterReport } from '../src/engine/health';
-import { engineStatus, fetchDistribution, startEngine, stopEngine } from './engine';
+import { clusterNodes, engineStatus, fetchDistribution, restartNode, startEngine, stopEngine } from './engine';
 
 export const esCli = {
   name: 'es',
@@ -21,6 +21,11 @@ export const esCli = {
       'one JSON line: its nodes, health and the indices of ES_INDEX_PREFIX (exit 1: a node does not ' + 'answer)',
     ],
     ['es:fetch', 'download (with Maven) and unpack the Elasticsearch distribution once'],
+    [
+      'es:restart [-- <node>...]',
+      'a rolling restart of the local cluster: each node (or those named) in turn, with the steps of ' +
+        'docs/scale.md#a-rolling-restart',
+    ],
   ],
   positionals: true,
   options: {
@@ -28,7 +33,7 @@ export const esCli = {
   },
 } satisfies CliSpec;
 
-const commands = ['fetch', 'start', 'stop', 'status'];
+const commands = ['fetch', 'start', 'stop', 'status', 'restart'];
 
 async function main(argv: string[]): Promise<number | void> {
   const {
@@ -37,18 +42,27 @@ async function main(argv: string[]): Promise<number | void> {
   } = parseCommandLine(esCli, argv);
   if (!command) throw new UsageError('no command given');
   if (!commands.includes(command)) throw new UsageError(`unknown command "${command}"`);
-  if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+  if (rest.length > 0 && command !== 'restart') throw new UsageError(`unexpected argument "${rest[0]}"`);
   if (values.wipe && command !== 'stop') throw new UsageError('--wipe goes with es:stop');
   try {
-    return await run(command, values.wipe ?? false);
+    return await run(command, values.wipe ?? false, rest);
   } catch (error) {
     throw new CliExit(1, `[es] ${(error as Error).message}`);
   }
 }
 
-async function run(command: string, wipe: boolean): Promise<number | void> {
+async function run(command: string, wipe: boolean, names: string[]): Promise<number | void> {
   const config = readConfig();
   switch (command) {
+    case 'restart': {
+      if (config.ES_NODES < 2) throw new Error('a rolling restart is for a cluster: set ES_NODES (and ES_URL) to it');
+      const nodes = clusterNodes(config.ES_URL, config.ES_NODES).map((node) => node.name);
+      const unknown = names.filter((name) => !nodes.includes(name));
+      if (unknown.length > 0) throw new Error(`${unknown.join(', ')}: not among ${nodes.join(', ')}`);
+      for (const name of names.length > 0 ? names : nodes)
+        await restartNode(config.ES_URL, config.ES_NODES, name, config.ES_HEAP);
+      return;
+    }
     case 'fetch':
       process.stderr.write(`[es] distribution ready in ${fetchDistribution()}\n`);
       return;

@@ -61,6 +61,8 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     config.SUBSTRUCTURE_KEPT_MOLECULES,
   );
   const context: LookupContext = { engine, config, sources: new SourceCatalog(engine), structures, molecules };
+  // A restore may bring back other sources than those read before it.
+  engine.restore?.onChange(() => context.sources.forget());
   const depictor = new Depictor();
   const document = openApiDocument();
   const app = express();

@@ -177,6 +177,17 @@ const settings = {
     defaultValue: '30m',
     parse: duration,
   },
+  BACKUP_REPOSITORY: {
+    description:
+      'the snapshot repository `npm run backup` and `npm run restore` use; the default one is registered when ' +
+      "missing, as a filesystem repository under the nodes' path.repo",
+    defaultValue: 'chemxref-backups',
+    parse: (raw: string, name: string): string => {
+      if (!/^[a-z0-9][a-z0-9._-]{0,100}$/.test(raw))
+        throw new ConfigError(`${name} must be a repository name (a-z, 0-9, ., _, -), got "${raw}"`);
+      return raw;
+    },
+  },
   ES_HEAP: {
     description: 'heap of each node `npm run es:start` starts (512m each for a 3-node cluster on one machine)',
     defaultValue: '1g',

@@ -81,7 +81,7 @@ describe('the Quick start: npm run demo', function () {
       expect(loaded!.fingerprints, run.output()).to.be.within(28_000, 28_437);
       expect(run.output()).to.include(`chemxref is running on http://127.0.0.1:${port}`);
       // What it holds, and the structures no similarity or substructure search finds, with why.
-      expect(run.output()).to.include('It holds 28,359 structures and 28,559 current assignments in 7 sources.');
+      expect(run.output()).to.include('It holds 28,437 structures and 28,993 current assignments in 8 sources.');
       expect(run.output()).to.include(
         '10 structures have no fingerprint (RDKit could not read the molecule Indigo rebuilt from the InChI): ' +
           'similarity and substructure searches cannot find them.',

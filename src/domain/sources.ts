@@ -36,6 +36,8 @@ export class SourceCatalog {
   private current?: Promise<Map<number, SourceDocument>>;
   private readAt = 0;
   private refreshing?: Promise<unknown>;
+  /** Bumped by `forget`, so that a read begun before it is not served after it. */
+  private generation = 0;
 
   constructor(
     private readonly engine: Engine,
@@ -49,10 +51,11 @@ export class SourceCatalog {
         this.current = undefined;
       });
     } else if (Date.now() - this.readAt > this.ttlMs && !this.refreshing) {
+      const generation = this.generation;
       this.refreshing = this.read()
         .then(
           (sources) => {
-            this.current = Promise.resolve(sources);
+            if (generation === this.generation) this.current = Promise.resolve(sources);
           },
           () => undefined,
         )
@@ -61,6 +64,12 @@ export class SourceCatalog {
         });
     }
     return this.current;
+  }
+
+  /** Reads the sources anew at the next request: the data was replaced (a restore). */
+  forget(): void {
+    this.generation += 1;
+    this.current = undefined;
   }
 
   /** One source; a source missing from the list served waits for the newer list being read, if any. */

@@ -11,6 +11,7 @@ import { currentRequest } from '../request-context';
 import { SearchBatcher } from './msearch-batcher';
 import { Breaker } from './breaker';
 import { exactFieldsOf } from './merge';
+import { RestoreWatch, type RestoreMarker } from './restore-watch';
 
 export type MappingName =
   'compounds' | 'fingerprints' | 'assignments' | 'sources' | 'meta' | 'rejects' | 'changes' | 'jobs' | 'job-parts';
@@ -69,6 +70,13 @@ export class IndexNames {
   get jobParts(): string {
     return `${this.prefix}-job-parts`;
   }
+  /**
+   * The marker of a restore in progress (one document, `restore`): while it exists the API answers 503. Never part of
+   * a backup.
+   */
+  get restoring(): string {
+    return `${this.prefix}-restoring`;
+  }
   /** Alias of one source's current release. */
   assignmentsOf(sourceId: number): string {
     return `${this.prefix}-assignments-${sourceId}`;
@@ -121,10 +129,14 @@ export function engineOperation(path: string): string {
  * each request went; `observer` hears each request's operation, duration and outcome. A request
  * made for an API request carries its id as X-Opaque-Id.
  */
-function guardedConnection(breaker: Breaker, observer?: EngineObserver): typeof HttpConnection {
+function guardedConnection(breaker: Breaker, restore: RestoreWatch, observer?: EngineObserver): typeof HttpConnection {
   return class GuardedConnection extends HttpConnection {
     async request(...args: Parameters<HttpConnection['request']>): Promise<never> {
       breaker.check();
+      if (readsData(args[0].method, args[0].path)) {
+        await restore.firstRead;
+        restore.check();
+      }
       // Work done for an API request names it and counts its time, unless the caller did (a batched _msearch, for each
       // request in it).
       const params = args[0];
@@ -153,6 +165,16 @@ function guardedConnection(breaker: Breaker, observer?: EngineObserver): typeof 
   } as typeof HttpConnection;
 }
 
+/**
+ * Whether a request reads or writes the data of the prefix, which a restore in progress makes wrong to serve: all but
+ * the cluster's and nodes' state and the settings and aliases of indices (GET /health reports those meanwhile).
+ */
+function readsData(method: string, path: string): boolean {
+  const segments = path.split('?')[0].split('/').filter(Boolean);
+  if (['_cluster', '_nodes', '_cat'].includes(segments[0] ?? '')) return false;
+  return !(method === 'GET' && ['_settings', '_alias'].includes(segments[1] ?? ''));
+}
+
 /** The client's transport with its one retry after a connection error 50 ms later, not after a backoff of seconds. */
 class QuickRetryTransport extends SniffingTransport {
   constructor(options: ConstructorParameters<typeof SniffingTransport>[0]) {
@@ -176,6 +198,8 @@ export class Engine {
   readonly client: Client;
   readonly names: IndexNames;
   readonly breaker?: Breaker;
+  /** A serving engine's view of a restore in progress (which makes its requests fail with EngineUnavailable). */
+  readonly restore?: RestoreWatch;
   private readonly batcher: SearchBatcher;
   private readonly probeClient?: Client;
 
@@ -207,13 +231,18 @@ export class Engine {
       const probe = this.probeClient;
       // Cluster health, not ping: the engine distribution the project runs has no `HEAD /`.
       this.breaker = new Breaker(() => probe.cluster.health({ timeout: '1s' }));
+      const marker = { index: `${config.ES_INDEX_PREFIX}-restoring`, id: 'restore' };
+      this.restore = new RestoreWatch(async () => {
+        const found = await probe.get<RestoreMarker>(marker, { ignore: [404], requestTimeout: 1_000, maxRetries: 0 });
+        return found.found ? found._source : undefined;
+      });
       // One retry on one node; on a cluster, one on each other node, so a dead node costs a request one quick retry.
       this.client = new Client({
         ...cluster,
         requestTimeout: deadline,
         maxRetries: Math.max(1, nodes.length - 1),
         Transport: QuickRetryTransport,
-        Connection: guardedConnection(this.breaker, options.observer),
+        Connection: guardedConnection(this.breaker, this.restore, options.observer),
       });
     } else {
       this.client = new Client({
@@ -238,6 +267,7 @@ export class Engine {
 
   async close(): Promise<void> {
     this.breaker?.close();
+    this.restore?.close();
     await this.client.close();
     await this.probeClient?.close();
   }

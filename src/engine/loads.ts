@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import type { LoadRecord } from './documents';
 import type { Engine } from './client';
 import { EngineDiskFull, isFloodStageBlock } from './errors';
+import { restoreMarker } from './restore-watch';
 
 /** How often a running load writes its heartbeat, and after how long without one it counts as killed. */
 export const heartbeatEveryMs = 5_000;
@@ -164,6 +165,14 @@ export async function takeLoadLock(
     };
     const taken = await engine.client.create({ index, id: lockIdOf(key), document, refresh: true }, { ignore: [409] });
     if ((taken as { result?: string }).result === 'created') {
+      // Checked once the lock is held, so a restore either sees this load or is seen here (src/engine/backups.ts).
+      const restore = await restoreMarker(engine);
+      if (restore) {
+        await releaseLoadLock(engine, key, owner.loadId);
+        throw new LoadBusy(
+          `the data is being restored from the backup ${restore.snapshot} since ${restore.started}: load once it ends`,
+        );
+      }
       const other = await overlappingLock(engine, key, owner.loadId);
       if (!other) return;
       await releaseLoadLock(engine, key, owner.loadId);

@@ -132,6 +132,9 @@ export function assignmentsByConnectivityBlock(
 
 /** Whether the engine answers and the indices chemxref needs exist (for GET /ready). */
 export async function engineReady(engine: Engine): Promise<{ ready: boolean; reason?: string }> {
+  const restore = engine.restore?.current;
+  if (restore)
+    return { ready: false, reason: `the data is being restored from the backup ${restore.snapshot} (npm run restore)` };
   try {
     await engine.client.cluster.health({ timeout: '2s' }, { requestTimeout: 3_000 });
   } catch {

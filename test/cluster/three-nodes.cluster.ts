@@ -4,82 +4,20 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { Client } from '@elastic/elasticsearch';
 import { clusterNodes, startEngine } from '../../scripts/engine';
 import { engineNodes, readConfig } from '../../src/config';
 import { parseArguments, runCommand } from '../../loaders/cli';
 import { startApi, type RunningApi } from '../support/api';
+import { answersOf, apiQueries, differing } from '../support/answers';
 import { fixtureDump, fixturesDir, freshPrefix, load, testConfig } from '../support/fixture';
-
-function table(file: string): Record<string, string>[] {
-  const [header, ...lines] = gunzipSync(readFileSync(file)).toString('utf8').split('\n').filter(Boolean);
-  const columns = header.split('\t').map((c) => c.toLowerCase());
-  return lines.map((line) => Object.fromEntries(line.split('\t').map((value, i) => [columns[i], value])));
-}
-
-interface Query {
-  path: string;
-  body?: unknown;
-}
-
-/**
- * Every structure by key, every tenth assignment by source id, every fifth structure's connectivity, a few legacy
- * routes, every twentieth structure's similar structures and a few substructures.
- */
-function queries(): Query[] {
-  const structures = table(join(fixtureDump, 'structure.tsv.gz'));
-  const references = table(join(fixtureDump, 'reference.tsv.gz'));
-  return [
-    ...structures.map((s) => ({ path: '/api/v1/compounds', body: { type: 'inchikey', compound: s.standardinchikey } })),
-    ...references
-      .filter((_r, i) => i % 10 === 0)
-      .map((r) => ({
-        path: '/api/v1/compounds',
-        body: { type: 'sourceID', compound: r.src_compound_id, sourceID: Number(r.src_id) },
-      })),
-    ...structures
-      .filter((_s, i) => i % 5 === 0)
-      .map((s) => ({
-        path: '/api/v1/connectivity',
-        body: { type: 'inchikey', compound: s.standardinchikey, searchComponents: true },
-      })),
-    ...structures.filter((_s, i) => i % 25 === 0).map((s) => ({ path: `/rest/inchikey_all/${s.standardinchikey}` })),
-    ...structures
-      .filter((_s, i) => i % 20 === 0)
-      .map((s) => ({
-        path: '/api/v1/similarity',
-        body: { type: 'inchikey', compound: s.standardinchikey, threshold: 0.4, limit: 1000 },
-      })),
-    ...['c1ccc2ncccc2c1', 'C1CCNCC1', '[#6]S(=O)(=O)[NX3]'].map((compound) => ({
-      path: '/api/v1/substructure',
-      body: { type: 'smarts', compound, limit: 50 },
-    })),
-    { path: '/rest/mapping/1/22' },
-    { path: '/api/v1/sources/' },
-  ];
-}
-
-async function ask(api: RunningApi, query: Query): Promise<{ status: number; body: unknown }> {
-  return query.body === undefined ? api.get(query.path) : api.post(query.path, query.body);
-}
-
-/** The answers of `api` to every query, as text (status and body). */
-async function answers(api: RunningApi, all: Query[]): Promise<string[]> {
-  const found: string[] = [];
-  for (let start = 0; start < all.length; start += 16) {
-    const batch = await Promise.all(all.slice(start, start + 16).map((query) => ask(api, query)));
-    found.push(...batch.map(({ status, body }) => `${status} ${JSON.stringify(body)}`));
-  }
-  return found;
-}
 
 describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', function () {
   this.timeout(600_000);
   const config = readConfig();
   const admin = new Client({ nodes: engineNodes(config.ES_URL) });
-  const all = queries();
+  const all = apiQueries(fixtureDump);
   let clustered: RunningApi;
   let oneNodeLayout: RunningApi;
   let prefix: string;
@@ -94,7 +32,7 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
     await runCommand(parseArguments(['dump', fixtureDump, '--no-progress']), singleConfig);
     clustered = await startApi(testConfig(prefix));
     oneNodeLayout = await startApi(singleConfig);
-    expected = await answers(oneNodeLayout, all);
+    expected = await answersOf(oneNodeLayout.url, all);
   });
   after(async () => {
     await clustered?.stop();
@@ -117,11 +55,7 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
       expected.filter((answer) => !answer.startsWith('200 ')),
       'every query answers 200',
     ).to.deep.equal([]);
-    const got = await answers(clustered, all);
-    const differing = got
-      .map((answer, i) => (answer === expected[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`))
-      .filter(Boolean);
-    expect(differing, `${all.length} queries`).to.deep.equal([]);
+    expect(differing(all, expected, await answersOf(clustered.url, all)), `${all.length} queries`).to.deep.equal([]);
   });
 
   describe('with one node killed (kill -9)', () => {
@@ -147,11 +81,10 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
       const health = (await clustered.get('/health')).body;
       expect(health.status).to.equal('degraded');
       expect(health.engine).to.include({ nodes: 2 });
-      const got = await answers(clustered, all);
-      const differing = got
-        .map((answer, i) => (answer === expected[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`))
-        .filter(Boolean);
-      expect(differing, `${all.length} queries with node ${victim.name} down`).to.deep.equal([]);
+      expect(
+        differing(all, expected, await answersOf(clustered.url, all)),
+        `${all.length} queries with node ${victim.name} down`,
+      ).to.deep.equal([]);
     });
 
     it('a source reload completes on the two nodes left, fully replicated there, and is served', async () => {
@@ -185,20 +118,17 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
       'consolidate then serves the reloaded source and the others from one ' +
         'release index, fully replicated, with the same answers',
       async () => {
-        const reloaded = await answers(clustered, all);
+        const reloaded = await answersOf(clustered.url, all);
         const summary = await load(prefix, ['consolidate']);
         expect(summary).to.include({ status: 'done', releaseIndicesBefore: 2, releaseIndicesAfter: 1 });
         const layout = (await clustered.get('/health')).body.engine.indices[`${prefix}-assignments`];
         expect(layout.indices).to.have.length(1);
         expect(layout).to.include({ shards: 3, replicas: 1 });
         expect((await admin.cluster.health({ index: layout.indices[0] })).status).to.equal('green');
-        const got = await answers(clustered, all);
-        const differing = got
-          .map((answer, i) =>
-            answer === reloaded[i] ? undefined : `${JSON.stringify(all[i])}: ${answer.slice(0, 200)}`,
-          )
-          .filter(Boolean);
-        expect(differing, `${all.length} queries after consolidate`).to.deep.equal([]);
+        expect(
+          differing(all, reloaded, await answersOf(clustered.url, all)),
+          `${all.length} queries after consolidate`,
+        ).to.deep.equal([]);
       },
     );
   });

@@ -142,8 +142,20 @@ export function v1Handlers(context: LookupContext, depictor: Depictor): Record<s
       // Degraded: a shard copy is missing, or a disk is past the high watermark (new shards are not
       // placed there; past the flood stage no write is accepted, so no load can succeed).
       const diskFull = engine?.disk.nodes.some((node) => node.past);
-      const status = !engine ? 'engine unreachable' : engine.status === 'green' && !diskFull ? 'ok' : 'degraded';
-      res.json({ status, ...(engine ? { engine } : {}) });
+      // A restore in progress: the data answers 503 until it ends (npm run restore).
+      const restore = context.engine.restore?.current;
+      const status = !engine
+        ? 'engine unreachable'
+        : restore
+          ? 'restoring'
+          : engine.status === 'green' && !diskFull
+            ? 'ok'
+            : 'degraded';
+      res.json({
+        status,
+        ...(restore ? { restore: { backup: restore.snapshot, started: restore.started } } : {}),
+        ...(engine ? { engine } : {}),
+      });
     },
     getReady: async (_req, res) => {
       const state = await engineReady(context.engine);
