@@ -73,7 +73,7 @@ export class IndexNames {
   assignmentsOf(sourceId: number): string {
     return `${this.prefix}-assignments-${sourceId}`;
   }
-  /** Alias of the release a source served before its current one, kept for RELEASE_GRACE. */
+  /** Alias of the release a source served before its current one, kept for `rollback` until its next publish. */
   previousAssignmentsOf(sourceId: number): string {
     return `${this.prefix}-previous-assignments-${sourceId}`;
   }
