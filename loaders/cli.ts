@@ -12,6 +12,7 @@ import { deleteChangesOf } from '../src/engine/changes';
 import { Engine } from '../src/engine/client';
 import { ensureDiskRoom, explainDiskFull } from '../src/engine/disk';
 import { EngineDiskFull, EngineUnavailable, translateEngineError } from '../src/engine/errors';
+import { currentLayout, LayoutMismatch, recordLayout, requireCurrentLayout } from '../src/engine/layout';
 import { LoadBusy, loadHistory, releaseLoadLock, takeLoadLock } from '../src/engine/loads';
 import { ensureBaseIndices, pauseRefresh, resumeRefresh } from '../src/engine/schema';
 import { ReleaseRefused } from './guard';
@@ -340,13 +341,16 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
     });
     const writes = !options.dryRun;
     if (command === 'doctor') {
+      await requireCurrentLayout(engine);
       await ensureBaseIndices(engine);
       return { command, status: 'done', ...(await sweepInterruptedLoads(engine, config)) };
     }
     if (writes) {
+      const layout = await requireCurrentLayout(engine);
       // A full disk stops the load here with its own message, before a release index that could not be placed.
       await ensureDiskRoom(engine, wroteNothing, { onWait: (message) => process.stderr.write(`${message}\n`) });
       await ensureBaseIndices(engine);
+      if (layout.record) await recordLayout(engine, currentLayout);
       const swept = await sweepInterruptedLoads(engine, config);
       for (const load of swept.interruptedLoads)
         process.stderr.write(
@@ -532,6 +536,7 @@ async function main(argv: string[]): Promise<void> {
       translated instanceof FileFormatError ||
       translated instanceof ConfigError ||
       translated instanceof EngineUnavailable ||
+      translated instanceof LayoutMismatch ||
       translated instanceof LoadBusy;
     throw new CliExit(1, `load failed: ${known ? translated.message : (translated.stack ?? translated.message)}`);
   }
