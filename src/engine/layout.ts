@@ -4,7 +4,7 @@
  * ones it can still read, and refuses a newer one at start; loads write only the current one; `npm
  * run migrate` brings an older one forward.
  */
-import { IndexNames, type Engine } from './client';
+import { Engine, IndexNames } from './client';
 import { layoutCheckEveryMs, migrations } from './migrations';
 import { ensureBaseIndices } from './schema';
 
@@ -17,7 +17,7 @@ const unrecordedLayout = 2;
 
 const layoutId = 'layout';
 /** How long the API's start tries the first check of the layout again while the engine is slow to answer. */
-const startCheckWithinMs = 5_000;
+const startCheckWithinMs = 8_000;
 
 /** Indices of a layout this version cannot serve or write. */
 export class LayoutMismatch extends Error {}
@@ -26,16 +26,22 @@ export class LayoutMismatch extends Error {}
  * The layout of the indices: the recorded one, else what their names say (layout 1 when any
  * `{prefix}-xrefs*` index or alias exists, else 2); undefined when there are none yet.
  */
-export async function readLayout(engine: Engine): Promise<number | undefined> {
+export async function readLayout(engine: Engine, deadline: RequestDeadline = {}): Promise<number | undefined> {
   const recorded = await engine.client.get<{ layout?: number }>(
     { index: engine.names.meta, id: layoutId },
-    { ignore: [404] },
+    { ignore: [404], ...deadline },
   );
   if (recorded.found && recorded._source?.layout) return recorded._source.layout;
-  const old = await engine.client.indices.resolveIndex({ name: `${engine.names.prefix}-xrefs*` }, { ignore: [404] });
+  const old = await engine.client.indices.resolveIndex(
+    { name: `${engine.names.prefix}-xrefs*` },
+    { ignore: [404], ...deadline },
+  );
   if ((old.indices?.length ?? 0) + (old.aliases?.length ?? 0) > 0) return 1;
-  return (await engine.client.indices.exists({ index: engine.names.meta })) ? unrecordedLayout : undefined;
+  return (await engine.client.indices.exists({ index: engine.names.meta }, deadline)) ? unrecordedLayout : undefined;
 }
+
+/** Per-request transport options of the API's checks: their own deadline, no retry. */
+type RequestDeadline = { requestTimeout?: number; maxRetries?: number };
 
 /** Records `layout` in the meta index (its mapping must have the field: layout 2 on). */
 export async function recordLayout(engine: Engine, layout: number): Promise<void> {
@@ -76,9 +82,13 @@ export async function requireCurrentLayout(engine: Engine): Promise<{ record: bo
  * The release names to read at `layout`: an API of this version serving layout 1 reads
  * `{prefix}-xrefs*` until a migration has added the new names beside them.
  */
-async function releaseNames(engine: Engine, layout: number | undefined): Promise<IndexNames['releases']> {
+async function releaseNames(
+  engine: Engine,
+  layout: number | undefined,
+  deadline: RequestDeadline,
+): Promise<IndexNames['releases']> {
   if (layout === undefined || layout >= 2) return 'assignments';
-  const migrated = await engine.client.indices.existsAlias({ name: `${engine.names.prefix}-assignments` });
+  const migrated = await engine.client.indices.existsAlias({ name: `${engine.names.prefix}-assignments` }, deadline);
   return migrated ? 'assignments' : 'xrefs';
 }
 
@@ -96,8 +106,12 @@ export async function watchLayout(
   },
 ): Promise<() => void> {
   let told: number | undefined;
+  // A client of its own: its checks neither wait behind nor count in the serving client's breaker, and a check of a
+  // frozen engine gives up after its own deadline.
+  const reader = new Engine(engine.config);
+  const deadline = { requestTimeout: 4_000, maxRetries: 0 };
   const check = async (starting: boolean): Promise<void> => {
-    const layout = await readLayout(engine);
+    const layout = await readLayout(reader, deadline);
     if (layout !== undefined && (layout > currentLayout || layout < oldestServedLayout)) {
       const message =
         layout > currentLayout
@@ -109,7 +123,7 @@ export async function watchLayout(
       told = layout;
       return;
     }
-    const releases = await releaseNames(engine, layout);
+    const releases = await releaseNames(reader, layout, deadline);
     if (releases !== engine.names.releases) {
       engine.names = new IndexNames(engine.names.prefix, releases);
       log.info('index layout', { layout, releases: engine.names.assignments });
@@ -117,19 +131,25 @@ export async function watchLayout(
   };
   // A first request that times out (an engine busy, connections opening) is tried again for a while; an engine that
   // does not answer at all does not hold the start up: the checks go on every few seconds.
-  const deadline = Date.now() + startCheckWithinMs;
+  const startDeadline = Date.now() + startCheckWithinMs;
   for (;;) {
     try {
       await check(true);
       break;
     } catch (error) {
-      if (error instanceof LayoutMismatch) throw error;
-      if ((error as Error).name !== 'TimeoutError' || Date.now() > deadline) break;
+      if (error instanceof LayoutMismatch) {
+        await reader.close();
+        throw error;
+      }
+      if ((error as Error).name !== 'TimeoutError' || Date.now() > startDeadline) break;
     }
   }
   const timer = setInterval(() => void check(false).catch(() => undefined), layoutCheckEveryMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    void reader.close();
+  };
 }
 
 /**
