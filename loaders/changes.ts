@@ -45,6 +45,8 @@ export class ChangeRecorder {
   private writing?: Promise<void>;
   /** Per source: whether a completed load of it came before this one (see newRows). */
   private readonly followsALoad = new Map<number, Promise<boolean>>();
+  /** What a dry run would record, by change. */
+  private readonly counted = new Map<string, ChangeDocument['change']>();
 
   constructor(private readonly run: LoadRun) {}
 
@@ -137,6 +139,14 @@ export class ChangeRecorder {
   }
 
   private async push(write: ChangeWrite): Promise<void> {
+    if (this.run.dryRun) {
+      // A dry run (of a rollback) counts what it would record, a change found twice once, as the index does.
+      const change = 'write' in write ? write.write : write.retract;
+      const key = `${change.compoundId}\t${JSON.stringify(change)}`;
+      if ('write' in write) this.counted.set(key, change.change);
+      else this.counted.delete(key);
+      return;
+    }
     this.pending.push(write);
     if (this.pending.length >= flushAt) await this.flush();
   }
@@ -159,6 +169,12 @@ export class ChangeRecorder {
    * changes, and counts them for its summary. Call before the release is published.
    */
   async finish(): Promise<void> {
+    if (this.run.dryRun) {
+      const counts = { added: 0, dropped: 0, moved: 0 };
+      for (const kind of this.counted.values()) counts[kind] += 1;
+      this.run.details.changes = counts;
+      return;
+    }
     await this.flush();
     await this.writing;
     await refreshChanges(this.run.engine);

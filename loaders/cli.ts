@@ -1,7 +1,8 @@
 /**
  * `npm run load -- <command> ...`: loads UniChem dumps and source releases into Elasticsearch.
  * Prints one JSON summary line on stdout at the end; progress goes to stderr on a terminal.
- * Exit codes: 0 done, 1 failed, 2 wrong usage, 3 a release the guard refused (guard.ts).
+ * Exit codes: 0 done, 1 failed (or a rollback refused: no previous release), 2 wrong usage, 3 a release the guard
+ * refused (guard.ts).
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { deleteChangesOf } from '../src/engine/changes';
 import { Engine } from '../src/engine/client';
 import { ensureDiskRoom, explainDiskFull } from '../src/engine/disk';
 import { EngineDiskFull, EngineUnavailable, translateEngineError } from '../src/engine/errors';
+import { currentLayout, LayoutMismatch, recordLayout, requireCurrentLayout } from '../src/engine/layout';
 import { LoadBusy, loadHistory, releaseLoadLock, takeLoadLock } from '../src/engine/loads';
 import { ensureBaseIndices, pauseRefresh, resumeRefresh } from '../src/engine/schema';
 import { ReleaseRefused } from './guard';
@@ -19,6 +21,7 @@ import { consolidateReleases } from './consolidate';
 import { loadFingerprints } from './fingerprints';
 import { loadReferences } from './references';
 import { removeSource } from './retire';
+import { releasesToSwap, rollbackSource, RollbackRefused } from './rollback';
 import { LoadRun, type LoadOptions } from './run';
 import { loadSourceRelease } from './source-release';
 import { loadSources } from './sources';
@@ -41,6 +44,11 @@ export const loadCli = {
     ],
     ['remove-source <sourceId>', 'retire a source: its ids become obsolete, its metadata stays'],
     [
+      'rollback <sourceId>',
+      "serve the source's previous release again, with its release number, date and UCI count (the release " +
+        'undone becomes the previous one: rollback again to undo the rollback)',
+    ],
+    [
       'consolidate',
       'serve every source from one release index again (after many reloads: each reload adds an index ' +
         'that every lookup searches)',
@@ -62,7 +70,7 @@ export const loadCli = {
   options: {
     'dry-run': {
       type: 'boolean',
-      help: 'validate and count, write nothing; says whether the release would be refused',
+      help: 'validate and count, write nothing; says whether the release would be refused (rollback: what would change)',
     },
     'allow-shrink': {
       type: 'boolean',
@@ -114,6 +122,7 @@ const commandArguments: Record<string, string[]> = {
   dump: ['dump folder'],
   source: ['sourceId', 'release file'],
   'remove-source': ['sourceId'],
+  rollback: ['sourceId'],
   consolidate: [],
   fingerprints: [],
   history: [],
@@ -246,6 +255,16 @@ async function step(
     return await run.finish('done');
   } catch (error) {
     const translated = translateEngineError(error);
+    if (run.served) {
+      // Its release is served: the sweep finishes it (a rollback's metadata), its changes stay.
+      run.abandon();
+      const message =
+        `${(translated as Error).message} (after its release was published: \`npm run load -- doctor\` ` +
+        'finishes the load once this process has ended)';
+      throw Object.assign(new Error(message), {
+        summary: { command, status: 'running', loadId: run.loadId, error: message },
+      });
+    }
     if (translated instanceof EngineDiskFull) await explainDiskFull(engine, translated, publishedNothing);
     const message = (translated as Error).message;
     // A full disk still lets the load delete its release index (its other deletes are refused and left to the
@@ -322,17 +341,21 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
     });
     const writes = !options.dryRun;
     if (command === 'doctor') {
+      await requireCurrentLayout(engine);
       await ensureBaseIndices(engine);
       return { command, status: 'done', ...(await sweepInterruptedLoads(engine, config)) };
     }
     if (writes) {
+      const layout = await requireCurrentLayout(engine);
       // A full disk stops the load here with its own message, before a release index that could not be placed.
       await ensureDiskRoom(engine, wroteNothing, { onWait: (message) => process.stderr.write(`${message}\n`) });
       await ensureBaseIndices(engine);
+      if (layout.record) await recordLayout(engine, currentLayout);
       const swept = await sweepInterruptedLoads(engine, config);
       for (const load of swept.interruptedLoads)
         process.stderr.write(
-          `load ${load.loadId} (${load.command}) was interrupted (${load.why}): marked failed and swept\n`,
+          `load ${load.loadId} (${load.command}) was interrupted (${load.why}): ` +
+            `${load.finished ? 'its release was already served, and it is now finished' : 'marked failed and swept'}\n`,
         );
       if (swept.releaseIndicesRemoved.length > 0)
         process.stderr.write(
@@ -344,7 +367,21 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
           `removed ${swept.structuresRemoved} structure(s) that only interrupted loads had created\n`,
         );
       if (swept.note) process.stderr.write(`${swept.note}\n`);
+      // A rollback run again after a kill that landed after its alias swap: the sweep finished that one.
+      const finished = swept.interruptedLoads.find(
+        (load) => command === 'rollback' && load.finished && load.sourceId === Number(args[0]),
+      );
+      if (finished)
+        return {
+          command,
+          status: 'done',
+          sourceId: Number(args[0]),
+          loadId: finished.loadId,
+          note: `rollback ${finished.loadId} was interrupted after its alias swap and is now finished: nothing more to do`,
+        };
     }
+    // A rollback with nothing to go back to is refused before anything is recorded.
+    if (command === 'rollback') await releasesToSwap(engine, Number(args[0]));
     const locking = (lockKey: string): LoadOptions & { lockKey: string; wait?: boolean } => ({
       ...options,
       lockKey,
@@ -453,6 +490,18 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
           { sourceId, sourceIds: [sourceId] },
         );
       }
+      case 'rollback': {
+        const sourceId = sourceIdArgument(args[0]);
+        return await step(
+          engine,
+          config,
+          command,
+          null,
+          locking(`source-${sourceId}`),
+          (run) => rollbackSource(run, sourceId),
+          { sourceId, sourceIds: [sourceId] },
+        );
+      }
       case 'fingerprints':
         return await step(engine, config, command, null, options, (run) => loadFingerprints(run));
       case 'consolidate':
@@ -481,11 +530,13 @@ async function main(argv: string[]): Promise<void> {
     if (translated instanceof UsageError) throw translated;
     if (translated.summary) process.stdout.write(`${JSON.stringify(translated.summary)}\n`);
     if (translated instanceof ReleaseRefused) throw new CliExit(3, `load refused: ${translated.message}`);
+    if (translated instanceof RollbackRefused) throw new CliExit(1, `rollback refused: ${translated.message}`);
     if (translated instanceof FingerprintsFailed) throw new CliExit(1, translated.message);
     const known =
       translated instanceof FileFormatError ||
       translated instanceof ConfigError ||
       translated instanceof EngineUnavailable ||
+      translated instanceof LayoutMismatch ||
       translated instanceof LoadBusy;
     throw new CliExit(1, `load failed: ${known ? translated.message : (translated.stack ?? translated.message)}`);
   }

@@ -20,13 +20,16 @@ import {
   cloneReleaseIndex,
   mergeIntoOneSegment,
   publishReleases,
+  recordReleaseSources,
   refreshIndex,
+  releaseFieldsOf,
   releaseShards,
   sealReleaseIndex,
   servedSources,
   shardsOf,
 } from '../src/engine/schema';
 import { bulkWrite, type BulkItem } from '../src/engine/bulk';
+import { allSources } from '../src/engine/sources';
 import { assignmentsPerSource, closeScan, openScan, scanAssignments } from '../src/engine/assignments';
 import type { LoadRun } from './run';
 
@@ -149,11 +152,15 @@ export async function consolidateReleases(run: LoadRun): Promise<void> {
   await mergeIntoOneSegment(engine, index);
   const underReplicated = await sealReleaseIndex(engine, index);
   if (underReplicated) run.note(underReplicated);
-  await publishReleases(
+  const sourceIds = [...servedBy.values()].flatMap((sources) => [...sources]).sort((a, b) => a - b);
+  // The same assignments, so the same release fields: a rollback to the index it replaces changes none.
+  const metadata = new Map((await allSources(engine)).map((source) => [source.sourceID, releaseFieldsOf(source)]));
+  await recordReleaseSources(
     engine,
     index,
-    [...servedBy.values()].flatMap((sources) => [...sources]).sort((a, b) => a - b),
+    new Map(sourceIds.filter((id) => metadata.has(id)).map((id) => [id, metadata.get(id)!])),
   );
+  await publishReleases(engine, index, sourceIds);
   run.details.releaseIndicesAfter = 1;
   // The structures index too: every lookup reads it, and one segment answered key lookups 23 % faster
   // at 10M structures (BENCHMARKS.md). Loads of structures may go on writing new segments beside it.

@@ -1,7 +1,7 @@
 /** Publishing a written release: seal it, count its structures, swap the aliases, update the sources. */
 import type { SourceDocument } from '../src/engine/documents';
 import type { Engine } from '../src/engine/client';
-import { publishReleases, sealReleaseIndex } from '../src/engine/schema';
+import { publishReleases, recordReleaseSources, releaseFieldsOf, sealReleaseIndex } from '../src/engine/schema';
 import { countCurrentUcis, putSource } from '../src/engine/sources';
 
 /** The name and date of a source's release (srcReleaseNumber, srcReleaseDate as an ISO timestamp). */
@@ -55,21 +55,28 @@ export async function publishSourceReleases(
   const underReplicated = await sealReleaseIndex(engine, index);
   if (underReplicated) options.onNote?.(underReplicated);
   const uciCounts = options.uciCounts ?? (await countCurrentUcis(engine, index));
+  const updated = sources.map((source) => {
+    const next: SourceDocument = { ...source, UCICount: uciCounts.get(source.sourceID) ?? 0 };
+    delete next.retired;
+    if (options.retired) next.retired = true;
+    // A curator's reload is an update of the source; a dump keeps the dates its source table gives.
+    if (options.touch) next.lastUpdated = new Date().toISOString();
+    if (options.release)
+      Object.assign(next, { srcReleaseNumber: options.release.number, srcReleaseDate: options.release.date });
+    return next;
+  });
+  // The release keeps its sources' release fields, for a rollback to it (and for the sweep to finish one).
+  await recordReleaseSources(
+    engine,
+    index,
+    new Map(updated.map((source) => [source.sourceID, releaseFieldsOf(source)])),
+  );
   await publishReleases(
     engine,
     index,
     sources.map((source) => source.sourceID),
   );
-  for (const source of sources) {
-    const updated: SourceDocument = { ...source, UCICount: uciCounts.get(source.sourceID) ?? 0 };
-    delete updated.retired;
-    if (options.retired) updated.retired = true;
-    // A curator's reload is an update of the source; a dump keeps the dates its source table gives.
-    if (options.touch) updated.lastUpdated = new Date().toISOString();
-    if (options.release)
-      Object.assign(updated, { srcReleaseNumber: options.release.number, srcReleaseDate: options.release.date });
-    await putSource(engine, updated);
-  }
+  for (const source of updated) await putSource(engine, source);
   return uciCounts;
 }
 

@@ -144,6 +144,29 @@ export class LoadRun {
     return index;
   }
 
+  /** Records in the load record the release index this load publishes without writing it (a rollback's). */
+  async recordIndex(index: string): Promise<void> {
+    this.record.index = index;
+    await this.checkpoint();
+  }
+
+  /**
+   * Set once the load's release is served: a failure after that leaves its record running, for the
+   * next sweep or `doctor` to finish the load (a rollback's), instead of marking it failed.
+   */
+  served = false;
+
+  /** Stops the heartbeat and leaves the record as it is, for a sweep to find the load interrupted. */
+  abandon(): void {
+    clearInterval(this.heartbeat);
+  }
+
+  /** Saves the load record as it stands now (a dry run saves nothing). */
+  async checkpoint(): Promise<void> {
+    if (this.dryRun) return;
+    await saveLoadRecord(this.engine, { ...this.snapshot(), heartbeat: new Date().toISOString() });
+  }
+
   reject(row: Row | { line: number; raw: string }, reason: Reject): void {
     this.rowsRejected += 1;
     this.rejectsByReason[reason.code] = (this.rejectsByReason[reason.code] ?? 0) + 1;

@@ -2,14 +2,16 @@
  * What a load leaves when it fails, is refused or is killed, swept: its release index, its locks,
  * the changes it recorded, the structures only it created, and the compounds index's refresh it
  * paused. A failing or refused load sweeps its own; every writing load and `npm run load -- doctor`
- * sweep those of killed loads (their process gone, or no heartbeat for 30 s) and previous releases
- * past RELEASE_GRACE.
+ * sweep those of killed loads (their process gone, or no heartbeat for 30 s; a rollback killed after
+ * its alias swap is finished instead) and replaced releases no source can roll back to, past
+ * RELEASE_GRACE.
  */
 import type { Config } from '../src/config';
 import type { LoadRecord } from '../src/engine/documents';
 import type { Engine } from '../src/engine/client';
 import { deleteChangesOf } from '../src/engine/changes';
 import { removeOrphanStructuresOf } from '../src/engine/compounds';
+import { finishInterruptedRollback } from './rollback';
 import { indicesOf, releaseLocksOf, runningLoads, saveLoadRecord } from '../src/engine/loads';
 import {
   refreshIndex,
@@ -21,7 +23,8 @@ import {
 
 /** What a sweep did, for the summary line and `doctor`. */
 export interface SweepReport {
-  interruptedLoads: { loadId: string; command: string; why: string }[];
+  /** Loads found killed: marked failed and swept, or (a rollback killed after its alias swap) `finished`. */
+  interruptedLoads: { loadId: string; command: string; why: string; sourceId?: number; finished?: boolean }[];
   releaseIndicesRemoved: string[];
   previousReleasesExpired: string[];
   structuresRemoved: number;
@@ -54,6 +57,17 @@ export async function sweepInterruptedLoads(engine: Engine, config: Config): Pro
     refreshRestored: false,
   };
   for (const { record, why } of interrupted) {
+    if (await finishInterruptedRollback(engine, record, why)) {
+      await releaseLocksOf(engine, record.loadId);
+      report.interruptedLoads.push({
+        loadId: record.loadId,
+        command: record.command,
+        why,
+        sourceId: record.sourceId ?? undefined,
+        finished: true,
+      });
+      continue;
+    }
     const failed: LoadRecord = {
       ...record,
       status: 'failed',

@@ -284,9 +284,9 @@ const settings = {
   },
   RELEASE_GRACE: {
     description:
-      'how long a replaced release is kept (searches already routed to it ' +
-      'finish; "what changed" reads it) before a load or `npm run load -- ' +
-      'doctor` deletes it',
+      'how long a replaced release that no source can roll back to any more is kept after it stopped ' +
+      'serving (searches already routed to it finish) before a load or `npm run load -- doctor` deletes it; ' +
+      "a source's previous release stays as long as it is one",
     defaultValue: '24h',
     parse: duration,
   },

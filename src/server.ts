@@ -9,6 +9,7 @@ import type { Express, Request, Response } from 'express';
 import { readConfig, type Config } from './config';
 import { createApp, type AppOptions } from './app';
 import { HttpError } from './api/errors';
+import { watchLayout } from './engine/layout';
 import { log } from './log';
 import { Engine } from './engine/client';
 import { fingerprintlessLine, holdingsOf } from './domain/holdings';
@@ -79,7 +80,15 @@ export async function startServer(
   port = config.PORT,
 ): Promise<RunningServer> {
   const timeouts = { ...serverTimeouts, ...options };
-  const { app, close, sendError } = createApp(config, options);
+  const { app, close, sendError, context } = createApp(config, options);
+  // A newer layout is refused here; an older one is served, and followed while it is migrated.
+  let stopWatching: () => void;
+  try {
+    stopWatching = await watchLayout(context.engine, log);
+  } catch (error) {
+    await close();
+    throw error;
+  }
   // The responses not yet finished: at the drain deadline each one still open gets its 503.
   const inFlight = new Set<ServerResponse>();
   let draining = false;
@@ -148,6 +157,7 @@ export async function startServer(
       }
       server.closeAllConnections();
       await closed;
+      stopWatching();
       await close();
     })();
     return stopping;

@@ -12,7 +12,7 @@ import { loadHistory } from '../src/engine/loads';
 import type { AssignmentDocument } from '../src/engine/documents';
 import { fixtureDump, fixturesDir, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
 import { batchSize as structureBatchRows } from '../loaders/structures';
-import { parseArguments, UsageError } from '../loaders/cli';
+import { parseArguments, runCommand, UsageError } from '../loaders/cli';
 
 function table(file: string): Record<string, string>[] {
   const text = file.endsWith('.gz') ? gunzipSync(readFileSync(file)).toString('utf8') : readFileSync(file, 'utf8');
@@ -369,7 +369,7 @@ describe('npm run load', function () {
   it(
     'a second dump replaces the first: every source moves at once, nothing ' +
       'is served twice, the old index stays as the previous release until ' +
-      'the next dump',
+      'the next dump, then for RELEASE_GRACE',
     async () => {
       const prefix = await loadFixture(freshPrefix('redump'));
       const engine = engineFor(prefix);
@@ -400,9 +400,12 @@ describe('npm run load', function () {
       expect((await engine.client.count({ index: engine.names.assignments })).count).to.equal(references.length);
       await load(prefix, ['references', file]);
       expect(
-        await engine.client.indices.exists({ index: first }),
-        'gone once a newer release is the previous one',
-      ).to.equal(false);
+        await engine.client.indices.getAlias({ index: first }).then((a) => Object.keys(a[first].aliases)),
+        'no source can roll back to it once a newer release is the previous one',
+      ).to.deep.equal([]);
+      expect(await engine.client.indices.exists({ index: first }), 'kept for RELEASE_GRACE').to.equal(true);
+      await runCommand(parseArguments(['doctor']), testConfig(prefix, { RELEASE_GRACE: '1ms' }));
+      expect(await engine.client.indices.exists({ index: first }), 'gone past RELEASE_GRACE').to.equal(false);
       expect((await engine.client.count({ index: engine.names.assignments })).count).to.equal(references.length);
     },
   );

@@ -23,9 +23,16 @@ export function mappingOf(name: MappingName): { settings: Record<string, unknown
   return JSON.parse(readFileSync(join(mappingsDir, `${name}.json`), 'utf8'));
 }
 
-/** Every index and alias name chemxref uses, all behind one prefix. */
+/**
+ * Every index and alias name chemxref uses, all behind one prefix. `releases` names the release
+ * indices and their aliases: `assignments`, or `xrefs` for an API serving indices of layout 1
+ * (src/engine/layout.ts) until `npm run migrate` renames them.
+ */
 export class IndexNames {
-  constructor(readonly prefix: string) {}
+  constructor(
+    readonly prefix: string,
+    readonly releases: 'assignments' | 'xrefs' = 'assignments',
+  ) {}
   get compounds(): string {
     return `${this.prefix}-compounds`;
   }
@@ -35,7 +42,7 @@ export class IndexNames {
   }
   /** Alias over every source's current release. */
   get assignments(): string {
-    return `${this.prefix}-assignments`;
+    return `${this.prefix}-${this.releases}`;
   }
   get sources(): string {
     return `${this.prefix}-sources`;
@@ -79,22 +86,22 @@ export class IndexNames {
   }
   /** Alias of one source's current release. */
   assignmentsOf(sourceId: number): string {
-    return `${this.prefix}-assignments-${sourceId}`;
+    return `${this.prefix}-${this.releases}-${sourceId}`;
   }
-  /** Alias of the release a source served before its current one, kept for RELEASE_GRACE. */
+  /** Alias of the release a source served before its current one, kept for `rollback` until its next publish. */
   previousAssignmentsOf(sourceId: number): string {
-    return `${this.prefix}-previous-assignments-${sourceId}`;
+    return `${this.prefix}-previous-${this.releases}-${sourceId}`;
   }
   /** Every previous-release alias. */
   get previousAssignments(): string {
-    return `${this.prefix}-previous-assignments-*`;
+    return `${this.prefix}-previous-${this.releases}-*`;
   }
   /**
    * A fresh physical index for one release: of one source (`source`, `remove-source`) or of every
    * source of a reference table (`dump`), which then serves them all from one shard.
    */
   assignmentsRelease(tag: number | 'dump', stamp = Date.now()): string {
-    return `${this.prefix}-assignments-${tag}-${stamp}`;
+    return `${this.prefix}-${this.releases}-${tag}-${stamp}`;
   }
 }
 
@@ -196,7 +203,8 @@ export interface EngineOptions {
 /** The Elasticsearch client of `config`, plus the index names. */
 export class Engine {
   readonly client: Client;
-  readonly names: IndexNames;
+  /** The names it reads and writes; an API serving an older layout switches them when it is migrated (layout.ts). */
+  names: IndexNames;
   readonly breaker?: Breaker;
   /** A serving engine's view of a restore in progress (which makes its requests fail with EngineUnavailable). */
   readonly restore?: RestoreWatch;

@@ -6,6 +6,7 @@
 import type { estypes } from '@elastic/elasticsearch';
 import type { Engine, MappingName } from './client';
 import { mappingOf } from './client';
+import type { SourceDocument } from './documents';
 
 const baseIndices = ['compounds', 'fingerprints', 'sources', 'meta', 'changes'] as const;
 /** Indices that grow with the data and take ES_SHARDS primary shards; the others keep one. */
@@ -45,11 +46,6 @@ export async function ensureBaseIndices(engine: Engine): Promise<void> {
       if (name === 'fingerprints') {
         const { derivation } = mappingOf(name).mappings.properties as Record<string, estypes.MappingProperty>;
         await engine.client.indices.putMapping({ index, properties: { derivation } });
-      }
-      // Sources gained `idsAreNames` (a source of names); an older index keeps its other fields.
-      if (name === 'sources') {
-        const { idsAreNames } = mappingOf(name).mappings.properties as Record<string, estypes.MappingProperty>;
-        await engine.client.indices.putMapping({ index, properties: { idsAreNames } });
       }
       const current = await engine.client.indices.getSettings({
         index,
@@ -290,10 +286,11 @@ function sourceFilter(sourceId: number): object {
  * A source's alias filters on its id when the index holds several sources. The all-sources alias
  * shows a previous index only for the sources it still serves. The release a source served until
  * now becomes its previous release (`{prefix}-previous-assignments-{sourceId}`), and is not deleted in the
- * swap: searches already routed to it finish on it. The release that was previous before goes, once
- * nothing points at it (`deleteUnaliasedReplaced`); a previous release also goes after RELEASE_GRACE
- * (`removeExpiredPreviousReleases`). Publishes take turns (a lock in the meta index): each one
- * rewrites the all-sources filter from what the aliases say at that moment.
+ * swap: searches already routed to it finish on it, and `npm run load -- rollback` can serve it again.
+ * The release that was previous before goes once nothing points at it and it stopped serving more
+ * than RELEASE_GRACE ago (`deleteUnaliasedReplaced`, or a later sweep: `removeExpiredPreviousReleases`).
+ * Publishes take turns (a lock in the meta index): each one rewrites the all-sources filter from
+ * what the aliases say at that moment.
  */
 export async function publishReleases(engine: Engine, index: string, sourceIds: number[]): Promise<void> {
   await withPublishLock(engine, async () => {
@@ -340,11 +337,143 @@ export async function publishReleases(engine: Engine, index: string, sourceIds: 
       }
     }
     await engine.client.indices.updateAliases({ actions } as never);
-    // When each release stopped serving, for RELEASE_GRACE.
-    for (const previous of retired)
-      await engine.client.indices.putMapping({ index: previous, _meta: { retiredAt: new Date().toISOString() } });
+    // When each release stopped serving: once no source can roll back to it either, RELEASE_GRACE counts from then.
+    for (const previous of retired) await mergeReleaseMeta(engine, previous, { retiredAt: new Date().toISOString() });
     await deleteUnaliasedReplaced(engine, [...previousAliases.values()].flat());
   });
+}
+
+/** The release-bound fields of a source's metadata: what a rollback puts back with the release. */
+export type ReleaseFields = Pick<
+  SourceDocument,
+  'srcReleaseNumber' | 'srcReleaseDate' | 'lastUpdated' | 'UCICount' | 'retired'
+>;
+
+/** What a release index records of itself in its mapping's `_meta`. */
+interface ReleaseMeta {
+  /** When it stopped serving every source. */
+  retiredAt?: string;
+  /** Per source id, the source's release fields while this index serves (or served) it. */
+  sources?: Record<string, ReleaseFields>;
+}
+
+/** The `_meta` of a release index ({} when it has none or is gone). */
+export async function releaseMetaOf(engine: Engine, index: string): Promise<ReleaseMeta> {
+  const mapping = await engine.client.indices.getMapping({ index }, { ignore: [404] });
+  const found = Object.values(mapping ?? {})[0] as { mappings?: { _meta?: ReleaseMeta } } | undefined;
+  return found?.mappings?._meta ?? {};
+}
+
+/** Merges `patch` into a release index's `_meta` (the engine replaces `_meta` whole, so it is read first). */
+async function mergeReleaseMeta(engine: Engine, index: string, patch: ReleaseMeta): Promise<void> {
+  const meta = await releaseMetaOf(engine, index);
+  const merged = { ...meta, ...patch, sources: { ...meta.sources, ...patch.sources } };
+  await engine.client.indices.putMapping({ index, _meta: merged as never });
+}
+
+/** Records the release fields of each source `index` serves (or is about to), for a rollback to it. */
+export async function recordReleaseSources(
+  engine: Engine,
+  index: string,
+  sources: Map<number, ReleaseFields>,
+): Promise<void> {
+  if (sources.size === 0) return;
+  await mergeReleaseMeta(engine, index, {
+    sources: Object.fromEntries([...sources].map(([sourceId, fields]) => [String(sourceId), fields])),
+  });
+}
+
+/** The release fields of a source's metadata. */
+export function releaseFieldsOf(source: SourceDocument): ReleaseFields {
+  return {
+    srcReleaseNumber: source.srcReleaseNumber ?? null,
+    srcReleaseDate: source.srcReleaseDate ?? null,
+    lastUpdated: source.lastUpdated ?? null,
+    UCICount: source.UCICount,
+    ...(source.retired ? { retired: true } : {}),
+  };
+}
+
+/** A source's current and previous release indices (undefined where it has none). */
+export async function releasesOf(engine: Engine, sourceId: number): Promise<{ current?: string; previous?: string }> {
+  const holders = await aliasHolders(engine, [
+    engine.names.assignmentsOf(sourceId),
+    engine.names.previousAssignmentsOf(sourceId),
+  ]);
+  return {
+    current: holders.get(engine.names.assignmentsOf(sourceId))?.[0],
+    previous: holders.get(engine.names.previousAssignmentsOf(sourceId))?.[0],
+  };
+}
+
+/** The source ids an index holds assignments of. */
+async function sourcesHeldBy(engine: Engine, index: string): Promise<Set<number>> {
+  const result = await engine.client.search({
+    index,
+    size: 0,
+    track_total_hits: false,
+    aggs: { sources: { terms: { field: 'sourceId', size: 10_000 } } },
+  });
+  const buckets = (result.aggregations?.sources as { buckets: { key: number }[] } | undefined)?.buckets ?? [];
+  return new Set(buckets.map((bucket) => bucket.key));
+}
+
+/**
+ * Serves `sourceId` from its previous release again, in one atomic alias call: the previous release
+ * becomes the current one and the current one the previous one (so doing it again undoes it).
+ * `expected` is what the caller found and weighed: when the aliases say otherwise now, nothing is
+ * done and false is returned. Each index keeps the all-sources alias for exactly the sources it
+ * serves after the swap.
+ */
+export async function swapWithPreviousRelease(
+  engine: Engine,
+  sourceId: number,
+  expected: { current: string; previous: string },
+): Promise<boolean> {
+  let swapped = false;
+  await withPublishLock(engine, async () => {
+    const { current, previous } = await releasesOf(engine, sourceId);
+    if (current !== expected.current || previous !== expected.previous) return;
+    const served = await servedSources(engine);
+    const servedAfter = (index: string, change: (sources: Set<number>) => void): number[] => {
+      const sources = new Set(served.get(index) ?? []);
+      change(sources);
+      return [...sources].sort((a, b) => a - b);
+    };
+    const fromCurrent = servedAfter(current, (sources) => sources.delete(sourceId));
+    const onPrevious = servedAfter(previous, (sources) => sources.add(sourceId));
+    const held = await sourcesHeldBy(engine, previous);
+    const sharedPrevious = [...held].some((id) => id !== sourceId);
+    const actions: object[] = [
+      { remove: { index: current, alias: engine.names.assignmentsOf(sourceId) } },
+      { remove: { index: previous, alias: engine.names.previousAssignmentsOf(sourceId) } },
+      {
+        add: { index: current, alias: engine.names.previousAssignmentsOf(sourceId), filter: sourceFilter(sourceId) },
+      },
+      {
+        add: {
+          index: previous,
+          alias: engine.names.assignmentsOf(sourceId),
+          ...(sharedPrevious ? { filter: sourceFilter(sourceId) } : {}),
+        },
+      },
+      fromCurrent.length === 0
+        ? { remove: { index: current, alias: engine.names.assignments } }
+        : { add: { index: current, alias: engine.names.assignments, filter: { terms: { sourceId: fromCurrent } } } },
+      // Unfiltered when it serves every source it holds, as a freshly published release is.
+      {
+        add: {
+          index: previous,
+          alias: engine.names.assignments,
+          ...([...held].every((id) => onPrevious.includes(id)) ? {} : { filter: { terms: { sourceId: onPrevious } } }),
+        },
+      },
+    ];
+    await engine.client.indices.updateAliases({ actions } as never);
+    swapped = true;
+    if (fromCurrent.length === 0) await mergeReleaseMeta(engine, current, { retiredAt: new Date().toISOString() });
+  });
+  return swapped;
 }
 
 /** The indices each alias of `aliases` points at. */
@@ -360,40 +489,45 @@ async function aliasHolders(engine: Engine, aliases: string[]): Promise<Map<stri
   return holders;
 }
 
-/** Deletes those of `indices` that no alias points at any more (they served no source since the publish before). */
+/**
+ * Deletes those of `indices` that no alias points at any more (no source serves them, none can roll
+ * back to them) and that stopped serving more than RELEASE_GRACE ago.
+ */
 async function deleteUnaliasedReplaced(engine: Engine, indices: string[]): Promise<void> {
   if (indices.length === 0) return;
   const state = await engine.client.indices.get(
-    { index: [...new Set(indices)].join(','), features: ['aliases'] },
+    { index: [...new Set(indices)].join(','), features: ['aliases', 'mappings'] },
     { ignore: [404] },
   );
-  const unaliased = Object.entries(state ?? {})
-    .filter(
-      ([name, value]) =>
-        indices.includes(name) && Object.keys((value as { aliases?: object }).aliases ?? {}).length === 0,
-    )
+  const expired = Object.entries(state ?? {})
+    .filter(([name, value]) => indices.includes(name) && pastGrace(value, engine.config.RELEASE_GRACE))
     .map(([name]) => name);
-  if (unaliased.length > 0) await engine.client.indices.delete({ index: unaliased.join(',') }, { ignore: [404] });
+  if (expired.length > 0) await engine.client.indices.delete({ index: expired.join(',') }, { ignore: [404] });
+}
+
+type IndexState = { aliases?: object; mappings?: { _meta?: ReleaseMeta } };
+
+/** Whether a release index serves no source, is no source's previous one, and stopped serving over `graceMs` ago. */
+function pastGrace(state: unknown, graceMs: number): boolean {
+  const value = state as IndexState;
+  if (Object.keys(value.aliases ?? {}).length > 0) return false;
+  const retiredAt = Date.parse(value.mappings?._meta?.retiredAt ?? '');
+  return Number.isFinite(retiredAt) && Date.now() - retiredAt > graceMs;
 }
 
 /**
- * Deletes previous releases that serve no source and stopped serving more than `graceMs` ago (the
- * previous-release aliases of sources not reloaded since). Returns what it deleted.
+ * Deletes the replaced releases that no source can roll back to any more (no alias points at them)
+ * and that stopped serving more than `graceMs` ago. A source's previous release stays as long as it
+ * is one. Returns what it deleted.
  */
 export async function removeExpiredPreviousReleases(engine: Engine, graceMs: number): Promise<string[]> {
   const all = await engine.client.indices.get(
     { index: `${engine.names.assignments}-*`, features: ['aliases', 'mappings'] },
     { ignore: [404] },
   );
-  const prefix = `${engine.names.prefix}-previous-assignments-`;
-  const expired: string[] = [];
-  for (const [index, state] of Object.entries(all ?? {})) {
-    const value = state as { aliases?: object; mappings?: { _meta?: { retiredAt?: string } } };
-    const aliases = Object.keys(value.aliases ?? {});
-    if (aliases.length === 0 || !aliases.every((alias) => alias.startsWith(prefix))) continue;
-    const retiredAt = Date.parse(value.mappings?._meta?.retiredAt ?? '');
-    if (Number.isFinite(retiredAt) && Date.now() - retiredAt > graceMs) expired.push(index);
-  }
+  const expired = Object.entries(all ?? {})
+    .filter(([, state]) => pastGrace(state, graceMs))
+    .map(([index]) => index);
   if (expired.length > 0) await engine.client.indices.delete({ index: expired.join(',') }, { ignore: [404] });
   return expired;
 }
@@ -433,15 +567,17 @@ async function withPublishLock(engine: Engine, work: () => Promise<void>): Promi
  */
 export async function removeAllLeftoverReleases(engine: Engine, running: Set<string>): Promise<string[]> {
   const all = await engine.client.indices.get(
-    { index: `${engine.names.assignments}-*`, expand_wildcards: 'all', features: ['aliases'] },
+    { index: `${engine.names.assignments}-*`, expand_wildcards: 'all', features: ['aliases', 'mappings'] },
     { ignore: [404] },
   );
   const pattern = new RegExp(`^${escape(engine.names.assignments)}-([0-9]+|dump)-[0-9]+$`);
+  // A release that once served (it has stopped: retiredAt) is kept for RELEASE_GRACE (removeExpiredPreviousReleases).
   const leftovers = Object.entries(all ?? {})
     .filter(
       ([index, state]) =>
         pattern.test(index) &&
-        Object.keys((state as { aliases?: object }).aliases ?? {}).length === 0 &&
+        Object.keys((state as IndexState).aliases ?? {}).length === 0 &&
+        !(state as IndexState).mappings?._meta?.retiredAt &&
         !running.has(index),
     )
     .map(([index]) => index);
