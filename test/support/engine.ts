@@ -260,10 +260,25 @@ export function engineHooks(stem: string, suite: SuiteEngine = singleNodeSuite):
   const runTmp = mkdtempSync(join(tmpdir(), `${process.env.ES_INDEX_PREFIX}-`));
   process.env.TMPDIR = runTmp;
   process.env.LOG_LEVEL ??= 'silent';
+  // Started now, while mocha loads and compiles the test files; the first hook waits for it.
+  let settled = false;
+  const starting = startRunEngine(run, readConfig().ES_HEAP).then(
+    () => undefined,
+    (error: Error) => error,
+  );
+  void starting.then(() => (settled = true));
+  let finished = false;
+  // A run that ends before its last hook (a test file that does not load, Ctrl-C) stops the suite's
+  // own engine it started or was starting, unless KEEP_ENGINE says to keep it.
+  process.once('exit', () => {
+    if (finished || !run.home || process.env.KEEP_ENGINE || (settled && !run.own)) return;
+    for (const node of clusterNodes(run.url, run.nodes, run.home)) if (node.pid) process.kill(node.pid, 'SIGTERM');
+  });
   return {
     async beforeAll(this: Mocha.Context): Promise<void> {
       this.timeout(600_000);
-      await startRunEngine(run, readConfig().ES_HEAP);
+      const failed = await starting;
+      if (failed) throw failed;
     },
     async afterAll(this: Mocha.Context): Promise<void> {
       this.timeout(180_000);
@@ -272,6 +287,7 @@ export function engineHooks(stem: string, suite: SuiteEngine = singleNodeSuite):
       await deleteIndicesByPrefix(config.ES_URL, config.ES_INDEX_PREFIX).catch((error: Error) =>
         process.stderr.write(`could not delete the ${config.ES_INDEX_PREFIX}-* test indices: ${error.message}\n`),
       );
+      finished = true;
       await finishRunEngine(run);
       rmSync(runTmp, { recursive: true, force: true });
     },
