@@ -280,8 +280,9 @@ function nodeLayout(
  * `chemxref-local-<first>-<last>`, under `.engine/cluster-<first>-<last>/node-<port>/`: a cluster on
  * 9210-9212 and the single node on 9200 never share a folder or a cluster name, so never join.
  * Transport ports are the HTTP ports + 100 (9200 → 9300). `home`, when given, holds the single
- * node's `data`, `logs` and `run` instead of the engine root: a second single node of its own
- * (a test's, with its data on a small filesystem mounted at `<home>/data`).
+ * node's `data`, `logs` and `run` instead of the engine root (an engine of a test suite's own,
+ * never mixed with the demo's data), or a cluster's `node-<port>` folders instead of
+ * `cluster-<first>-<last>`.
  */
 function clusterLayout(esUrl: string, nodes = 1, home?: string): ClusterLayout {
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > 50)
@@ -292,7 +293,6 @@ function clusterLayout(esUrl: string, nodes = 1, home?: string): ClusterLayout {
     throw new Error(
       `ports ${first.port}-${lastPort} leave no room for their transport ports (+100): set ES_URL to a lower port`,
     );
-  if (home !== undefined && nodes !== 1) throw new Error('a folder of its own is for a single node only');
   if (nodes === 1) {
     return {
       clusterName: singleClusterName,
@@ -304,7 +304,7 @@ function clusterLayout(esUrl: string, nodes = 1, home?: string): ClusterLayout {
     };
   }
   const clusterName = `${singleClusterName}-${first.port}-${lastPort}`;
-  const root = join(engineRoot, `cluster-${first.port}-${lastPort}`);
+  const root = home ?? join(engineRoot, `cluster-${first.port}-${lastPort}`);
   const origin = `${new URL(first.url).protocol}//${new URL(first.url).host.replace(/:\d+$/, '')}`;
   return {
     clusterName,
@@ -734,7 +734,7 @@ const portRange = (layout: ClusterLayout): string =>
  * when some of a cluster's nodes are down (killed), it starts only those. Returns once the node
  * answers at yellow, or once the cluster has every node and is green; throws with the log tails
  * of the nodes that failed (and stops what it started) when that does not happen in time.
- * `home`: the single node's folder for its data, logs and pid file, instead of the engine root's.
+ * `home`: the folder of the nodes' data, logs and pid files, instead of the engine root's.
  */
 export async function startEngine(
   esUrl: string,
@@ -969,8 +969,9 @@ export async function restartNode(
   name: string,
   heap = '1g',
   say: (message: string) => void = log,
+  home?: string,
 ): Promise<void> {
-  const layout = clusterLayout(esUrl, nodes);
+  const layout = clusterLayout(esUrl, nodes, home);
   const node = layout.nodes.find((each) => each.name === name);
   if (!node || layout.single)
     throw new Error(`${name} is not a node of the local ${nodes}-node cluster on ${portRange(layout)}`);

@@ -181,13 +181,13 @@ describe('the command lines share one parser, one UsageError, one usage shape an
       `npm run ${script}: a wrong flag prints the message and the usage on stderr and exits 2; ` +
       '--help prints the usage on stdout and exits 0';
     it(title, async () => {
-      const refused = await npmRun(script, wrong, offline);
+      // Two processes at once: each spends most of its time starting npm and tsx.
+      const [refused, help] = await Promise.all([npmRun(script, wrong, offline), npmRun(script, ['--help'], offline)]);
       expect(refused.code, refused.stderr).to.equal(2);
       expect(refused.stdout).to.equal('');
       const [first, ...usage] = refused.stderr.split('\n');
       expect(first).to.equal(message);
       expectUsage(usage.join('\n'), synopsis);
-      const help = await npmRun(script, ['--help'], offline);
       expect(help.code, help.stderr).to.equal(0);
       expect(help.stderr).to.equal('');
       expectUsage(help.stdout, synopsis);

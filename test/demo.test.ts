@@ -7,7 +7,9 @@ import { expect } from 'chai';
 import { readConfig } from '../src/config';
 import { clusterNodes } from '../scripts/engine';
 import { esStopCommand } from '../scripts/demo';
-import { freshPrefix } from './support/fixture';
+import { Engine } from '../src/engine/client';
+import { runEngine } from './support/engine';
+import { freshPrefix, testConfig } from './support/fixture';
 import { freePort } from './support/checking-clients';
 
 const root = join(__dirname, '..');
@@ -117,6 +119,13 @@ describe('the Quick start: npm run demo', function () {
   );
 
   it('refuses to write into an engine that holds indices of others, and says how to go on', async () => {
+    // An index of someone else's (under the run's prefix, which the run deletes), whatever else the engine holds.
+    const others = new Engine(testConfig(freshPrefix('others')));
+    try {
+      await others.client.indices.create({ index: `${others.names.prefix}-data` }, { ignore: [400] });
+    } finally {
+      await others.close();
+    }
     const run = demo({ PORT: String(await freePort()), ES_INDEX_PREFIX: freshPrefix('demo-refused') });
     running.push(run.child);
     const [code] = await once(run.child, 'exit');
@@ -141,7 +150,7 @@ describe('the Quick start: npm run demo', function () {
   it(
     'the engine runs in a session of its own, so Ctrl-C in the terminal ' + 'that started it does not reach it',
     function () {
-      const [node] = clusterNodes(config.ES_URL, config.ES_NODES);
+      const [node] = clusterNodes(config.ES_URL, config.ES_NODES, runEngine?.home);
       // An engine this checkout did not start (another checkout's, a remote one) has no pid here.
       if (node.pid === undefined) this.skip();
       expect(sessionOf(node.pid!)).to.not.equal(sessionOf('self'));

@@ -1,7 +1,8 @@
 /**
- * A full disk is a clear error, not a broken engine: an engine of its own (port 9230, 512 MiB of
- * heap) with its data on a 300 MB tmpfs, filled past its flood stage (95 %, the engine's default).
- * Needs root, to mount the tmpfs.
+ * A full disk is a clear error, not a broken engine: an engine of its own (on FULL_DISK_ES_PORT, a
+ * free port by default; 512 MiB of heap) with its data on a 300 MB tmpfs, filled past its flood
+ * stage (95 %, the engine's default). Needs root, to mount the tmpfs. Whatever ES_URL says: the
+ * engine it fills is always one it started.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, statfsSync } from 'node:fs';
@@ -16,11 +17,14 @@ import { Engine } from '../src/engine/client';
 import { diskReport } from '../src/engine/disk';
 import { EngineDiskFull } from '../src/engine/errors';
 import { startApi, type RunningApi } from './support/api';
-import { bodiesSent } from './support/engine';
+import { bodiesSent, freePortSync } from './support/engine';
 import { fixtureDump, freshPrefix, testConfig } from './support/fixture';
 import { runToEnd } from './support/run';
 
-const url = 'http://127.0.0.1:9230';
+const fullDiskPort = process.env.FULL_DISK_ES_PORT || '0';
+if (!/^[0-9]+$/.test(fullDiskPort) || Number(fullDiskPort) > 65335)
+  throw new Error(`FULL_DISK_ES_PORT must be a TCP port (0 for a free one, at most 65335), got "${fullDiskPort}"`);
+const url = `http://127.0.0.1:${Number(fullDiskPort) || freePortSync()}`;
 const notRoot = process.getuid?.() !== 0 ? 'mounting a tmpfs needs root' : undefined;
 
 (notRoot ? describe.skip : describe)(`a load on a full disk${notRoot ? ` (skipped: ${notRoot})` : ''}`, function () {
@@ -75,7 +79,12 @@ const notRoot = process.getuid?.() !== 0 ? 'mounting a tmpfs needs root' : undef
       this.skip();
     }
     mounted = true;
-    await startEngine(url, '512m', 1, { home });
+    if ((await startEngine(url, '512m', 1, { home })).reused) {
+      // Not this test's engine: it would be filled, and its cluster settings changed.
+      const why = `${url} answers already, an engine this test did not start; set FULL_DISK_ES_PORT to a free port`;
+      for (const test of this.test!.parent!.tests) test.title += ` (skipped: ${why})`;
+      this.skip();
+    }
     config = testConfig(freshPrefix('full-disk'), { ES_URL: url });
     engine = new Engine(config);
     // The engine reads its disk every cluster.info.update.interval (30 s by default); 10 s is the least it takes.

@@ -20,6 +20,7 @@ import {
   tally,
   type Answer,
 } from './support/checking-clients';
+import { skipUnlessOwnEngine } from './support/engine';
 import { fixtureDump, fixturePrefix, freshPrefix, load, loadFixture, testConfig } from './support/fixture';
 
 function table(file: string): Record<string, string>[] {
@@ -172,7 +173,8 @@ describe('reliability (issue 21)', function () {
       expect(n, `requests in flight during reload ${i + 1} (of ${during.join(', ')})`).to.be.above(0);
   });
 
-  it('a frozen engine gives 503 within the deadline and answers again after it thaws', async () => {
+  it('a frozen engine gives 503 within the deadline and answers again after it thaws', async function () {
+    skipUnlessOwnEngine(this, 'freezes the engine (SIGSTOP, then SIGCONT)');
     const deadlineMs = 1_000;
     const api = await startApi(testConfig(await fixturePrefix(), { ENGINE_TIMEOUT_MS: `${deadlineMs}ms` }));
     const engine = new EngineFreezer(await enginePid(readConfig().ES_URL));

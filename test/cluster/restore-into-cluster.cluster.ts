@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { startEngine, stopEngine } from '../../scripts/engine';
+import { engineRoot, startEngine, stopEngine } from '../../scripts/engine';
 import { createBackup, defaultLocation, defaultRepository, restoreBackup } from '../../src/engine/backups';
 import { Engine } from '../../src/engine/client';
 import { parseArguments, runCommand } from '../../loaders/cli';
@@ -18,6 +18,8 @@ import { repoRoot } from '../support/run';
 
 const demoDump = join(repoRoot, 'examples', 'demo');
 const singleUrl = process.env.SINGLE_ES_URL ?? 'http://127.0.0.1:9213';
+/** A folder of its own, as every engine a suite starts has. */
+const singleHome = join(engineRoot, `test-${new URL(singleUrl).port}`);
 
 describe('a backup of one node restored into the three-node cluster, on the demo data', function () {
   this.timeout(1_800_000);
@@ -29,8 +31,16 @@ describe('a backup of one node restored into the three-node cluster, on the demo
   let backup = '';
   const apis: RunningApi[] = [];
 
-  before(async () => {
-    startedSingle = !(await startEngine(singleUrl, '512m', 1)).reused;
+  before(async function () {
+    // An engine already on the default port is someone else's, and this test writes: only one that
+    // SINGLE_ES_URL names is used.
+    startedSingle = !(await startEngine(singleUrl, '512m', 1, { home: singleHome })).reused;
+    if (!startedSingle && process.env.SINGLE_ES_URL === undefined) {
+      process.stdout.write(
+        `      skipped: ${singleUrl} is an engine this run did not start (SINGLE_ES_URL names one to use)\n`,
+      );
+      this.skip();
+    }
   });
 
   after(async () => {
@@ -41,7 +51,7 @@ describe('a backup of one node restored into the three-node cluster, on the demo
     await deleteIndicesByPrefix(singleUrl, prefix).catch(() => {});
     await single.close();
     await cluster.close();
-    if (startedSingle && !process.env.KEEP_ENGINE) await stopEngine(singleUrl, 1);
+    if (startedSingle && !process.env.KEEP_ENGINE) await stopEngine(singleUrl, 1, { home: singleHome });
   });
 
   it('every answer of the v1 and legacy APIs is the same, and every index is fully replicated', async () => {

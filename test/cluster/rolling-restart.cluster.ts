@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { clusterNodes, restartNode } from '../../scripts/engine';
 import { readConfig } from '../../src/config';
 import { startApi, type RunningApi } from '../support/api';
+import { runEngine, skipUnlessOwnEngine } from '../support/engine';
 import { dumpTable } from '../support/answers';
 import { CheckingClients, compoundLookups, tally, type CheckedLookup } from '../support/checking-clients';
 import { fixtureDump, freshPrefix, load, testConfig } from '../support/fixture';
@@ -35,13 +36,19 @@ describe('a rolling restart of the three-node cluster (shards 3, replicas 1)', f
     await api?.stop();
   });
 
-  it('each node restarted in turn as docs/scale.md says, 8 checking clients: no wrong answer, under 1 % 503', async () => {
+  it('each node restarted in turn as docs/scale.md says, 8 checking clients: no wrong answer, under 1 % 503', async function () {
+    skipUnlessOwnEngine(this, 'restarts every node of the cluster');
     const clients = new CheckingClients(api.url, fixtureLookups(), { clients: 8, timeoutMs: 15_000 });
     clients.start();
-    for (const node of clusterNodes(config.ES_URL, config.ES_NODES)) {
+    for (const node of clusterNodes(config.ES_URL, config.ES_NODES, runEngine!.home)) {
       const before = clients.answers.length;
-      await restartNode(config.ES_URL, config.ES_NODES, node.name, config.ES_HEAP, (step) =>
-        process.stdout.write(`      ${step}\n`),
+      await restartNode(
+        config.ES_URL,
+        config.ES_NODES,
+        node.name,
+        config.ES_HEAP,
+        (step) => process.stdout.write(`      ${step}\n`),
+        runEngine!.home,
       );
       const during = tally(clients.answers.slice(before));
       process.stdout.write(

@@ -11,6 +11,7 @@ import { engineNodes, readConfig } from '../../src/config';
 import { parseArguments, runCommand } from '../../loaders/cli';
 import { startApi, type RunningApi } from '../support/api';
 import { answersOf, apiQueries, differing } from '../support/answers';
+import { runEngine, skipUnlessOwnEngine } from '../support/engine';
 import { fixtureDump, fixturesDir, freshPrefix, load, testConfig } from '../support/fixture';
 
 describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', function () {
@@ -61,8 +62,9 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
   describe('with one node killed (kill -9)', () => {
     let victim: { name: string; pid?: number; httpPort: number };
 
-    before(async () => {
-      const nodes = clusterNodes(config.ES_URL, config.ES_NODES);
+    before(async function () {
+      skipUnlessOwnEngine(this, 'kills a node (kill -9) and starts it again');
+      const nodes = clusterNodes(config.ES_URL, config.ES_NODES, runEngine!.home);
       victim = nodes[1];
       expect(victim.pid, 'the pid of the node to kill').to.be.a('number');
       process.kill(victim.pid!, 'SIGKILL');
@@ -105,7 +107,7 @@ describe('chemxref on a three-node cluster (ES_SHARDS=3, ES_REPLICAS=1)', functi
     });
 
     it('the node comes back and the cluster is green with three nodes again', async () => {
-      await startEngine(config.ES_URL, config.ES_HEAP, config.ES_NODES);
+      await startEngine(config.ES_URL, config.ES_HEAP, config.ES_NODES, { home: runEngine!.home });
       const health = await admin.cluster.health(
         { wait_for_nodes: '3', wait_for_status: 'green', timeout: '180s' },
         { requestTimeout: 190_000 },

@@ -4,10 +4,11 @@
  * the document describes: schemathesis' checks not_a_server_error, status_code_conformance,
  * content_type_conformance, response_headers_conformance and response_schema_conformance.
  *
- * Like `npm test` it starts the engine of ES_URL unless one answers (and stops only what it started,
- * unless KEEP_ENGINE is set), loads the fixture dump (test/fixtures/dump, real molecules) under an
- * index prefix of its own, `chemxref-fuzz-xxxxxx`, and deletes those indices at the end. The API
- * runs in this process on an ephemeral port, as `npm start` runs it (no response validation of its
+ * Like `npm test` it uses the engine of ES_URL when ES_URL is given, else an engine of its own on
+ * TEST_ES_PORT (a free port by default), stopped at the end unless KEEP_ENGINE is set; it loads
+ * the fixture dump (test/fixtures/dump, real molecules) under an index prefix of its own,
+ * `chemxref-fuzz-xxxxxx`, and deletes those indices at the end. The API runs in this process on an
+ * ephemeral port, as `npm start` runs it (no response validation of its
  * own: judging responses is the fuzzer's job), with a 20 s engine deadline (ENGINE_TIMEOUT_MS) instead
  * of 3 s, so that a machine's passing load is not taken for a fault of the request.
  *
@@ -31,10 +32,15 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { gunzipSync } from 'node:zlib';
-import { startEngine, stopEngine } from '../../scripts/engine';
 import { readConfig } from '../../src/config';
 import { startServer } from '../../src/server';
-import { deleteIndicesByPrefix } from '../support/engine';
+import {
+  chooseEngine,
+  deleteIndicesByPrefix,
+  finishRunEngine,
+  singleNodeSuite,
+  startRunEngine,
+} from '../support/engine';
 import { fixtureDump, load } from '../support/fixture';
 
 const requirementsFile = join(__dirname, 'requirements.txt');
@@ -494,6 +500,8 @@ async function main(): Promise<number> {
   // Every job the fuzzer submits is queued: under the default JOB_MAX_ACTIVE (4) the later ones were
   // mostly 429s, which left the submission's logic untested (test/jobs.test.ts covers the 429 itself).
   process.env.JOB_MAX_ACTIVE ??= '100000';
+  const engine = chooseEngine(process.env, singleNodeSuite);
+  process.env.ES_URL = engine.url;
   const config = readConfig();
   const runDir = join(tmpdir(), config.ES_INDEX_PREFIX);
   const cleanups: (() => Promise<unknown>)[] = [];
@@ -518,8 +526,8 @@ async function main(): Promise<number> {
   }
   try {
     const began = Date.now();
-    const engine = await startEngine(config.ES_URL, config.ES_HEAP, config.ES_NODES);
-    if (!engine.reused && !process.env.KEEP_ENGINE) cleanups.push(() => stopEngine(config.ES_URL, config.ES_NODES));
+    await startRunEngine(engine, config.ES_HEAP);
+    cleanups.push(() => finishRunEngine(engine));
     cleanups.push(async () => {
       const deleted = await deleteIndicesByPrefix(config.ES_URL, config.ES_INDEX_PREFIX);
       say(`deleted ${deleted.length} indices ${config.ES_INDEX_PREFIX}-*`);
