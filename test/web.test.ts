@@ -131,7 +131,7 @@ describe('the web pages: search, compound, sources', function () {
       ['/search?q=InChI%3D1%2FC8H9NO2%2Fc1', 400, 'This is not a Standard InChI'],
       ['/search?q=RZVAJINKPMORJF-UHFFFAOYNA-N', 400, 'is a non-standard InChIKey'],
       ['/search?q=InChI%3D1S%2Fnonsense', 400, 'Cannot search this'],
-      ['/search?q=', 400, 'Type a Standard InChIKey'],
+      ['/search?q=', 400, 'Type a name, a Standard InChIKey'],
       ['/search?q=CHEMBL112&source=999', 400, 'There is no source 999.'],
       ['/search?q=CHEMBL112&source=abc', 400, '&quot;abc&quot; is not a source id.'],
       ['/search?q=NOSUCHID42', 404, 'No current compound id or name NOSUCHID42 in any source'],

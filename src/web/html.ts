@@ -74,7 +74,7 @@ ${options.canonical ? html`<link rel="canonical" href="${options.canonical}">` :
 <header>
 <a class="home" href="/">chemxref</a>
 <form class="search" action="/search" method="get" role="search">
-<label for="q">InChIKey, InChI, UCI, SMILES, <code>source:id</code> or a compound id</label>
+<label for="q">Name, InChIKey, InChI, UCI, SMILES, <code>source:id</code> or a compound id</label>
 <div class="row">
 <input id="q" name="q" type="search" value="${options.q ?? ''}" required autocomplete="off" spellcheck="false" placeholder="RZVAJINKPMORJF-UHFFFAOYSA-N">
 <label class="visually-hidden" for="source">in source</label>

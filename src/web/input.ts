@@ -68,7 +68,7 @@ export function understand(
     return {
       kind: 'refused',
       message:
-        'Type a Standard InChIKey, a Standard InChI, a SMILES, a UCI, source:id (chembl:CHEMBL112) or a compound id.',
+        'Type a name, a Standard InChIKey, a Standard InChI, a SMILES, a UCI, source:id (chembl:CHEMBL112) or a compound id.',
     };
   if (reading === 'smiles') return { kind: 'smiles', smiles: text, said: smilesSaid };
   if (reading === 'smarts') return { kind: 'smarts', smarts: text, said: smartsSaid };

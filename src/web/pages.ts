@@ -460,7 +460,7 @@ const home: Rendered = {
   title: 'Search',
   canonical: '/',
   body: html`<h1>Find a compound in every source</h1>
-<p>Give a Standard InChIKey (<a href="/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N">RZVAJINKPMORJF-UHFFFAOYSA-N</a>), a Standard InChI, a UCI,
+<p>Give a name (<a href="/search?q=aspirin">aspirin</a>), a Standard InChIKey (<a href="/search?q=RZVAJINKPMORJF-UHFFFAOYSA-N">RZVAJINKPMORJF-UHFFFAOYSA-N</a>), a Standard InChI, a UCI,
 a SMILES (<a href="/search?q=CC(%3DO)Nc1ccc(O)cc1">CC(=O)Nc1ccc(O)cc1</a>), <code>source:id</code> (<a href="/search?q=chembl%3ACHEMBL112">chembl:CHEMBL112</a>) or a compound id with its source.</p>
 <section class="draw" aria-labelledby="draw">
 <h2 id="draw">Draw a structure</h2>
