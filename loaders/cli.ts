@@ -478,29 +478,14 @@ export async function runCommand(parsed: Parsed, config: Config): Promise<Record
         );
         return await computeFingerprints(engine, config, parsed, summary, Number(summary.structuresCreated ?? 0));
       }
-      case 'remove-source': {
-        const sourceId = sourceIdArgument(args[0]);
-        return await step(
-          engine,
-          config,
-          command,
-          null,
-          locking(`source-${sourceId}`),
-          (run) => removeSource(run, sourceId),
-          { sourceId, sourceIds: [sourceId] },
-        );
-      }
+      case 'remove-source':
       case 'rollback': {
         const sourceId = sourceIdArgument(args[0]);
-        return await step(
-          engine,
-          config,
-          command,
-          null,
-          locking(`source-${sourceId}`),
-          (run) => rollbackSource(run, sourceId),
-          { sourceId, sourceIds: [sourceId] },
-        );
+        const work = command === 'rollback' ? rollbackSource : removeSource;
+        return await step(engine, config, command, null, locking(`source-${sourceId}`), (run) => work(run, sourceId), {
+          sourceId,
+          sourceIds: [sourceId],
+        });
       }
       case 'fingerprints':
         return await step(engine, config, command, null, options, (run) => loadFingerprints(run));

@@ -229,3 +229,16 @@ export function readCommandConfig(): Config {
     throw error;
   }
 }
+
+/** Rows as a plain-text table: each column padded to its widest cell, two spaces between columns. */
+export function textTable(rows: string[][]): string {
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}

@@ -4,7 +4,7 @@
  * JSON line on stdout (`--list`: a table) and its steps on stderr. Exit codes: 0 done, 1 failed,
  * 2 wrong usage.
  */
-import { CliExit, parseCommandLine, readCommandConfig, runCli, UsageError, type CliSpec } from '../cli';
+import { CliExit, parseCommandLine, readCommandConfig, runCli, textTable, UsageError, type CliSpec } from '../cli';
 import type { Config } from '../config';
 import { BackupError, createBackup, listBackups, restoreBackup, type BackupInfo } from '../engine/backups';
 import { Engine } from '../engine/client';
@@ -65,15 +65,7 @@ function table(backups: BackupInfo[]): string {
       b.state,
     ]),
   ];
-  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, column) => cell.padEnd(widths[column]))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return textTable(rows);
 }
 
 /** Runs `work` against the engine of `config`, turning what fails into exit 1 with its message. */

@@ -1,4 +1,5 @@
 /** README.txt of an export: what it holds, which source releases it reflects, and its row counts. */
+import { textTable } from '../cli';
 import type { LoadRecord, SourceDocument } from '../engine/documents';
 import type { SourceRelease } from './snapshot';
 
@@ -29,18 +30,6 @@ export function loadOfIndex(loads: LoadRecord[], index: string): LoadRecord | un
 export function releaseCreated(index: string): string | null {
   const match = /-([0-9]{10,})$/.exec(index);
   return match ? new Date(Number(match[1])).toISOString() : null;
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length)));
-  return rows
-    .map((row) =>
-      row
-        .map((cell, column) => cell.padEnd(widths[column]))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 /** The text of README.txt. */
@@ -97,11 +86,11 @@ export function readmeText(input: ReadmeInput): string {
     `the number of ` +
       `${input.command === 'mappings' ? 'current assignments' : 'assignments (current and obsolete)'} read.`,
     '',
-    table(releaseRows),
+    textTable(releaseRows),
     '',
     `Files (rows exclude the header line; ${totalRows} rows in all):`,
     '',
-    table(fileRows),
+    textTable(fileRows),
     ...(input.notes.length > 0 ? ['', 'Notes:', ...input.notes.map((note) => `- ${note}`)] : []),
     '',
   ].join('\n');
