@@ -101,7 +101,7 @@ describe('requests real UniChem clients send', function () {
       const { status, body } = await api.post('/api/v1/compounds', { type: ['inchikey'], compound: [paracetamol.key] });
       expect(status).to.equal(400);
       expect(body.error).to.equal(
-        '"type" is ["inchikey"]: it must be a string, one of uci, inchi, inchikey, sourceID, smiles, molfile',
+        '"type" is ["inchikey"]: it must be a string, one of uci, inchi, inchikey, sourceID, smiles, molfile, name',
       );
     });
 

@@ -1,11 +1,13 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { parseArguments, runCommand } from '../loaders/cli';
 import { Engine } from '../src/engine/client';
 import type { LoadRecord } from '../src/engine/documents';
 import { loadRecord, saveLoadRecord } from '../src/engine/loads';
+import { sourceById } from '../src/engine/sources';
 import { releasesOf } from '../src/engine/schema';
 import { startApi, type RunningApi } from './support/api';
 import { fixtureDump, fixturesDir, freshPrefix, load, testConfig } from './support/fixture';
@@ -24,7 +26,12 @@ function writeShiftedRelease(): string {
 }
 
 /** What the API answers of each id of a source, by v1 and legacy, and of the source itself. */
-async function answersOf(api: RunningApi, sourceId: number, ids: string[]): Promise<Record<string, unknown>> {
+async function answersOf(
+  api: RunningApi,
+  engine: Engine,
+  sourceId: number,
+  ids: string[],
+): Promise<Record<string, unknown>> {
   const answers: Record<string, unknown> = {};
   for (const id of ids) {
     answers[`v1 ${id}`] = (
@@ -32,8 +39,28 @@ async function answersOf(api: RunningApi, sourceId: number, ids: string[]): Prom
     ).body;
     answers[`legacy ${id}`] = (await api.get(`/rest/src_compound_id_all/${encodeURIComponent(id)}/${sourceId}`)).body;
   }
-  answers.source = (await api.get(`/api/v1/sources/${sourceId}`)).body;
+  answers.source = await sourceAnswer(api, engine, sourceId);
   return answers;
+}
+
+/**
+ * The API's answer for a source once it shows what the sources index holds: the API reads sources
+ * at most every 2 s (SourceCatalog), so right after a load or rollback it may still show the last ones.
+ */
+async function sourceAnswer(api: RunningApi, engine: Engine, sourceId: number): Promise<unknown> {
+  const stored = await sourceById(engine, sourceId);
+  const since = Date.now();
+  for (;;) {
+    const { body } = await api.get(`/api/v1/sources/${sourceId}`);
+    const shown = (body as { sources?: { lastUpdated?: string; srcReleaseNumber?: unknown }[] }).sources?.[0];
+    if (
+      shown?.lastUpdated === stored?.lastUpdated &&
+      String(shown?.srcReleaseNumber) === String(stored?.srcReleaseNumber)
+    )
+      return body;
+    if (Date.now() - since > 15_000) return body;
+    await sleep(100);
+  }
 }
 
 /** The changes of a source since a load, as the API gives them. */
@@ -71,12 +98,12 @@ describe('npm run load -- rollback (issue 60)', function () {
       query: { term: { sourceId: 104 } },
     });
     ids = [...new Set(dumpIds.hits.hits.map((hit) => hit._source!.compoundId))].sort();
-    beforeBad = await answersOf(api, 104, ids);
+    beforeBad = await answersOf(api, engine, 104, ids);
     const bad = await load(prefix, ['source', '104', writeShiftedRelease()]);
     expect(bad.status, 'the shifted release passes the release guard').to.equal('done');
     badLoad = String(bad.loadId);
     badRelease = (bad.release as { number: string }).number;
-    afterBad = await answersOf(api, 104, ids);
+    afterBad = await answersOf(api, engine, 104, ids);
     badChanges = await changesSince(api, goodLoad);
   });
   after(async () => {
@@ -101,14 +128,14 @@ describe('npm run load -- rollback (issue 60)', function () {
     expect((summary.to as { release: string }).release).to.equal(goodRelease);
     expect((summary.from as { release: string }).release).to.equal(badRelease);
     expect(await releasesOf(engine, 104)).to.deep.equal(releases);
-    expect(await answersOf(api, 104, ids)).to.deep.equal(afterBad);
+    expect(await answersOf(api, engine, 104, ids)).to.deep.equal(afterBad);
     expect(await loadRecord(engine, String(summary.loadId))).to.equal(undefined);
   });
 
   it('every id of the source answers as before the bad release, and the changes feed shows both steps', async () => {
     const summary = await load(prefix, ['rollback', '104']);
     expect(summary).to.deep.include({ command: 'rollback', status: 'done', dryRun: false });
-    expect(await answersOf(api, 104, ids)).to.deep.equal(beforeBad);
+    expect(await answersOf(api, engine, 104, ids)).to.deep.equal(beforeBad);
     const rollbackLoad = String(summary.loadId);
     const record = (await loadRecord(engine, rollbackLoad))!;
     expect(record).to.deep.include({ command: 'rollback', status: 'done', sourceId: 104, changesRecorded: true });
@@ -126,9 +153,9 @@ describe('npm run load -- rollback (issue 60)', function () {
 
   it('a second rollback undoes the first, and a third restores the good release again', async () => {
     await load(prefix, ['rollback', '104']);
-    expect(await answersOf(api, 104, ids)).to.deep.equal(afterBad);
+    expect(await answersOf(api, engine, 104, ids)).to.deep.equal(afterBad);
     await load(prefix, ['rollback', '104']);
-    expect(await answersOf(api, 104, ids)).to.deep.equal(beforeBad);
+    expect(await answersOf(api, engine, 104, ids)).to.deep.equal(beforeBad);
   });
 
   it('a rollback killed after its alias swap is finished by the next run, which rolls back no further', async () => {
@@ -154,11 +181,11 @@ describe('npm run load -- rollback (issue 60)', function () {
     await saveLoadRecord(engine, { ...record, host: 'another-machine', heartbeat: '2026-01-01T00:00:05.000Z' });
     const again = await load(prefix, ['rollback', '104']);
     expect(again).to.deep.include({ command: 'rollback', status: 'done', loadId });
-    expect(await answersOf(api, 104, ids)).to.deep.equal(afterBad);
+    expect(await answersOf(api, engine, 104, ids)).to.deep.equal(afterBad);
     expect((await loadRecord(engine, loadId))!.status).to.equal('done');
     expect((await changesSince(api, badLoad)).moved).to.deep.equal([]);
     await load(prefix, ['rollback', '104']);
-    expect(await answersOf(api, 104, ids)).to.deep.equal(beforeBad);
+    expect(await answersOf(api, engine, 104, ids)).to.deep.equal(beforeBad);
   });
 
   it('a rollback killed before its alias swap did nothing: the sweep marks it failed', async () => {
@@ -192,7 +219,7 @@ describe('npm run load -- rollback (issue 60)', function () {
     ]);
     expect((await loadRecord(engine, dead.loadId))!.status).to.equal('failed');
     expect(await releasesOf(engine, 104)).to.deep.equal({ current, previous });
-    expect(await answersOf(api, 104, ids)).to.deep.equal(beforeBad);
+    expect(await answersOf(api, engine, 104, ids)).to.deep.equal(beforeBad);
   });
 
   it('refused with exit 1 when the source keeps no previous release', async () => {

@@ -91,7 +91,7 @@ describe('the web pages: search, compound, sources', function () {
       'chemical-structures (source 103) | BSD-style',
       'source 104 | BSD',
       '@datagrok/chem',
-      '`chemicals` 1.5.2, PubChem-derived: famous drugs | MIT',
+      '`chemicals` 1.5.2, PubChem-derived: 139 approved drugs',
     ])
       expect(readme).to.contain(line);
   });
