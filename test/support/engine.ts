@@ -250,7 +250,7 @@ export function skipUnlessOwnEngine(context: Mocha.Context, action: string): voi
  * suite's own), its URL in ES_URL for the whole process and its children, started if nothing
  * answers there; and the run's own index prefix `<stem>-xxxxxx` and TMPDIR (the files tests write
  * and the loads' rejects files), both deleted at the end, so tests never touch data but their own
- * nor leave files behind. Request logs are off (LOG_LEVEL=info brings them back).
+ * nor leave files behind. Logs are off (LOG_LEVEL=debug brings them back, request lines included).
  */
 export function engineHooks(stem: string, suite: SuiteEngine = singleNodeSuite): Mocha.RootHookObject {
   const run = chooseEngine(process.env, suite);
