@@ -1,41 +1,28 @@
-// Growth curve (`npm run bench:scale -- [--steps 0.5,2,5,10] [--seconds 15] [--consolidate]
-// [--similarity [--split-cores]]`): one deployment grown in steps from the real molecules to tens of
-// millions, measured after each step. Structures beyond the real set are 13C isotopologues of real
-// single-component molecules, keyed by our code and checked to keep their parent's skeleton; five
-// sources a step hold about 3 assignments a structure. Each step: the real loader (rows/s, time, peak
-// RSS), then disk, heap, segments and the v1 lookups at 16 connections and at half their peak.
-// --consolidate measures each step again after `load -- consolidate`, with lookups during the copy.
-// --similarity adds similarity (0.7, limit 100) and bench:similarity's table against FPSim2. The real
-// set's fingerprints come from `load -- fingerprints`; later steps copy the parent's document (13C
-// changes no Morgan bit: checked on their first 1,000) without pattern terms, then merge the index:
-// a fingerprint shared by ~20 structures at 10M.
+// Growth curve (`npm run bench:scale -- [--steps 0.5,2,5,10] [--seconds 15]`): one deployment grown
+// in steps from the real molecules to tens of millions, measured after each step. Structures beyond
+// the real set are 13C isotopologues of real single-component molecules, keyed by our code and
+// checked to keep their parent's skeleton; five sources a step hold about 3 assignments a structure.
+// Each step: the real loader (rows/s, time, peak RSS), then disk, heap, segments and the v1 lookups
+// at 16 connections and at half their peak. The --consolidate and --similarity runs recorded in
+// BENCHMARKS.md are in git history at d149638.
 import { randomBytes } from 'node:crypto';
 import type { estypes } from '@elastic/elasticsearch';
-import { appendFileSync, createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { parseStandardInchi, inchiKeyOf } from '../src/chemistry';
 import type { Engine } from '../src/engine/client';
-import { writeFingerprints, type FingerprintDocument } from '../src/engine/fingerprints';
-import { sortedSources } from '../src/engine/paging';
-import { MoleculeToolkit } from '../src/toolkits/molecules';
-import { currentReleaseIndices, mergeIntoOneSegment } from '../src/engine/schema';
+import { currentReleaseIndices } from '../src/engine/schema';
 import { deleteIndicesByPrefix } from '../scripts/engine';
-import { draw, fmt, molecules, openBench, out, runBench, runLoader, Sample, settle, since } from './common';
-import { splitCoresIfAsked, startApi, UsageError } from './common';
+import { draw, fmt, molecules, openBench, out, runBench, runLoader, Sample, settle, since, startApi } from './common';
 import { readStructures } from './dataset';
 import { describeFailures, drive, drivePaced, type Measure } from './load-generator';
-import { compareSimilarity, hexOf } from './similarity';
 
 const { values: options } = parseArgs({
   options: {
     steps: { type: 'string', default: '0.5,2,5,10' },
     seconds: { type: 'string', default: '15' },
-    consolidate: { type: 'boolean', default: false },
-    similarity: { type: 'boolean', default: false },
-    'split-cores': { type: 'boolean', default: false },
   },
 });
 const steps = options.steps!.split(',').map((n) => Math.round(Number(n) * 1e6));
@@ -45,9 +32,6 @@ const [connections, warmUpSeconds, sampleSize] = [16, 3, 5_000];
 interface Structure {
   inchi: string;
   key: string;
-  parsed?: ReturnType<typeof parseStandardInchi>;
-  /** An isotopologue's parent (its UCI). */
-  parent?: number;
 }
 type Parent = Structure & { carbons: number; uci: number };
 
@@ -86,7 +70,7 @@ function* structures(real: Structure[], parents: Parent[]): Generator<Structure>
       if (parsed.connectivityBlock !== parent.key.slice(0, 14) || key.slice(0, 14) !== parent.key.slice(0, 14)) {
         throw new Error(`isotopologue ${inchi} left its parent's skeleton (${key} against ${parent.key})`);
       }
-      if (!realKeys.has(key)) yield { inchi, key, parsed, parent: parent.uci };
+      if (!realKeys.has(key)) yield { inchi, key };
     }
   }
 }
@@ -121,10 +105,6 @@ function tableWriter(file: string, header: string): (text?: string) => void {
 interface StepFiles {
   structureFile: string;
   referenceFile: string;
-  /** The step's isotopologues, `UCI, key, parent's UCI` a line, and the first 1,000 of them; the real set's `fps`. */
-  copyFile: string;
-  fps: string;
-  checks: (Structure & { uci: number })[];
   structures: number;
   assignments: number;
 }
@@ -144,25 +124,17 @@ async function writeStep(
   const files: StepFiles = {
     structureFile: join(folder, `structure-${step}.tsv`),
     referenceFile: join(folder, `reference-${step}.tsv`),
-    copyFile: join(folder, `copies-${step}.tsv`),
-    fps: join(folder, 'real.fps'),
-    checks: [],
     structures: 0,
     assignments: 0,
   };
   const writeStructure = tableWriter(files.structureFile, 'UCI\tSTANDARDINCHI\tSTANDARDINCHIKEY\n');
   const writeReference = tableWriter(files.referenceFile, 'UCI\tSRC_ID\tSRC_COMPOUND_ID\tASSIGMENT\n');
-  const writeCopy = tableWriter(files.copyFile, '');
   const sources = sourcesOf(step);
   for (let uci = firstUci; files.structures < count; uci += 1) {
     const next = source.next();
     if (next.done) break;
-    const { inchi, key, parent } = next.value;
+    const { inchi, key } = next.value;
     writeStructure(`${uci}\t${inchi}\t${key}\n`);
-    if (parent && options.similarity) {
-      writeCopy(`${uci}\t${key}\t${parent}\n`);
-      if (files.checks.length < 1_000) files.checks.push({ ...next.value, uci });
-    }
     samples.keys.add(key, key);
     files.structures += 1;
     for (const [s, { id: sourceId, label, coverage }] of sources.entries()) {
@@ -176,7 +148,6 @@ async function writeStep(
   }
   writeStructure();
   writeReference();
-  writeCopy();
   return files;
 }
 
@@ -185,8 +156,8 @@ async function storage(engine: Engine, prefix: string): Promise<{ size: string; 
   await engine.client.indices.refresh({ index: `${prefix}-*` });
   // The release indices serving a source now (not the previous releases kept for RELEASE_GRACE).
   const served = [...new Set((await currentReleaseIndices(engine)).values())];
-  const { compounds, fingerprints } = engine.names;
-  const index = [compounds, ...served, ...(options.similarity ? [fingerprints] : [])];
+  const { compounds } = engine.names;
+  const index = [compounds, ...served];
   const stats = await engine.client.indices.stats({ index, metric: ['docs', 'store', 'segments'] });
   const total = (names: string[], pick: (p: estypes.IndicesStatsIndexStats) => number | undefined): number =>
     names.reduce((sum, name) => sum + (pick(stats.indices![name].primaries!) ?? 0), 0);
@@ -199,11 +170,10 @@ async function storage(engine: Engine, prefix: string): Promise<{ size: string; 
     nodes: Record<string, { jvm: { mem: { heap_used_in_bytes: number } } }>;
   };
   const heap = Object.values(nodes.nodes).reduce((sum, n) => sum + n.jvm.mem.heap_used_in_bytes, 0) / 2 ** 20;
-  const perFingerprint = options.similarity ? ` / ${fmt(bytes([fingerprints]))}` : '';
   return {
     size: `${fmt(docs([compounds]))} / ${fmt(docs(served))}`,
     cells:
-      `${fmt(bytes([compounds]))} / ${fmt(bytes(served))}${perFingerprint} | ${fmt(heap)} ` +
+      `${fmt(bytes([compounds]))} / ${fmt(bytes(served))} | ${fmt(heap)} ` +
       `| ${segments([compounds])} / ${segments(served)} (${served.length})`,
   };
 }
@@ -215,95 +185,12 @@ function mixtureKeys(real: Structure[]): string[] {
   return sample.values;
 }
 
-type Held = Map<number, Pick<FingerprintDocument, 'uci' | 'popcount' | 'derivation' | 'morgan'>>;
-
-/**
- * The step's fingerprints (a table cell). The first step's by `load -- fingerprints`, after which
- * the real set's documents are `held` and written to `fps` (key and hex a line, in UCI order, for
- * FPSim2); later steps check that the toolkit gives their first isotopologues their parent's bits,
- * then copy the parent's document to each, without its pattern and molecule (similarity reads neither).
- */
-async function fingerprintStep(engine: Engine, prefix: string, files: StepFiles, held: Held, real: Structure[]) {
-  if (held.size === 0) {
-    const { summary, peakRssMb } = await runLoader(prefix, ['fingerprints']);
-    const [rows, time] = [Number(summary.rowsRead), Number(summary.seconds)];
-    const request = { index: engine.names.fingerprints, query: { range: { uci: { lte: real.length } } } };
-    const sort = [{ uci: 'asc' }];
-    type Doc = Held extends Map<number, infer D> ? D : never;
-    const fields = ['uci', 'popcount', 'derivation', 'morgan'];
-    for (const doc of await sortedSources<Doc>(engine, { ...request, sort, _source: fields }, Infinity))
-      held.set(doc.uci, doc);
-    writeFileSync(files.fps, real.map(({ key }, i) => `${key}\t${hexOf(held.get(i + 1)?.morgan)}\n`).join(''));
-    const refused = fmt(Number(summary.rowsRejected));
-    return `load -- fingerprints ${fmt(rows / time)}/s, ${fmt(time / 60, 1)} min, ${fmt(peakRssMb)} MB, ${refused} refused`;
-  }
-  const toolkit = MoleculeToolkit.perCore();
-  const computed = await toolkit.fingerprints(files.checks.map(({ inchi }) => inchi)).finally(() => toolkit.close());
-  computed.forEach((result, i) => {
-    const parents = hexOf(held.get(files.checks[i].parent!)?.morgan);
-    if (('error' in result ? '' : hexOf(result.morgan)) !== parents)
-      throw new Error(`${files.checks[i].inchi}: its fingerprint is not its parent's`);
-  });
-  const started = process.hrtime.bigint();
-  let [batch, written, copied]: [FingerprintDocument[], Promise<void>, number] = [[], Promise.resolve(), 0];
-  const flush = async (): Promise<void> => {
-    await written;
-    [written, batch] = [writeFingerprints(engine, batch), []];
-    written.catch(() => undefined); // reported where it is awaited
-  };
-  for await (const line of createInterface({ input: createReadStream(files.copyFile) })) {
-    const [uci, standardInchiKey, parent] = line.split('\t');
-    const document = held.get(Number(parent));
-    if (document) batch.push({ ...document, uci: Number(uci), standardInchiKey, pattern: [], molecule: '' });
-    if (document && (copied += 1) % 2_000 === 0) await flush();
-  }
-  await flush();
-  await written;
-  const time = since(started);
-  // Into one segment, as `load -- fingerprints` merges after writing at least as many as the index held.
-  const merge = copied >= held.size;
-  if (merge) await mergeIntoOneSegment(engine, engine.names.fingerprints);
-  const rate = `${fmt(copied / time)}/s, ${fmt(time / 60, 1)} min`;
-  return `${fmt(files.checks.length)} checked; ${fmt(copied)} copied at ${rate}${merge ? ', merged' : ''}`;
-}
-
 const byKey = (keys: string[]): object[] => keys.map((compound) => ({ type: 'inchikey', compound }));
 const failed = (m: Measure): string => (m.failures ? ` (failed: ${describeFailures(m)})` : '');
 const ms = (m: Measure): string => `${fmt(m.p50, 1)} / ${fmt(m.p99, 1)}${failed(m)}`;
 
-/**
- * `load -- consolidate` while key lookups run at `rate` (half their peak) in windows of `seconds`:
- * its assignments/s, time and peak RSS, and the worst window's p50 / p99 (a cell); none with one release index.
- */
-async function consolidate(prefix: string, samples: Samples, rate: number): Promise<string | undefined> {
-  const { url, stop } = await startApi({ ES_INDEX_PREFIX: prefix });
-  try {
-    let done = false;
-    const copy = runLoader(prefix, ['consolidate']).finally(() => (done = true));
-    const windows: Measure[] = [];
-    while (!done) windows.push(await drivePaced(url, '/api/v1/compounds', byKey(samples.keys.values), seconds, rate));
-    const { summary, peakRssMb } = await copy;
-    if (Number(summary.releaseIndicesBefore) <= 1) return undefined;
-    const [rows, time] = [Number(summary.rowsLoaded), Number(summary.seconds)];
-    const worst = windows.reduce((a, b) => (b.p99 > a.p99 ? b : a));
-    const failures = windows.reduce((sum, window) => sum + window.failures, 0);
-    const cell =
-      `consolidate ${fmt(rows / time)} assignments/s, ${fmt(time / 60, 1)} min, ${fmt(peakRssMb)} MB; key lookups ` +
-      `at ${rate}/s meanwhile, worst of ${windows.length} windows ${fmt(worst.p50, 1)} / ${fmt(worst.p99, 1)} ms, ` +
-      `${failures} failed`;
-    out(`  ${cell}`);
-    return cell;
-  } finally {
-    await stop();
-  }
-}
-
 /** Each lookup at 16 connections, then at half its peak (an open loop); a table cell each. */
-async function measureLookups(
-  prefix: string,
-  samples: Samples,
-  mixtures: string[],
-): Promise<{ cells: string; keyRate: number }> {
+async function measureLookups(prefix: string, samples: Samples, mixtures: string[]): Promise<string> {
   const { url, stop } = await startApi({ ES_INDEX_PREFIX: prefix });
   try {
     const byId = samples.ids.values.map(({ sourceId: sourceID, compoundId: compound }) => ({ compound, sourceID }));
@@ -313,18 +200,15 @@ async function measureLookups(
       ['connectivity', '/api/v1/connectivity', byKey(samples.keys.values)],
       ['connectivity of mixtures', '/api/v1/connectivity', byKey(mixtures)],
     ];
-    if (options.similarity) lookups.push(['similarity', '/api/v1/similarity', byKey(samples.keys.values)]);
     const cells: string[] = [];
-    const rates: number[] = [];
     for (const [name, path, bodies] of lookups) {
-      // Each run goes on where the last stopped: a similarity search sent again is the engine's request cache's.
+      // Each run goes on where the last stopped: a search sent again is the engine's request cache's.
       let sent = 0;
       const next = (m: Measure): number => (sent = (sent + m.requests + m.failures) % bodies.length);
       const unsent = (): object[] => [...bodies.slice(sent), ...bodies.slice(0, sent)];
       next(await drive(url, path, unsent(), warmUpSeconds, connections));
       const peak = await drive(url, path, unsent(), seconds, connections);
       const rate = Math.max(10, Math.round(peak.rps / 2));
-      rates.push(rate);
       next(peak);
       const half = await drivePaced(url, path, unsent(), seconds, rate);
       cells.push(`${fmt(peak.rps)}, ${ms(peak)}; at ${rate}/s ${ms(half)}`);
@@ -333,7 +217,7 @@ async function measureLookups(
           `at ${rate}/s ${ms(half)} ms`,
       );
     }
-    return { cells: cells.join(' | '), keyRate: rates[0] };
+    return cells.join(' | ');
   } finally {
     await stop();
   }
@@ -354,16 +238,7 @@ async function main(): Promise<void> {
     `${file}: ${fmt(real.length)} distinct loadable structures, ${fmt(parents.length)} of them parents of ` +
       `isotopologues (${fmt(since(started), 1)} s)`,
   );
-  if (options.similarity && steps[0] < real.length)
-    throw new UsageError(`--similarity needs a first step of at least the real set (${fmt(real.length)} structures)`);
   const generator = structures(real, parents);
-  // Similarity: the real set's fingerprint documents, the file FPSim2 reads them from, and its queries.
-  const [held, copyFiles]: [Held, string[]] = [new Map(), []];
-  const queries = (): string[] => {
-    const sample = new Sample<string>(100);
-    real.forEach(({ key }, i) => held.has(i + 1) && sample.add(key, key));
-    return sample.values;
-  };
   const mixtures = mixtureKeys(real);
   const samples: Samples = { keys: new Sample(sampleSize), ids: new Sample(sampleSize) };
   writeFileSync(join(folder, 'source.tsv'), sourceTsv(steps.flatMap((_, i) => sourcesOf(i + 1))));
@@ -394,43 +269,20 @@ async function main(): Promise<void> {
       for (const table of [files.structureFile, files.referenceFile]) rmSync(table, { force: true });
       await settle(engine);
       loaded += files.structures;
-      copyFiles.push(files.copyFile);
-      const fingerprints = options.similarity ? `| ${await fingerprintStep(engine, prefix, files, held, real)} ` : '';
-      if (fingerprints) out(`  fingerprints: ${fingerprints.slice(2)}`);
       const disk = await storage(engine, prefix);
       const asLoaded = await measureLookups(prefix, samples, mixtures);
-      rows.push(`| ${disk.size} | ${loadCells} | ${disk.cells} | ${asLoaded.cells} ${fingerprints}|`);
-      if (options.similarity) {
-        // Pinned first (with --split-cores), so that the API started next runs beside this bench.
-        const cores = await splitCoresIfAsked(engine);
-        const api = await startApi({ ES_INDEX_PREFIX: prefix });
-        await compareSimilarity(api.url, engine, queries(), {
-          fps: files.fps,
-          folder,
-          copies: copyFiles,
-          core: cores?.rest,
-        }).finally(() => (cores?.restore(), api.stop()));
-      }
-      const copy = options.consolidate ? await consolidate(prefix, samples, asLoaded.keyRate) : undefined;
-      if (copy) {
-        await settle(engine);
-        const after = await storage(engine, prefix);
-        const lookups = (await measureLookups(prefix, samples, mixtures)).cells;
-        rows.push(
-          `| ${after.size} consolidated | – | ${copy} | ${after.cells} | ${lookups} ${fingerprints ? '| – ' : ''}|`,
-        );
-      }
+      rows.push(`| ${disk.size} | ${loadCells} | ${disk.cells} | ${asLoaded} |`);
     }
   } finally {
     if (rows.length > 0) {
       out(
-        '\n| structures / assignments | structures: rows/s, time, loader RSS | references (or consolidate) ' +
-          `| bytes per structure / assignment${options.similarity ? ' / fingerprint' : ''} | heap used MB ` +
+        '\n| structures / assignments | structures: rows/s, time, loader RSS | references ' +
+          '| bytes per structure / assignment | heap used MB ' +
           '| segments compounds / assignments (release indices) ' +
           '| by InChIKey: req/s, p50 / p99 ms; p50 / p99 ms at half its peak | by sourceID | connectivity ' +
-          `| connectivity of mixtures |${options.similarity ? ' similarity | fingerprints |' : ''}`,
+          '| connectivity of mixtures |',
       );
-      out(`|---|---|---|---|---|---|---|---|---|---|${options.similarity ? '---|---|' : ''}`);
+      out('|---|---|---|---|---|---|---|---|---|---|');
       for (const row of rows) out(row);
     }
     rmSync(folder, { recursive: true, force: true });

@@ -62,8 +62,7 @@ async function python3(args: string[], core?: string): Promise<ReferenceLine[]> 
 }
 
 /**
- * Each query at each threshold against FPSim2 on the same fingerprints (`fps`, plus the `copies`
- * files' structures, each sharing the fingerprint of the row its third column names): the answer
+ * Each query at each threshold against FPSim2 on the same fingerprints (`fps`): the answer
  * with limit 1,000 against FPSim2's hits, then p50 with limit 100 against FPSim2's, as a table: the
  * API's (key, search, cross-references, HTTP), and the engine's search alone (`similarStructures`).
  */
@@ -71,13 +70,12 @@ export async function compareSimilarity(
   url: string,
   engine: Engine,
   queries: string[],
-  reference: { fps: string; folder: string; copies?: string[]; core?: string },
+  reference: { fps: string; folder: string; core?: string },
 ): Promise<void> {
   const keysFile = join(reference.folder, 'similarity-queries.txt');
   writeFileSync(keysFile, `${queries.join('\n')}\n`);
-  const copies = reference.copies?.length ? ['--copies', ...reference.copies] : [];
   const lines = await python3(
-    ['similarity', '--fps', reference.fps, ...copies, '--queries', keysFile, '--thresholds', thresholds.join(',')],
+    ['similarity', '--fps', reference.fps, '--queries', keysFile, '--thresholds', thresholds.join(',')],
     reference.core,
   );
   const fpsim2 = new Map(lines.filter((l) => l.hits).map((l) => [`${l.query} ${l.threshold}`, l]));

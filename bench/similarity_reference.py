@@ -4,7 +4,6 @@ Reads the benchmark TSV (`id<TAB>Standard InChI<TAB>InChIKey`), prints JSON line
 venv that has rdkit and FPSim2==0.7.4:
   python bench/similarity_reference.py fingerprints --in bench.tsv --out ref.fps --workers 2
   python bench/similarity_reference.py similarity --fps ref.fps --queries keys --thresholds 0.5,0.9
-      [--copies FILE ...]  (lines `UCI<TAB>key<TAB>row`: more structures, each sharing a row's fingerprint)
   python bench/similarity_reference.py substructure --in bench.tsv --queries smarts --limit 100
   python bench/similarity_reference.py drawn --in molecules.tsv.gz --stored stored.txt \
       --group amide 'C(=O)N' [--group NAME SMILES ...] [--limit N] --workers 2
@@ -76,9 +75,6 @@ def fpsim2_engine(ids, words, popcnt, path):
 
 def similarity(args):
     rows = [line.rstrip('\n').split('\t') for line in open(args.fps)]  # key, hex
-    for line in (line for name in args.copies for line in open(name)):  # UCI, key, row it shares
-        _, key, row = line.rstrip('\n').split('\t')
-        rows.append((key, rows[int(row) - 1][1]))
     ids = np.array([n for n, (_, fp) in enumerate(rows, 1) if fp], np.int64)  # 1-based rows
     distinct = {}  # hex -> its row in the table of distinct fingerprints (held once, then indexed)
     which = np.array([distinct.setdefault(fp, len(distinct)) for _, fp in rows if fp], np.int64)
@@ -244,7 +240,6 @@ def main():
     drw.add_argument('--group', nargs=2, action='append', default=[], metavar=('NAME', 'SMILES'))
     drw.add_argument('--limit', type=int, default=None)
     sim.add_argument('--thresholds', default='0.5,0.7,0.9')
-    sim.add_argument('--copies', nargs='*', default=[])
     subs.add_argument('--limit', type=int, default=100)
     args = parser.parse_args()
     globals()[args.command](args)
