@@ -7,7 +7,7 @@
 import { errors } from '@elastic/elasticsearch';
 import type { Engine } from './client';
 import { runningLoads } from './loads';
-import { restoreMarker, type RestoreMarker } from './restore-watch';
+import { markerDocument, restoreMarker, type RestoreMarker } from './restore-watch';
 import { targetReplicas } from './schema';
 
 /** The repository `npm run backup` registers when it is missing: a filesystem one, under the nodes' `path.repo`. */
@@ -307,11 +307,11 @@ export async function restoreBackup(
     { index: engine.names.restoring, settings: { index: { number_of_shards: 1, auto_expand_replicas: '0-all' } } },
     { ignore: [400] },
   );
-  await engine.client.index({ index: engine.names.restoring, id: 'restore', document: marker, refresh: true });
+  await engine.client.index({ ...markerDocument(engine.names), document: marker, refresh: true });
   // Checked once the marker is written, so a load either sees the marker or is seen here.
   const { alive } = await runningLoads(engine).catch(() => ({ alive: [] }));
   if (alive.length > 0) {
-    if (earlier) await engine.client.index({ index: engine.names.restoring, id: 'restore', document: earlier });
+    if (earlier) await engine.client.index({ ...markerDocument(engine.names), document: earlier });
     else await engine.client.indices.delete({ index: engine.names.restoring }, { ignore: [404] });
     throw new BackupError(
       `load ${alive[0].loadId} (${alive[0].command}) is running: restore once it has ended, nothing was changed`,

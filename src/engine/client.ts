@@ -11,7 +11,7 @@ import { currentRequest } from '../request-context';
 import { SearchBatcher } from './msearch-batcher';
 import { Breaker } from './breaker';
 import { exactFieldsOf } from './merge';
-import { RestoreWatch, type RestoreMarker } from './restore-watch';
+import { markerDocument, RestoreWatch, type RestoreMarker } from './restore-watch';
 
 export type MappingName =
   'compounds' | 'fingerprints' | 'assignments' | 'sources' | 'meta' | 'rejects' | 'changes' | 'jobs' | 'job-parts';
@@ -239,7 +239,7 @@ export class Engine {
       const probe = this.probeClient;
       // Cluster health, not ping: the engine distribution the project runs has no `HEAD /`.
       this.breaker = new Breaker(() => probe.cluster.health({ timeout: '1s' }));
-      const marker = { index: `${config.ES_INDEX_PREFIX}-restoring`, id: 'restore' };
+      const marker = markerDocument(new IndexNames(config.ES_INDEX_PREFIX));
       this.restore = new RestoreWatch(async () => {
         const found = await probe.get<RestoreMarker>(marker, { ignore: [404], requestTimeout: 1_000, maxRetries: 0 });
         return found.found ? found._source : undefined;

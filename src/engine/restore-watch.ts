@@ -3,7 +3,7 @@
  * document, `{prefix}-restoring/_doc/restore`, before it touches any index, and deletes it once every
  * restored primary shard serves. Each API reads it every second and answers 503 meanwhile.
  */
-import type { Engine } from './client';
+import type { Engine, IndexNames } from './client';
 import { EngineUnavailable } from './errors';
 
 /** How often an API reads the restore marker. */
@@ -17,12 +17,14 @@ export interface RestoreMarker {
   replace: boolean;
 }
 
+/** Where a prefix's restore marker lives: the one document of `{prefix}-restoring`. */
+export function markerDocument(names: IndexNames): { index: string; id: string } {
+  return { index: names.restoring, id: 'restore' };
+}
+
 /** The restore in progress on the engine's prefix, or undefined. */
 export async function restoreMarker(engine: Engine): Promise<RestoreMarker | undefined> {
-  const found = await engine.client.get<RestoreMarker>(
-    { index: engine.names.restoring, id: 'restore' },
-    { ignore: [404] },
-  );
+  const found = await engine.client.get<RestoreMarker>(markerDocument(engine.names), { ignore: [404] });
   return found.found ? found._source : undefined;
 }
 
