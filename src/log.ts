@@ -56,10 +56,6 @@ export const stderrLog = {
 };
 
 export const log = {
-  /** False under LOG_LEVEL=silent (or above info): callers can skip gathering what they would log. */
-  get enabled(): boolean {
-    return current().isLevelEnabled('info');
-  },
   /** True under LOG_LEVEL=debug (or trace): the request lines are written only then. */
   get debugEnabled(): boolean {
     return current().isLevelEnabled('debug');
