@@ -53,15 +53,16 @@ export async function releasesToSwap(
 /**
  * The release fields `index` recorded for `sourceId` when it served it. A release published by a
  * version that did not record them keeps the source's descriptive fields and gets its UCI count
- * from the engine (`counted`), with a note.
+ * counted in the engine, through `alias` (the one that points at `index` for this source), with a note.
  */
 async function recordedFields(
   engine: Engine,
   index: string,
   sourceId: number,
-  counted: () => Promise<number>,
+  alias: string,
 ): Promise<{ fields: ReleaseFields | undefined; UCICount: number }> {
   const fields = (await releaseMetaOf(engine, index)).sources?.[String(sourceId)];
+  const counted = async (): Promise<number> => Number((await countCurrentUcis(engine, alias)).get(sourceId) ?? 0);
   return { fields, UCICount: fields?.UCICount ?? (await counted()) };
 }
 
@@ -77,8 +78,11 @@ function withFields(source: SourceDocument, fields: ReleaseFields | undefined, U
 export async function rollbackSource(run: LoadRun, sourceId: number): Promise<void> {
   const { engine } = run;
   const { source, current, previous } = await releasesToSwap(engine, sourceId);
-  const { fields, UCICount } = await recordedFields(engine, previous, sourceId, async () =>
-    Number((await countCurrentUcis(engine, engine.names.previousAssignmentsOf(sourceId))).get(sourceId) ?? 0),
+  const { fields, UCICount } = await recordedFields(
+    engine,
+    previous,
+    sourceId,
+    engine.names.previousAssignmentsOf(sourceId),
   );
   const restored = withFields(source, fields, UCICount);
   run.details.from = { index: current, release: source.srcReleaseNumber ?? null, UCICount: source.UCICount };
@@ -134,9 +138,7 @@ export async function finishInterruptedRollback(engine: Engine, record: LoadReco
   if (current !== record.index) return false;
   const source = await sourceById(engine, sourceId);
   if (!source) return false;
-  const { fields, UCICount } = await recordedFields(engine, current, sourceId, async () =>
-    Number((await countCurrentUcis(engine, engine.names.assignmentsOf(sourceId))).get(sourceId) ?? 0),
-  );
+  const { fields, UCICount } = await recordedFields(engine, current, sourceId, engine.names.assignmentsOf(sourceId));
   await putSource(engine, withFields(source, fields, UCICount));
   await refreshChanges(engine);
   const ended = new Date().toISOString();
