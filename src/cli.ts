@@ -10,6 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, readConfig, type Config } from './config';
+import { EngineUnavailable, translateEngineError } from './engine/errors';
 
 /** A command line that cannot be run as given; the CLI prints the message and its usage, and exits 2. */
 export class UsageError extends Error {
@@ -241,4 +242,18 @@ export function textTable(rows: string[][]): string {
         .trimEnd(),
     )
     .join('\n');
+}
+
+/**
+ * A command's failure as exit 1, `<what> failed: ...`: the message alone for an error the user can
+ * act on (a configuration error, the engine unavailable, or one of `expected`), the stack for any other.
+ */
+export function commandFailed(
+  what: string,
+  error: unknown,
+  expected: (abstract new (...args: never[]) => Error)[] = [],
+): CliExit {
+  const translated = translateEngineError(error) as Error;
+  const known = [ConfigError, EngineUnavailable, ...expected].some((kind) => translated instanceof kind);
+  return new CliExit(1, `${what} failed: ${known ? translated.message : (translated.stack ?? translated.message)}`);
 }

@@ -4,9 +4,8 @@
  * Prints what each step does on stderr and one JSON summary line on stdout. Safe to run again,
  * after a kill too. Exit codes: 0 done (or nothing to do), 1 failed, 2 wrong usage.
  */
-import { CliExit, parseCommandLine, readCommandConfig, runCli, UsageError, type CliSpec } from './cli';
+import { commandFailed, parseCommandLine, readCommandConfig, runCli, UsageError, type CliSpec } from './cli';
 import { Engine } from './engine/client';
-import { EngineUnavailable, translateEngineError } from './engine/errors';
 import { currentLayout, LayoutMismatch, migrate } from './engine/layout';
 import { migrations } from './engine/migrations';
 
@@ -45,9 +44,7 @@ async function main(argv: string[]): Promise<void> {
       })}\n`,
     );
   } catch (error) {
-    const translated = translateEngineError(error) as Error;
-    const known = translated instanceof LayoutMismatch || translated instanceof EngineUnavailable;
-    throw new CliExit(1, `migrate failed: ${known ? translated.message : (translated.stack ?? translated.message)}`);
+    throw commandFailed('migrate', error, [LayoutMismatch]);
   } finally {
     await engine.close();
   }

@@ -4,11 +4,18 @@
  * JSON line on stdout (`--list`: a table) and its steps on stderr. Exit codes: 0 done, 1 failed,
  * 2 wrong usage.
  */
-import { CliExit, parseCommandLine, readCommandConfig, runCli, textTable, UsageError, type CliSpec } from '../cli';
+import {
+  commandFailed,
+  parseCommandLine,
+  readCommandConfig,
+  runCli,
+  textTable,
+  UsageError,
+  type CliSpec,
+} from '../cli';
 import type { Config } from '../config';
 import { BackupError, createBackup, listBackups, restoreBackup, type BackupInfo } from '../engine/backups';
 import { Engine } from '../engine/client';
-import { EngineUnavailable, translateEngineError } from '../engine/errors';
 import { restoreWatchEveryMs } from '../engine/restore-watch';
 
 export const backupCli = {
@@ -74,9 +81,7 @@ async function withEngine<T>(config: Config, what: string, work: (engine: Engine
   try {
     return await work(engine);
   } catch (error) {
-    const translated = translateEngineError(error) as Error;
-    const known = translated instanceof BackupError || translated instanceof EngineUnavailable;
-    throw new CliExit(1, `${what} failed: ${known ? translated.message : (translated.stack ?? translated.message)}`);
+    throw commandFailed(what, error, [BackupError]);
   } finally {
     await engine.close();
   }

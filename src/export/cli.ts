@@ -3,10 +3,10 @@
  * the live indices. Prints one JSON summary line on stdout; progress goes to stderr on a terminal.
  * Exit codes: 0 done, 1 failed, 2 wrong usage.
  */
-import { CliExit, formatUsage, parseCommandLine, runCli, UsageError, type CliSpec } from '../cli';
-import { ConfigError, readConfig } from '../config';
+import { CliExit, commandFailed, formatUsage, parseCommandLine, runCli, UsageError, type CliSpec } from '../cli';
+import { readConfig } from '../config';
 import { Engine } from '../engine/client';
-import { EngineUnavailable, translateEngineError } from '../engine/errors';
+import { translateEngineError } from '../engine/errors';
 import { exportChanges, type ChangesExportOptions } from './changes';
 import { ExportRequestError, runExport, type ExportCommand, type ExportOptions } from './run';
 
@@ -109,8 +109,7 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     // A source or load the request names that is not known is the user's to fix, as a wrong usage is.
     if (translated instanceof ExportRequestError) throw new CliExit(2, `export failed: ${message}`);
-    const known = translated instanceof ConfigError || translated instanceof EngineUnavailable;
-    throw new CliExit(1, `export failed: ${known ? message : (translated.stack ?? message)}`);
+    throw commandFailed('export', translated);
   } finally {
     await engine?.close();
   }

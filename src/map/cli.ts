@@ -8,7 +8,7 @@ import { createWriteStream, existsSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import {
-  CliExit,
+  commandFailed,
   formatUsage,
   readCommandConfig,
   oneOf,
@@ -18,11 +18,9 @@ import {
   wholeNumber,
   type CliSpec,
 } from '../cli';
-import { ConfigError } from '../config';
 import { queryTypes, type LookupContext } from '../domain/lookup';
 import { SourceCatalog } from '../domain/sources';
 import { Engine } from '../engine/client';
-import { EngineUnavailable, translateEngineError } from '../engine/errors';
 import { StructureConverter } from '../toolkits/structures';
 import { MoleculeToolkit } from '../toolkits/molecules';
 import { runMap, type MapOptions } from './run';
@@ -154,9 +152,7 @@ async function main(argv: string[]): Promise<void> {
     const done = { status: 'done', file: parsed.options.file, out: parsed.out ?? 'stdout', ...summary };
     process.stderr.write(`${JSON.stringify(done)}\n`);
   } catch (error) {
-    const translated = translateEngineError(error) as Error;
-    const known = translated instanceof ConfigError || translated instanceof EngineUnavailable;
-    throw new CliExit(1, `map failed: ${known ? translated.message : (translated.stack ?? translated.message)}`);
+    throw commandFailed('map', error);
   } finally {
     await structures.close();
     await molecules.close();
