@@ -173,6 +173,23 @@ describe('jobs: /api/v1/jobs', function () {
     expect(lines[0].body.compounds[0].standardInchiKey).to.equal('RZVAJINKPMORJF-UHFFFAOYSA-N');
   });
 
+  it('maps a plain list of names, as typed; names with another op are refused whole', async () => {
+    api = await startApi(testConfig(prefix));
+    const accepted = await submit(api, 'diazepam\n  Nordazepam \nno such drug\n', 'text/plain', '?type=name');
+    expect(accepted.status).to.equal(202);
+    submitted.push(accepted.body.jobId);
+    await waitFor(api, accepted.body.jobId, (job) => job.status === 'done');
+    const { lines } = await results(api, accepted.body.jobId);
+    expect(lines.map((line) => [line.status, line.body.response, line.body.names?.[0]?.name])).to.deep.equal([
+      [200, 'Success', 'Diazepam'],
+      [200, 'Success', 'Nordazepam'],
+      [200, 'Not found', undefined],
+    ]);
+    const refused = await submit(api, 'diazepam\n', 'text/plain', '?type=name&op=connectivity');
+    expect(refused.status).to.equal(400);
+    expect(refused.body.error).to.equal('"type" name goes with "op" compounds: a name cannot be given to connectivity');
+  });
+
   it('maps a plain list of SMARTS as substructure searches; SMARTS with another op is refused whole', async () => {
     api = await startApi(testConfig(prefix));
     const accepted = await submit(
@@ -230,13 +247,13 @@ describe('jobs: /api/v1/jobs', function () {
     expect(await refused('CHEMBL112', 'text/plain')).to.deep.equal([
       400,
       'a list of compounds needs ?type=: what each line is, one of uci, inchi, inchikey, sourceID, smiles, molfile, ' +
-        'smarts',
+        'smarts, name',
     ]);
     expect((await refused('CHEMBL112', 'text/plain', '?type=sourceID'))[1]).to.match(/needs \?sourceID=/);
     expect((await refused('CHEMBL112', 'text/plain', '?type=sourceID&sourceID=1&colour=blue'))[1]).to.match(
       /"colour" is not part of this request/,
     );
-    const typed = await refused('{"type": "uci", "compound": "1"}', 'application/x-ndjson', '?type=name');
+    const typed = await refused('{"type": "uci", "compound": "1"}', 'application/x-ndjson', '?type=formula');
     expect(typed[1]).to.match(/"type" must be one of uci/);
     expect(await refused('CHEMBL112', 'text/plain', '?type=sourceID&sourceID=2147483648')).to.deep.equal([
       400,

@@ -147,6 +147,23 @@ describe('npm run map', function () {
     expect(hits.every((line) => line.endsWith('\tsubstructure'))).to.equal(true);
   });
 
+  it('maps a list of names, as typed, to the names BZR gives them; an unknown name is not found', async () => {
+    const names = join(folder, 'names.txt');
+    writeFileSync(names, 'diazepam\n  NORDAZEPAM \nno such drug\n');
+    const { stdout } = await run(tsx, [cli, names, '--type', 'name', '--to', '104', '--no-progress'], { env });
+    const rows = stdout
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split('\t'))
+      .map(([query, result, , , , , compoundId]) => [query, result, compoundId ?? '']);
+    expect(rows).to.deep.equal([
+      ['diazepam', 'found', 'Diazepam'],
+      ['NORDAZEPAM', 'found', 'Nordazepam'],
+      ['no such drug', 'not found', ''],
+    ]);
+  });
+
   it('says what is wrong with its arguments', async () => {
     const ids = join(folder, 'ids.txt');
     writeFileSync(ids, 'CHEMBL112\n');
@@ -180,6 +197,9 @@ describe('npm run map', function () {
       '--similarity and --substructure cannot go together: one search a line',
     );
     expect(refused([ids, '--type', 'inchikey', '--threshold', '0.5'])).to.equal('--threshold goes with --similarity');
+    expect(refused([ids, '--type', 'name', '--connectivity'])).to.equal(
+      '--type name goes with a compounds lookup: a name cannot be given to --connectivity',
+    );
     expect(refused([ids, '--type', 'inchikey', '--similarity', '--threshold', '0.2'])).to.equal(
       '--threshold "0.2" must be a number from 0.3 to 1',
     );

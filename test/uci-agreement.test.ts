@@ -77,7 +77,7 @@ describe('the API and the pages agree on every UCI', function () {
     expect(verdicts.filter((v) => v.api.startsWith('no structure with UCI')).length).to.be.above(0);
   });
 
-  it('a UCI whose only id a release moved away is answered by neither, both saying every id is obsolete, and its page lists them', async () => {
+  it('a UCI whose only id a release moved away is answered by neither, by UCI or key, both saying every id is obsolete, and its page lists them', async () => {
     const verdict = verdicts.find((v) => v.uci === medazepamUci)!;
     expect(verdict.api).to.equal(`no source holds UCI ${medazepamUci} now: every id that named it is obsolete`);
     const page = await api.get(`/compound/${medazepamUci}`);
@@ -89,13 +89,20 @@ describe('the API and the pages agree on every UCI', function () {
     expect(searched.status).to.equal(404);
     expect(searched.text).to.contain(`No source holds UCI ${medazepamUci} now`);
     expect((await api.get(`/api/v1/images/${medazepamUci}`)).status).to.equal(404);
-    // The searches by UCI say the same.
-    for (const path of ['/api/v1/connectivity', '/api/v1/similarity']) {
-      const answer = await api.post(path, { type: 'uci', compound: String(medazepamUci) });
-      expect(answer.body, path).to.deep.include({
-        response: 'Not found',
-        error: `no source holds UCI ${medazepamUci} now: every id that named it is obsolete`,
-      });
+    // The searches by UCI and by its InChIKey, and the search box given the key, say the same.
+    const key = /InChIKey <code>([A-Z-]{27})<\/code>/.exec(page.text)![1];
+    const why = `no source holds UCI ${medazepamUci} now: every id that named it is obsolete`;
+    const answers = [
+      ...['/api/v1/compounds', '/api/v1/connectivity', '/api/v1/similarity'].map((path) => ({ path, type: 'uci' })),
+      // A connectivity search by key searches the skeleton, which no current structure has.
+      ...['/api/v1/compounds', '/api/v1/similarity'].map((path) => ({ path, type: 'inchikey' })),
+    ];
+    for (const { path, type } of answers) {
+      const answer = await api.post(path, { type, compound: type === 'uci' ? String(medazepamUci) : key });
+      expect(answer.body, `${path} ${type}`).to.deep.include({ response: 'Not found', error: why });
     }
+    const byKey = await api.get(`/search?q=${key}`);
+    expect(byKey.status).to.equal(404);
+    expect(byKey.text).to.contain(`No source holds UCI ${medazepamUci} now: every id that named it is obsolete`);
   });
 });

@@ -152,6 +152,7 @@ describe('the web pages: search, compound, sources', function () {
     async () => {
       const missing = await get('/search?q=GZCGUPFRVQAUEE-AAAAAAAASA-N');
       expect(missing.status).to.equal(404);
+      expect(missing.text).to.contain('There is no structure with InChIKey <code>GZCGUPFRVQAUEE-AAAAAAAASA-N</code>.');
       expect(missing.text).to.contain('<a href="/search?q=GZCGUPFRVQAUEE">Search its skeleton (GZCGUPFRVQAUEE)</a>');
       const skeleton = await get('/search?q=GZCGUPFRVQAUEE');
       expect(skeleton.status).to.equal(200);

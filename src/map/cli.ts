@@ -18,7 +18,7 @@ import {
   wholeNumber,
   type CliSpec,
 } from '../cli';
-import { queryTypes, type LookupContext } from '../domain/lookup';
+import { nameType, queryTypes, type LookupContext } from '../domain/lookup';
 import { SourceCatalog } from '../domain/sources';
 import { Engine } from '../engine/client';
 import { StructureConverter } from '../toolkits/structures';
@@ -41,7 +41,7 @@ export const mapCli = {
     type: {
       type: 'string',
       value: 'T',
-      help: 'what each line is: uci, inchi, inchikey, sourceID, smiles (smarts with --substructure)',
+      help: 'what each line is: uci, inchi, inchikey, sourceID, smiles, name (smarts with --substructure)',
     },
     source: { type: 'string', value: 'N', help: 'with --type sourceID: the source the ids belong to' },
     to: { type: 'string', value: 'M', help: 'write only the records in source M' },
@@ -73,8 +73,8 @@ export interface ParsedMap {
   out?: string;
 }
 
-/** What a line of a list can be: every query type but a molfile, which spans lines. */
-const lineTypes: string[] = queryTypes.filter((type) => type !== 'molfile');
+/** What a line of a list can be: every query type but a molfile, which spans lines, and a name. */
+const lineTypes: string[] = [...queryTypes.filter((type) => type !== 'molfile'), nameType];
 const ndjsonFile = (file: string): boolean => /\.(ndjson|jsonl)$/i.test(file);
 
 /** Parses the command line (without node and the script); throws `UsageError` for what cannot run. */
@@ -108,6 +108,9 @@ export function parseMapArguments(argv: string[], defaultConcurrency: number): P
     throw new UsageError(`--type is missing: what each line of ${file} is (${lineTypes.join(', ')})`);
   }
   if (type) oneOf(type, '--type', values.substructure ? ['smiles', 'smarts'] : lineTypes);
+  if (type === nameType && ops.length > 0) {
+    throw new UsageError(`--type name goes with a compounds lookup: a name cannot be given to --${ops[0]}`);
+  }
   if (type === 'sourceID' && sourceId === undefined) {
     throw new UsageError('--type sourceID needs --source N: the source the ids belong to');
   }

@@ -321,11 +321,15 @@ async function exactSearch(
         indexedStructure(context, { standardInchiKey: key }),
       ]);
       if (current.length === 0 || !structure) {
+        // In the API's words: no structure with the key, or one whose every id is obsolete.
         const block = key.slice(0, 14);
+        const why = structure
+          ? html`${noSourceHoldsUci(structure.uci).replace(/^n/, 'N')} (InChIKey <code>${key}</code>).`
+          : html`There is no structure with InChIKey <code>${key}</code>.`;
         const missing = message(
           404,
           'Not found',
-          html`No source holds the structure with InChIKey <code>${key}</code>. <a href="/search?q=${block}">Search its skeleton (${block})</a> for stereoisomers, isotopologues and other forms.`,
+          html`${why} <a href="/search?q=${block}">Search its skeleton (${block})</a> for stereoisomers, isotopologues and other forms.`,
         );
         // A key names no structure to compare; a structure not stored can still be compared, and searched for.
         return input.kind === 'inchikey' ? missing : { ...missing, body: html`${missing.body}${further}` };

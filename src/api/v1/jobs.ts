@@ -8,15 +8,18 @@
 import type { Request, RequestHandler } from 'express';
 import type { Config } from '../../config';
 import { jobView, JobRefused, type Jobs, type JobWriter } from '../../jobs';
-import { maxSourceId, queryTypes, requireSource, type LookupContext } from '../../domain/lookup';
+import { maxSourceId, nameType, queryTypes, requireSource, type LookupContext } from '../../domain/lookup';
 import { HttpError } from '../errors';
 import { operationProblem } from './answer';
 import { bodyLines, mediaTypeOf, ndjsonTypes, sentAs, writeOrWait } from './batch';
 
 const listParameters = ['type', 'sourceID', 'op', 'searchComponents'];
 
-/** What the lines of a plain list may be: the types of a query, and SMARTS for substructure searches. */
-const listTypes = [...queryTypes, 'smarts'] as const;
+/**
+ * What the lines of a plain list may be: the types of a query, SMARTS for substructure searches and
+ * names for compounds lookups.
+ */
+const listTypes = [...queryTypes, 'smarts', nameType] as const;
 
 type ListParameters = Record<'type' | 'sourceID' | 'op' | 'searchComponents', string | undefined>;
 
@@ -43,6 +46,9 @@ async function checkedParameters(req: Request, context: LookupContext): Promise<
   }
   if (type === 'smarts' && op !== 'substructure') {
     throw new HttpError(400, '"type" smarts goes with "op" substructure: a SMARTS is a query, not a structure');
+  }
+  if (type === nameType && op !== undefined && op !== 'compounds') {
+    throw new HttpError(400, `"type" name goes with "op" compounds: a name cannot be given to ${op}`);
   }
   if (sourceID !== undefined) {
     if (!/^[0-9]{1,10}$/.test(sourceID) || Number(sourceID) < 1 || Number(sourceID) > maxSourceId) {

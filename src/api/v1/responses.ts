@@ -65,13 +65,18 @@ export function describe(query: IdentifierQuery): string {
 }
 
 /**
- * Why a query found nothing: as `describe` says, except for a UCI whose structure is stored but whose
- * ids every source has dropped, which the compound page and every v1 search call by that name.
+ * Why a query found nothing: as `describe` says, except for a UCI, InChIKey or InChI whose structure is
+ * stored but whose ids every source has dropped, which the pages and every v1 search call by that name.
  */
 export async function describeMissing(context: LookupContext, query: IdentifierQuery): Promise<string> {
   if (query.type === 'uci') {
     const uci = parseUciText(query.compound.trim());
     if ((await compoundsByUci(context.engine, [uci], ['uci'])).has(uci)) return noSourceHoldsUci(uci);
+  }
+  const key = queryKey(context, query);
+  if (key !== undefined) {
+    const [stored] = (await compoundsByKey(context.engine, [key])).values();
+    if (stored) return noSourceHoldsUci(stored.uci);
   }
   return describe(query);
 }
@@ -157,9 +162,9 @@ async function findByIdentifier(
   const [assignments, structures] = await queryAssignments(context, query);
   const compounds = await compoundViews(context, assignments, structures);
   if (compounds.length === 0) {
-    // A UCI whose ids every source dropped still names its structure: say so, as its page does.
-    const held = query.type === 'uci' && structures !== undefined && structures.size > 0;
-    return notFound(query.compound.trim(), held ? noSourceHoldsUci(query.compound.trim()) : describe(query));
+    // A UCI or key whose ids every source dropped still names its structure: say so, as the pages do.
+    const [stored] = query.type === 'sourceID' ? [] : (structures?.values() ?? []);
+    return notFound(query.compound.trim(), stored ? noSourceHoldsUci(stored.uci) : describe(query));
   }
   return { response: 'Success', totalCompounds: compounds.length, notFound: [], compounds };
 }
