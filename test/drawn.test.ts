@@ -107,4 +107,25 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         precision: true,
       });
     });
+
+  // Each rule of drawn.cjs on a real molecule of the fixture, as its source drew it (stereo aside).
+  const rules: [rule: string, drawn: string, inchi: string][] = [
+    [
+      'an indazole is a 1H-indazole (6-nitroindazole, CHEMBL54277)',
+      '[O-][N+](=O)c1ccc2cn[nH]c2c1',
+      'InChI=1S/C7H5N3O2/c11-10(12)6-2-1-5-4-8-9-7(5)3-6/h1-4H,(H,8,9)',
+    ],
+  ];
+  for (const [rule, smiles, inchi] of rules)
+    it(`${rule}: ${smiles}`, async () => {
+      const [stored] = await toolkit.fingerprints([inchi]);
+      const mol = rdkit.get_mol_from_uint8array(Buffer.from((stored as MoleculeData).molecule, 'base64'))!;
+      const drawn = rdkit.get_mol(smiles)!;
+      try {
+        expect(mol.get_smiles()).to.equal(drawn.get_smiles());
+      } finally {
+        mol.delete();
+        drawn.delete();
+      }
+    });
 });
