@@ -115,6 +115,11 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       '[O-][N+](=O)c1ccc2cn[nH]c2c1',
       'InChI=1S/C7H5N3O2/c11-10(12)6-2-1-5-4-8-9-7(5)3-6/h1-4H,(H,8,9)',
     ],
+    [
+      "a 2-pyridone is the lactam, whichever way Indigo's Kekulé structure runs (amrinone, CHEMBL12856)",
+      'NC1=CC(=CNC1=O)c2ccncc2',
+      'InChI=1S/C10H9N3O/c11-9-5-8(6-13-10(9)14)7-1-3-12-4-2-7/h1-6H,11H2,(H,13,14)',
+    ],
   ];
   for (const [rule, smiles, inchi] of rules)
     it(`${rule}: ${smiles}`, async () => {

@@ -5,7 +5,7 @@
 //   1. its charges are redrawn as the InChI library draws them (inchi-drawing.cjs), and a salt's
 //      protons go to the stronger acid;
 //   2. the hydrogens the InChI marks as mobile move to where chemists draw them (tautomer.cjs, then
-//      the ring imines and azoles below), and salts are drawn as chemists draw them.
+//      the ring lactams, ring imines and azoles below), and salts are drawn as chemists draw them.
 // A change to what it gives raises `moleculeDerivation` (molecules.ts). Plain JavaScript, for workers.
 const { commonTautomer } = require('./tautomer.cjs');
 const { molfileGraph, inRing, alternatingPath } = require('./molfile-graph.cjs');
@@ -240,6 +240,36 @@ function azoleHydrogens(graph, mobile) {
 }
 
 /**
+ * An OH or SH on a ring carbon that shares its hydrogen with a ring nitrogen (by the InChI) as the
+ * lactam or thione chemists draw, whichever Kekulé structure Indigo wrote: tautomer.cjs moves
+ * X–C=N and X–C=C–C=N, which the ring's double bonds may not hold where Indigo put them the other
+ * way round (amrinone came out as a 2-hydroxypyridine, its C–OH between two C=C). The bonds from the
+ * oxygen to the nitrogen flip along alternating bonds (up to 8). True when it changed.
+ */
+function ringLactams(graph, mobile) {
+  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
+  let changed = false;
+  for (let o = 1; o <= atoms; o += 1) {
+    if (!['O', 'S'].includes(element(o)) || charge(o) !== 0 || bondsOf[o].length !== 1 || valence[o] !== 1) continue;
+    const [bond] = bondsOf[o];
+    const carbon = across(bond, o);
+    if (element(carbon) !== 'C' || charge(carbon) !== 0) continue;
+    if (!bondsOf[carbon].some((b) => b !== bond && inRing(graph, b))) continue;
+    const ringNitrogen = (n) =>
+      element(n) === 'N' &&
+      charge(n) === 0 &&
+      bondsOf[n].length === 2 &&
+      mobile(o, n) &&
+      bondsOf[n].every((b) => inRing(graph, b));
+    const found = alternatingPath(graph, o, ringNitrogen, 8, (a) => ['C', 'N'].includes(element(a)) && charge(a) === 0);
+    if (!found) continue;
+    for (const b of found.path) setOrder(b, 3 - b.order);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
  * Which atoms share a mobile hydrogen, by the InChI's mobile groups (`(H,9,10)` in its /h layer), as
  * a test `mobile(a, b)` on atom numbers: Indigo numbers a molfile's atoms as the InChI does, component
  * after component. Every pair passes when the layers cannot be read.
@@ -281,6 +311,7 @@ function drawnMolfile(molfile, inchi) {
   const tautomer = commonTautomer(redrawn, mobile) ?? redrawn;
   const salts = molfileGraph(tautomer);
   const drawn =
+    ringLactams(salts, mobile) |
     ringImines(salts, mobile) |
     ringCations(salts) |
     amideAnions(salts) |
