@@ -127,6 +127,11 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'NC1=CC(=CNC1=O)c2ccncc2',
       'InChI=1S/C10H9N3O/c11-9-5-8(6-13-10(9)14)7-1-3-12-4-2-7/h1-6H,11H2,(H,13,14)',
     ],
+    [
+      'a 1,2,4-triazole-3-thiol is drawn with its SH (CHEMBL1723921)',
+      'Cn1c(S)nnc1CNS(=O)(=O)c2ccc(Cl)cc2',
+      'InChI=1S/C10H11ClN4O2S2/c1-15-9(13-14-10(15)18)6-12-19(16,17)8-4-2-7(11)3-5-8/h2-5,12H,6H2,1H3,(H,14,18)',
+    ],
   ];
   for (const [rule, smiles, inchi] of rules)
     it(`${rule}: ${smiles}`, async () => {
