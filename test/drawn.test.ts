@@ -132,6 +132,12 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'Cn1c(S)nnc1CNS(=O)(=O)c2ccc(Cl)cc2',
       'InChI=1S/C10H11ClN4O2S2/c1-15-9(13-14-10(15)18)6-12-19(16,17)8-4-2-7(11)3-5-8/h2-5,12H,6H2,1H3,(H,14,18)',
     ],
+    [
+      "a cation's proton is on its alkylamine, not on an aminopyrimidine's imine (ZINC03815228)",
+      'C[NH+](C)CCNc1ncc2c(n1)c(ncn2)Nc1cccc(c1)Br',
+      'InChI=1S/C16H18BrN7/c1-24(2)7-6-18-16-19-9-13-14(23-16)15(21-10-20-13)22-12-5-3-4-11(17)8-12/h3-5,8-10H,6-7H2,' +
+        '1-2H3,(H,18,19,23)(H,20,21,22)/p+1',
+    ],
   ];
   for (const [rule, smiles, inchi] of rules)
     it(`${rule}: ${smiles}`, async () => {

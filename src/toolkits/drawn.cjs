@@ -5,7 +5,8 @@
 //   1. its charges are redrawn as the InChI library draws them (inchi-drawing.cjs), and a salt's
 //      protons go to the stronger acid;
 //   2. the hydrogens the InChI marks as mobile move to where chemists draw them (tautomer.cjs, then
-//      the ring lactams, ring imines and azoles below), and salts are drawn as chemists draw them.
+//      the ring lactams, ring imines and azoles below), a cation's proton to its alkylamine, and
+//      salts are drawn as chemists draw them.
 // A change to what it gives raises `moleculeDerivation` (molecules.ts). Plain JavaScript, for workers.
 const { commonTautomer } = require('./tautomer.cjs');
 const { molfileGraph, inRing, alternatingPath } = require('./molfile-graph.cjs');
@@ -45,6 +46,57 @@ function protonsToWeakerAcids(graph) {
     charges.set(strongest, -1);
     changed = true;
   }
+}
+
+/**
+ * Puts a cation's proton on an aliphatic amine where the InChI library put it on an aromatic or
+ * imine nitrogen of the same molecule: chemists draw the ammonium of the most basic nitrogen (an
+ * alkylamine's pKa is about 10; a quinazoline's, a pyridine's or an aminopyrimidine's ring
+ * nitrogen's 3 to 7), but an acyclic amidinium or guanidinium (12 to 13) keeps it. The amine's
+ * nitrogen has only single bonds to carbons that have only single bonds (not an amide, an aniline, a
+ * hydrazine); the nearest one takes it. The Standard InChI keeps its /p layer either way. True when
+ * it changed.
+ */
+function protonsToAmines(graph) {
+  const { atoms, element, charge, charges, bondsOf, valence, across } = graph;
+  const saturated = (c) => element(c) === 'C' && charge(c) === 0 && valence[c] === bondsOf[c].length;
+  const amine = (n) =>
+    element(n) === 'N' &&
+    charge(n) === 0 &&
+    valence[n] === bondsOf[n].length &&
+    bondsOf[n].length > 0 &&
+    bondsOf[n].every((bond) => saturated(across(bond, n)));
+  let changed = false;
+  for (let n = 1; n <= atoms; n += 1) {
+    const conjugatedCation = element(n) === 'N' && charge(n) === 1 && valence[n] < 4 && valence[n] > bondsOf[n].length;
+    if (!conjugatedCation) continue;
+    const double = bondsOf[n].find((bond) => bond.order === 2);
+    const carbon = double && across(double, n);
+    const amidinium =
+      carbon &&
+      !bondsOf[carbon].some((bond) => inRing(graph, bond)) &&
+      bondsOf[carbon].some((bond) => bond !== double && element(across(bond, carbon)) === 'N');
+    if (amidinium) continue;
+    const seen = new Set([n]);
+    let found;
+    for (let level = [n]; level.length > 0 && !found;) {
+      const next = [];
+      for (const a of level)
+        for (const bond of bondsOf[a]) {
+          const b = across(bond, a);
+          if (seen.has(b)) continue;
+          seen.add(b);
+          if (amine(b)) found ??= b;
+          next.push(b);
+        }
+      level = next;
+    }
+    if (!found) continue;
+    charges.set(n, 0);
+    charges.set(found, 1);
+    changed = true;
+  }
+  return changed;
 }
 
 const longestToImine = 8;
@@ -348,6 +400,7 @@ function drawnMolfile(molfile, inchi) {
   const tautomer = commonTautomer(redrawn, mobile) ?? redrawn;
   const salts = molfileGraph(tautomer);
   const drawn =
+    protonsToAmines(salts) |
     ringLactams(salts, mobile) |
     triazoleThiols(salts, mobile) |
     ringImines(salts, mobile) |

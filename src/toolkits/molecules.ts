@@ -20,7 +20,7 @@ export interface MoleculeData {
  * Fingerprint documents written before it existed count as 1; 2 is the InChI library's own
  * molecule, 3 the molecule as drawn (mobile hydrogens and salts as chemists draw them), 4 the same
  * with the hydrogens that 3 left where Indigo's Kekulé structure put them moved too (1H-indazoles,
- * lactams) and 1,2,4-triazole-3-thiols drawn with their SH.
+ * lactams), 1,2,4-triazole-3-thiols drawn with their SH and a cation's proton on its alkylamine.
  */
 export const moleculeDerivation = 4;
 
