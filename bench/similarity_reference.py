@@ -6,7 +6,7 @@ venv that has rdkit and FPSim2==0.7.4:
   python bench/similarity_reference.py similarity --fps ref.fps --queries keys --thresholds 0.5,0.9
   python bench/similarity_reference.py substructure --in bench.tsv --queries smarts --limit 100
   python bench/similarity_reference.py drawn --in molecules.tsv.gz --stored stored.txt \
-      --group amide 'C(=O)N' [--group NAME SMILES ...] [--limit N] --workers 2
+      --group amide 'C(=O)N|ALTERNATIVE SMARTS|...' [--group NAME SMILES ...] [--limit N] --workers 2
 fingerprints writes `InChIKey<TAB>hex` per row in order: Morgan radius 2, 2048 bits as 256 bytes,
 bit 8i+j = (byte i >> j) & 1 (BitVectToBinaryText); empty if RDKit cannot read the InChI.
 drawn reads the fixture's molecules (`source, id, smiles, std_inchi, std_inchikey`, gzipped) and
@@ -198,7 +198,7 @@ def drawn_row(row, smiles, inchi, stored, groups):
         return line
     gen = rdFingerprintGenerator.GetMorganGenerator(**FP_PARAMS)
     kept = Chem.Mol(base64.b64decode(stored)) if stored else None
-    has = lambda m: ''.join('1' if m and m.HasSubstructMatch(g) else '0' for g in groups)
+    has = lambda m: ''.join('1' if m and any(m.HasSubstructMatch(q) for q in g) else '0' for g in groups)
     line.update(drawn=DataStructs.BitVectToBinaryText(gen.GetFingerprint(drawn)).hex(),
                 groups={'drawn': has(drawn), 'stored': has(kept)}, why=difference(drawn, kept))
     if line['why'] and kept:
@@ -208,7 +208,7 @@ def drawn_row(row, smiles, inchi, stored, groups):
 
 def drawn_chunk(chunk):
     rows, patterns = chunk
-    groups = [Chem.MolFromSmiles(smiles) for smiles in patterns]
+    groups = [[Chem.MolFromSmiles(s), *map(Chem.MolFromSmarts, alts)] for s, *alts in (p.split('|') for p in patterns)]
     return [json.dumps(drawn_row(*row, groups)) + '\n' for row in rows]
 
 

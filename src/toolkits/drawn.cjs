@@ -5,7 +5,8 @@
 //   1. its charges are redrawn as the InChI library draws them (inchi-drawing.cjs), and a salt's
 //      protons go to the stronger acid;
 //   2. the hydrogens the InChI marks as mobile move to where chemists draw them (tautomer.cjs, then
-//      the ring imines and azoles below), and salts are drawn as chemists draw them.
+//      the ring lactams, ring imines and azoles below), a cation's proton to its alkylamine, and
+//      salts are drawn as chemists draw them.
 // A change to what it gives raises `moleculeDerivation` (molecules.ts). Plain JavaScript, for workers.
 const { commonTautomer } = require('./tautomer.cjs');
 const { molfileGraph, inRing, alternatingPath } = require('./molfile-graph.cjs');
@@ -45,6 +46,57 @@ function protonsToWeakerAcids(graph) {
     charges.set(strongest, -1);
     changed = true;
   }
+}
+
+/**
+ * Puts a cation's proton on an aliphatic amine where the InChI library put it on an aromatic or
+ * imine nitrogen of the same molecule: chemists draw the ammonium of the most basic nitrogen (an
+ * alkylamine's pKa is about 10; a quinazoline's, a pyridine's or an aminopyrimidine's ring
+ * nitrogen's 3 to 7), but an acyclic amidinium or guanidinium (12 to 13) keeps it. The amine's
+ * nitrogen has only single bonds to carbons that have only single bonds (not an amide, an aniline, a
+ * hydrazine); the nearest one takes it. The Standard InChI keeps its /p layer either way. True when
+ * it changed.
+ */
+function protonsToAmines(graph) {
+  const { atoms, element, charge, charges, bondsOf, valence, across } = graph;
+  const saturated = (c) => element(c) === 'C' && charge(c) === 0 && valence[c] === bondsOf[c].length;
+  const amine = (n) =>
+    element(n) === 'N' &&
+    charge(n) === 0 &&
+    valence[n] === bondsOf[n].length &&
+    bondsOf[n].length > 0 &&
+    bondsOf[n].every((bond) => saturated(across(bond, n)));
+  let changed = false;
+  for (let n = 1; n <= atoms; n += 1) {
+    const conjugatedCation = element(n) === 'N' && charge(n) === 1 && valence[n] < 4 && valence[n] > bondsOf[n].length;
+    if (!conjugatedCation) continue;
+    const double = bondsOf[n].find((bond) => bond.order === 2);
+    const carbon = double && across(double, n);
+    const amidinium =
+      carbon &&
+      !bondsOf[carbon].some((bond) => inRing(graph, bond)) &&
+      bondsOf[carbon].some((bond) => bond !== double && element(across(bond, carbon)) === 'N');
+    if (amidinium) continue;
+    const seen = new Set([n]);
+    let found;
+    for (let level = [n]; level.length > 0 && !found;) {
+      const next = [];
+      for (const a of level)
+        for (const bond of bondsOf[a]) {
+          const b = across(bond, a);
+          if (seen.has(b)) continue;
+          seen.add(b);
+          if (amine(b)) found ??= b;
+          next.push(b);
+        }
+      level = next;
+    }
+    if (!found) continue;
+    charges.set(n, 0);
+    charges.set(found, 1);
+    changed = true;
+  }
+  return changed;
 }
 
 const longestToImine = 8;
@@ -240,6 +292,73 @@ function azoleHydrogens(graph, mobile) {
 }
 
 /**
+ * An OH or SH on a ring carbon that shares its hydrogen with a ring nitrogen (by the InChI) as the
+ * lactam or thione chemists draw, whichever Kekulé structure Indigo wrote: tautomer.cjs moves
+ * X–C=N and X–C=C–C=N, which the ring's double bonds may not hold where Indigo put them the other
+ * way round (amrinone came out as a 2-hydroxypyridine, its C–OH between two C=C). The bonds from the
+ * oxygen to the nitrogen flip along alternating bonds (up to 8). True when it changed.
+ */
+function ringLactams(graph, mobile) {
+  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
+  let changed = false;
+  for (let o = 1; o <= atoms; o += 1) {
+    if (!['O', 'S'].includes(element(o)) || charge(o) !== 0 || bondsOf[o].length !== 1 || valence[o] !== 1) continue;
+    const [bond] = bondsOf[o];
+    const carbon = across(bond, o);
+    if (element(carbon) !== 'C' || charge(carbon) !== 0) continue;
+    if (!bondsOf[carbon].some((b) => b !== bond && inRing(graph, b))) continue;
+    const ringNitrogen = (n) =>
+      element(n) === 'N' &&
+      charge(n) === 0 &&
+      bondsOf[n].length === 2 &&
+      mobile(o, n) &&
+      bondsOf[n].every((b) => inRing(graph, b));
+    const found = alternatingPath(graph, o, ringNitrogen, 8, (a) => ['C', 'N'].includes(element(a)) && charge(a) === 0);
+    if (!found) continue;
+    for (const b of found.path) setOrder(b, 3 - b.order);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * A 1,2,4-triazole-3-thione with its hydrogen on a ring nitrogen next to the C=S drawn as the thiol,
+ * as sources draw it (49 of 55 times on the shared set and a sample of the 500k set; every other
+ * mercapto-azine and -azole is drawn as its thione, which is the tautomer that exists). True when
+ * it changed.
+ */
+function triazoleThiols(graph, mobile) {
+  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
+  const neighbours = (a) => bondsOf[a].map((bond) => across(bond, a));
+  /** The other four atoms of a five-membered ring through `c`, or undefined. */
+  const fiveRing = (c) => {
+    for (const a of neighbours(c))
+      for (const b of neighbours(c))
+        for (const x of a < b ? neighbours(a) : [])
+          for (const y of neighbours(x))
+            if (![c, a, b].includes(x) && ![c, a, b, x].includes(y) && neighbours(y).includes(b)) return [a, x, y, b];
+    return undefined;
+  };
+  let changed = false;
+  for (let s = 1; s <= atoms; s += 1) {
+    if (element(s) !== 'S' || charge(s) !== 0 || bondsOf[s].length !== 1 || bondsOf[s][0].order !== 2) continue;
+    const carbon = across(bondsOf[s][0], s);
+    const ring = element(carbon) === 'C' && fiveRing(carbon);
+    if (!ring || ring.filter((a) => element(a) === 'N').length !== 3) continue;
+    const ringNH = (n) => element(n) === 'N' && charge(n) === 0 && bondsOf[n].length === 2 && valence[n] === 2;
+    const donor = [ring[0], ring[3]].find((n) => ringNH(n) && mobile(n, s));
+    if (!donor) continue;
+    setOrder(bondsOf[s][0], 1);
+    setOrder(
+      bondsOf[donor].find((bond) => across(bond, donor) === carbon),
+      2,
+    );
+    changed = true;
+  }
+  return changed;
+}
+
+/**
  * Which atoms share a mobile hydrogen, by the InChI's mobile groups (`(H,9,10)` in its /h layer), as
  * a test `mobile(a, b)` on atom numbers: Indigo numbers a molfile's atoms as the InChI does, component
  * after component. Every pair passes when the layers cannot be read.
@@ -281,6 +400,9 @@ function drawnMolfile(molfile, inchi) {
   const tautomer = commonTautomer(redrawn, mobile) ?? redrawn;
   const salts = molfileGraph(tautomer);
   const drawn =
+    protonsToAmines(salts) |
+    ringLactams(salts, mobile) |
+    triazoleThiols(salts, mobile) |
     ringImines(salts, mobile) |
     ringCations(salts) |
     amideAnions(salts) |

@@ -17,10 +17,12 @@ export interface MoleculeData {
 /**
  * How drawn.cjs derives a molecule from its InChI: raised whenever a change there can change a
  * fingerprint or a stored molecule, so that `load -- fingerprints` makes the older ones again.
- * Fingerprint documents written before it existed count as 1; 3 is the molecule as drawn (mobile
- * hydrogens and salts as chemists draw them), 2 the InChI library's own.
+ * Fingerprint documents written before it existed count as 1; 2 is the InChI library's own
+ * molecule, 3 the molecule as drawn (mobile hydrogens and salts as chemists draw them), 4 the same
+ * with the hydrogens that 3 left where Indigo's Kekulé structure put them moved too (1H-indazoles,
+ * lactams), 1,2,4-triazole-3-thiols drawn with their SH and a cation's proton on its alkylamine.
  */
-export const moleculeDerivation = 3;
+export const moleculeDerivation = 4;
 
 type Request =
   | { op: 'fingerprints'; inchis: string[] }

@@ -79,20 +79,23 @@ function inRing({ bondsOf }, bond) {
 /**
  * The shortest path from atom `start` of alternating bonds, single first, whose last (double) bond
  * ends in an atom where `ends(atom, path)`, of at most `longest` bonds, going on only through atoms
- * where `through(atom)`; undefined when there is none.
+ * where `through(atom)`, and through no atom twice; undefined when there is none. An atom is reached
+ * once by a single bond and once by a double one: the nitrogens of a pyrazole are joined both by
+ * their own single bond and by the ring's alternating bonds.
  */
 function alternatingPath({ bondsOf, across }, start, ends, longest, through = () => true) {
-  const reached = new Set([start]);
-  for (let level = [{ atom: start, path: [] }]; level.length > 0 && level[0].path.length < longest;) {
+  const reached = new Set([`${start} 1`, `${start} 2`]);
+  for (let level = [{ atom: start, path: [], atoms: [start] }]; level.length > 0 && level[0].path.length < longest;) {
     const next = [];
-    for (const { atom, path } of level)
+    for (const { atom, path, atoms } of level)
       for (const bond of bondsOf[atom]) {
         const end = across(bond, atom);
-        if (bond.order !== (path.length % 2 === 0 ? 1 : 2) || reached.has(end)) continue;
-        reached.add(end);
+        const order = path.length % 2 === 0 ? 1 : 2;
+        if (bond.order !== order || atoms.includes(end) || reached.has(`${end} ${order}`)) continue;
+        reached.add(`${end} ${order}`);
         const found = { end, path: [...path, bond] };
         if (bond.order === 2 && ends(end, found.path)) return found;
-        if (through(end)) next.push({ atom: end, path: found.path });
+        if (through(end)) next.push({ atom: end, path: found.path, atoms: [...atoms, end] });
       }
     level = next;
   }
