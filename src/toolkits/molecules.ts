@@ -50,7 +50,7 @@ let compiled: { indigo: WasmModule; rdkit: WasmModule } | undefined;
 /**
  * Indigo's and RDKit's WebAssembly modules, compiled once a process and given to every molecule worker:
  * workers given the same module share its compiled code, which each would otherwise compile on its
- * own (two workers' backfill: 384 MB peak RSS, against 451 MB).
+ * own (a two workers' backfill of the demo: 379-388 MB peak RSS, against 417-463 MB).
  */
 function wasmModules(): { indigo: WasmModule; rdkit: WasmModule } {
   compiled ??= {
