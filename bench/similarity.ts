@@ -1,10 +1,11 @@
 /**
  * `npm run bench:similarity [-- --queries 200 --fresh --split-cores]`: similarity and substructure
  * search on the 500k set (bench:api's copy, `bench-api-*`), side by side with their ceilings in one
- * run: RDKit in Python (fingerprints, SubstructLibrary) and FPSim2 in memory, through
+ * run: RDKit in Python (the same derivation, SubstructLibrary) and FPSim2 in memory, through
  * bench/similarity_reference.py in the venv of CHEMXREF_PY (default /root/.cache/chemxref-py), made with
  * `python3 -m venv $CHEMXREF_PY && $CHEMXREF_PY/bin/pip install 'rdkit==2026.9.1' 'FPSim2==0.7.4'`.
- * Prints the fingerprints' agreement and rate, the exactness of every answer, and p50 per threshold.
+ * Prints the fingerprints' agreement and rate, the exactness of every answer (against FPSim2 over the
+ * stored fingerprints, and HasSubstructMatch over the stored molecules), and p50 per threshold.
  * `--fresh` computes the fingerprints again (else those held are reused and the backfill is not timed).
  * `--drawn [--limit N]` measures instead, without the engine, whether stored molecules are the molecules
  * as drawn (bench/drawn.ts).
@@ -19,7 +20,7 @@ import { drawnAgreement } from './drawn';
 import { UsageError, fmt, molecules, openBench, out, post, runBench, runLoader, sampleHash, since } from './common';
 import { splitCoresIfAsked, startApi } from './common';
 import type { Engine } from '../src/engine/client';
-import { similarStructures, storedMorganOf, thresholdOf } from '../src/engine/fingerprints';
+import { similarStructures, storedMorganOf, substructureCandidates, thresholdOf } from '../src/engine/fingerprints';
 import { sortedSources } from '../src/engine/paging';
 import { percentile } from './load-generator';
 
@@ -127,9 +128,8 @@ async function main(): Promise<void> {
   if (argv.includes('--drawn')) {
     const limit = argv.includes('--limit') ? Number(argv[argv.indexOf('--limit') + 1]) : Infinity;
     if (!(limit > 0)) throw new UsageError('--limit takes a number of molecules, as in --limit 1000');
-    out(
-      `bench:similarity --drawn: node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), ${new Date().toISOString()}`,
-    );
+    const machine = `${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores)`;
+    out(`bench:similarity --drawn: node ${process.version}, ${machine}, ${new Date().toISOString()}`);
     return drawnAgreement(limit);
   }
   const queryCount = Number(argv[argv.indexOf('--queries') + 1] || 200) || 200;
@@ -152,14 +152,10 @@ async function main(): Promise<void> {
     const ours = await runLoader(apiPrefix, ['fingerprints']);
     const [ref] = await python3(['fingerprints', '--in', file, '--out', refFps, '--workers', '2']);
     const [rows, failed, seconds] = ['rowsRead', 'rowsRejected', 'seconds'].map((k) => Number(ours.summary[k]));
-    out(`| | structures | failed | seconds | per second | peak RSS MB |\n|---|---|---|---|---|---|`);
-    out(
-      `| load -- fingerprints | ${fmt(rows)} | ${fmt(failed)} | ${fmt(seconds, 1)} | ${fmt(rows / seconds)} | ${fmt(ours.peakRssMb)} |`,
-    );
-    out(
-      `| RDKit, Python | ${fmt(ref.structures)} | ${fmt(ref.failed)} | ${fmt(ref.seconds, 1)} | ${fmt(ref.perSecond)} | |`,
-    );
-    out(`ratio to the reference's rate: ${fmt(rows / seconds / ref.perSecond, 2)}`);
+    out(`| | structures | failed | seconds | per second | peak RSS MB |\n|---|---|---|---|---|---|
+| load -- fingerprints | ${fmt(rows)} | ${fmt(failed)} | ${fmt(seconds, 1)} | ${fmt(rows / seconds)} | ${fmt(ours.peakRssMb)} |
+| RDKit, Python: MolFromInchi, Morgan, pattern, binary | ${fmt(ref.structures)} | ${fmt(ref.failed)} | ${fmt(ref.seconds, 1)} | ${fmt(ref.perSecond)} | |
+ratio to the reference's rate: ${fmt(rows / seconds / ref.perSecond, 2)}`);
   } else out(`reusing the ${fmt(held)} fingerprints held (\`-- --fresh\` computes and times them again)`);
   const store = await engine.client.indices.stats({ index: engine.names.fingerprints, metric: ['store', 'docs'] });
   const bytes = store._all.primaries!.store!.size_in_bytes;
@@ -172,20 +168,16 @@ async function main(): Promise<void> {
   type Structure = { uci: number; standardInchiKey: string };
   const structures = await every<Structure>(engine.names.compounds, ['uci', 'standardInchiKey']);
   const keyOf = new Map(structures.map((s) => [s.uci, s.standardInchiKey]));
-  const refHex = new Map(
-    readFileSync(refFps, 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => line.split('\t') as [string, string]),
-  );
+  const refLines = readFileSync(refFps, 'utf8').trim().split('\n');
+  const refHex = new Map(refLines.map((line) => line.split('\t') as [string, string]));
   const agreement = { equal: 0, differ: [] as string[], oursOnly: 0, referenceOnly: 0, neither: 0 };
-  const fingerprinted = new Set<string>();
+  const fingerprinted = new Map<string, string>(); // key -> its stored Morgan fingerprint, in hex
   for (const doc of await every<{ uci: number; morgan: number[] }>(engine.names.fingerprints, ['uci', 'morgan'])) {
     const key = keyOf.get(doc.uci)!;
-    fingerprinted.add(key);
+    fingerprinted.set(key, hexOf(doc.morgan));
     const theirs = refHex.get(key);
     if (!theirs) agreement.oursOnly += 1;
-    else if (theirs === hexOf(doc.morgan)) agreement.equal += 1;
+    else if (theirs === fingerprinted.get(key)) agreement.equal += 1;
     else agreement.differ.push(key);
   }
   for (const [key, hex] of refHex) if (!fingerprinted.has(key)) agreement[hex ? 'referenceOnly' : 'neither'] += 1;
@@ -198,16 +190,24 @@ async function main(): Promise<void> {
   // The queries: a fixed sample of structures both sides fingerprinted.
   const keys = [...refHex].filter(([key, hex]) => hex && fingerprinted.has(key)).map(([key]) => key);
   const queries = keys.sort((a, b) => sampleHash(a) - sampleHash(b)).slice(0, queryCount);
+  // The reference searches what chemxref stores: its fingerprints, and its molecules in UCI order.
+  const [storedFps, storedMolecules] = ['stored.fps', 'stored.tsv'].map((name) => join(apiDumpFolder, name));
+  const hexOfKey = ({ standardInchiKey: key }: Structure): string => `${key}\t${fingerprinted.get(key) ?? ''}\n`;
+  writeFileSync(storedFps, structures.map(hexOfKey).join(''));
+  const stored: string[] = [];
+  for await (const page of substructureCandidates(engine, [], 5_000))
+    for (const { standardInchiKey, molecule } of page) stored.push(`${standardInchiKey}\t${molecule}\n`);
+  writeFileSync(storedMolecules, stored.join(''));
   const api = await startApi({ ES_INDEX_PREFIX: apiPrefix, RATE_LIMIT: '0' });
   try {
     out(`\n## Similarity: ${queries.length} queries of the set, one at a time`);
-    await compareSimilarity(api.url, engine, queries, { fps: refFps, folder: apiDumpFolder, core: cores?.rest });
+    await compareSimilarity(api.url, engine, queries, { fps: storedFps, folder: apiDumpFolder, core: cores?.rest });
 
     out(`\n## Substructure: ${fragments.length} fragments, limit 100, one at a time`);
     const fragmentsFile = join(apiDumpFolder, 'substructure-queries.txt');
     writeFileSync(fragmentsFile, `${fragments.join('\n')}\n`);
     const subLines = await python3(
-      ['substructure', '--in', file, '--queries', fragmentsFile, '--limit', '100'],
+      ['substructure', '--in', storedMolecules, '--queries', fragmentsFile, '--limit', '100'],
       cores?.rest,
     );
     out(`SubstructLibrary built in ${subLines[0].buildSeconds} s`);

@@ -4,14 +4,13 @@ Reads the benchmark TSV (`id<TAB>Standard InChI<TAB>InChIKey`), prints JSON line
 venv that has rdkit and FPSim2==0.7.4:
   python bench/similarity_reference.py fingerprints --in bench.tsv --out ref.fps --workers 2
   python bench/similarity_reference.py similarity --fps ref.fps --queries keys --thresholds 0.5,0.9
-  python bench/similarity_reference.py substructure --in bench.tsv --queries smarts --limit 100
+  python bench/similarity_reference.py substructure --in stored.tsv --queries smarts --limit 100
   python bench/similarity_reference.py drawn --in molecules.tsv.gz --stored stored.txt \
       --group amide 'C(=O)N|ALTERNATIVE SMARTS|...' [--group NAME SMILES ...] [--limit N] --workers 2
-fingerprints writes `InChIKey<TAB>hex` per row in order: Morgan radius 2, 2048 bits as 256 bytes,
-bit 8i+j = (byte i >> j) & 1 (BitVectToBinaryText); empty if RDKit cannot read the InChI.
-drawn reads the fixture's molecules (`source, id, smiles, std_inchi, std_inchikey`, gzipped) and
-chemxref's stored molecule of each row (`stored.txt`: RDKit's binary form in base64, a line a row,
-empty if none) and writes a JSON line a row (see `drawn_row`).
+fingerprints derives from each InChI what chemxref stores (MolFromInchi: Morgan, pattern, binary), writing
+`InChIKey<TAB>hex` a row: Morgan r2/2048 as 256 bytes, bit 8i+j = (byte i >> j) & 1, empty if none.
+similarity and substructure read chemxref's stored fingerprints and molecules (base64). drawn reads the
+fixture's molecules and chemxref's stored molecule of each row (base64, a line a row; see `drawn_row`).
 """
 import argparse
 import base64
@@ -39,8 +38,9 @@ REVERSE = np.array([int(f'{i:08b}'[::-1], 2) for i in range(256)], np.uint8)
 
 def fingerprint_chunk(rows):
     gen = rdFingerprintGenerator.GetMorganGenerator(**FP_PARAMS)
-    mols = (Chem.MolFromInchi(inchi) for inchi, _ in rows)
-    fps = (DataStructs.BitVectToBinaryText(gen.GetFingerprint(m)).hex() if m else '' for m in mols)
+    derived = ((gen.GetFingerprint(m), Chem.PatternFingerprint(m, 2048), m.ToBinary()) if m else None
+               for m in (Chem.MolFromInchi(inchi) for inchi, _ in rows))
+    fps = (DataStructs.BitVectToBinaryText(d[0]).hex() if d else '' for d in derived)
     return [f'{key}\t{fp}\n' for (_, key), fp in zip(rows, fps)]
 
 
@@ -101,12 +101,12 @@ def similarity(args):
 
 
 def substructure(args):
-    rows = [line.rstrip('\n').split('\t')[1:3] for line in open(args.input)]
-    lib = rdsl.SubstructLibrary(rdsl.CachedTrustedSmilesMolHolder(), rdsl.PatternHolder())
+    rows = [line.rstrip('\n').split('\t') for line in open(args.input)]  # key, stored molecule
+    lib = rdsl.SubstructLibrary(rdsl.CachedMolHolder(), rdsl.PatternHolder())
     lib_rows, secs = [], 0.0  # library index -> row
-    for n, (inchi, _) in enumerate(rows, 1):
+    for n, (_, stored) in enumerate(rows, 1):
         start = time.perf_counter()
-        mol = Chem.MolFromInchi(inchi)
+        mol = Chem.Mol(base64.b64decode(stored)) if stored else None
         if mol is not None:
             lib.AddMol(mol)
             lib_rows.append(n)
@@ -122,7 +122,7 @@ def substructure(args):
         times.append((time.perf_counter() - start) * 1000)
         found = [lib_rows[i] for i in first]
         print(json.dumps({'query': text, 'ms': round(times[-1], 3), 'rows': found,
-                          'keys': [rows[n - 1][1] for n in found]}))
+                          'keys': [rows[n - 1][0] for n in found]}))
     print(json.dumps({'p50ms': round(statistics.median(times), 3), 'queries': len(times)}))
 
 

@@ -13,6 +13,7 @@ import {
   writeFingerprints,
   type FingerprintDocument,
 } from '../src/engine/fingerprints';
+import { mappingOf } from '../src/engine/client';
 import { mergeIntoOneSegment } from '../src/engine/schema';
 import { MoleculeToolkit, moleculeDerivation as derivation } from '../src/toolkits/molecules';
 import { ByteCounter } from './read';
@@ -20,6 +21,21 @@ import { Reject, type LoadRun } from './run';
 
 /** Structures each worker gets at a time; a page of the scan holds one such batch per worker. */
 const perWorker = 250;
+
+/**
+ * How often the fingerprints index is refreshed during a run: what it writes becomes searchable within
+ * this time (and all of it at its end), and the engine makes and merges fewer small segments than at
+ * the mapping's 1 s (the demo's 28,437 structures: 10-11 s of the engine's CPU, against 13).
+ */
+const backfillRefresh = '30s';
+const mappingRefresh = (mappingOf('fingerprints').settings.index as { refresh_interval: string }).refresh_interval;
+
+async function refreshEvery(run: LoadRun, interval: string): Promise<void> {
+  await run.engine.client.indices.putSettings({
+    index: run.engine.names.fingerprints,
+    settings: { index: { refresh_interval: interval } },
+  });
+}
 
 interface Structure {
   uci: number;
@@ -62,6 +78,7 @@ export async function loadFingerprints(run: LoadRun, toolkit = MoleculeToolkit.p
     const older = await olderFingerprints(engine, derivation);
     if (older > 0) run.details.olderFingerprints = older;
     if (run.dryRun) return;
+    await refreshEvery(run, backfillRefresh);
     const size = perWorker * toolkit.size;
     // A read or write that fails while another step is awaited is reported where it is awaited.
     const later = <T>(promise: Promise<T>): Promise<T> => (promise.catch(() => undefined), promise);
@@ -103,6 +120,7 @@ export async function loadFingerprints(run: LoadRun, toolkit = MoleculeToolkit.p
       run.details.mergedIntoOneSegment = true;
     }
   } finally {
+    if (!run.dryRun) await refreshEvery(run, mappingRefresh).catch(() => undefined);
     await toolkit.close();
   }
 }

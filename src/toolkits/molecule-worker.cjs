@@ -12,7 +12,7 @@
 //   {op: 'match', type, text, ucis, molecules, keep} -> {matches: [boolean]}: which molecules contain the
 //                                     query or one of its tautomers (query-tautomers.cjs); the worker
 //                                     keeps up to `keep` of them read (see `LowestUcis`)
-const { parentPort } = require('node:worker_threads');
+const { parentPort, workerData } = require('node:worker_threads');
 const initIndigo = require('indigo-ketcher/jsNoRender');
 const initRDKitModule = require('@rdkit/rdkit');
 const { drawnMolfile } = require('./drawn.cjs');
@@ -26,7 +26,22 @@ const removeHsParameters = JSON.stringify({});
 // faster to read back.
 const pickleOptions = JSON.stringify({ propertyFlags: { NoConformers: true } });
 
-const ready = Promise.all([initIndigo(), initRDKitModule()]).then(([indigo, rdkit]) => {
+/**
+ * Emscripten's options to instantiate a module from `module`, a WebAssembly.Module compiled once by the
+ * parent (molecules.ts) and shared by its workers, which then share its compiled code.
+ */
+const sharedModule = (module) =>
+  module && {
+    instantiateWasm(imports, receive) {
+      globalThis.WebAssembly.instantiate(module, imports).then((instance) => receive(instance, module));
+      return {};
+    },
+  };
+
+const ready = Promise.all([
+  initIndigo(sharedModule(workerData?.indigo)),
+  initRDKitModule(sharedModule(workerData?.rdkit)),
+]).then(([indigo, rdkit]) => {
   const options = new indigo.MapStringString();
   options.set('input-format', 'inchi');
   return { indigo, rdkit, options, log: rdkit.set_log_capture('rdApp.*') };

@@ -2,8 +2,9 @@
  * Fingerprints and substructure matches of the molecules of Standard InChIs as chemists draw them
  * (drawn.cjs, molecule-worker.cjs), in isolated workers: one for the API, one a core for `load -- fingerprints`.
  */
+import { readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { SubstructureQueryType } from '../domain/lookup';
 import { IsolatedWorker, WorkerCrashed, WorkerDidNotStart } from './worker';
 
@@ -35,6 +36,32 @@ export interface StoredMolecule {
   molecule: string;
 }
 
+/** A compiled WebAssembly.Module (its type is the DOM library's, which this project leaves out). */
+type WasmModule = object;
+const { WebAssembly: wasm } = globalThis as unknown as { WebAssembly: { Module: new (bytes: Buffer) => WasmModule } };
+
+/** The WebAssembly module in `folder` whose file name matches `name`, compiled (lazily, function by function). */
+function moduleIn(folder: string, name: RegExp): WasmModule {
+  const file = readdirSync(folder).find((entry) => name.test(entry));
+  if (!file) throw new Error(`no WebAssembly module ${name} in ${folder}`);
+  return new wasm.Module(readFileSync(join(folder, file)));
+}
+
+let compiled: { indigo: WasmModule; rdkit: WasmModule } | undefined;
+
+/**
+ * Indigo's and RDKit's WebAssembly modules, compiled once a process and given to every molecule worker:
+ * workers given the same module share its compiled code, which each would otherwise compile on its
+ * own (a two workers' backfill of the demo: 379-388 MB peak RSS, against 417-463 MB).
+ */
+function wasmModules(): { indigo: WasmModule; rdkit: WasmModule } {
+  compiled ??= {
+    indigo: moduleIn(dirname(require.resolve('indigo-ketcher/jsNoRender')), /^indigo-ketcher-norender-.*\.wasm$/),
+    rdkit: moduleIn(dirname(require.resolve('@rdkit/rdkit')), /^RDKit_minimal\.wasm$/),
+  };
+  return compiled;
+}
+
 /** The time a new worker gets to load Indigo's and RDKit's WASM modules. */
 const startupMs = 60_000;
 
@@ -54,7 +81,7 @@ export class MoleculeToolkit {
     const script = join(__dirname, 'molecule-worker.cjs');
     this.workers = Array.from(
       { length: workers },
-      () => new IsolatedWorker<Request, unknown>(script, timeoutMs, startupMs),
+      () => new IsolatedWorker<Request, unknown>(script, timeoutMs, startupMs, wasmModules),
     );
   }
 

@@ -28,11 +28,15 @@ export class IsolatedWorker<Request, Result> {
     private readonly script: string,
     private readonly timeoutMs = 30_000,
     private readonly startupMs = 0,
+    private readonly workerData?: () => unknown,
   ) {}
 
   private start(): Worker {
     if (!this.worker) {
-      const worker = new Worker(this.script, { resourceLimits: { maxOldGenerationSizeMb: 512 } });
+      const worker = new Worker(this.script, {
+        resourceLimits: { maxOldGenerationSizeMb: 512 },
+        workerData: this.workerData?.(),
+      });
       worker.unref();
       this.worker = worker;
       this.ready = this.startupMs > 0 ? this.readiness(worker) : Promise.resolve();
