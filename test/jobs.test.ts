@@ -105,20 +105,20 @@ describe('jobs: /api/v1/jobs', function () {
     }
   });
 
-  it('a job of 100,000 queries completes across a restart of the API, and its results resume from a line', async () => {
+  it('a job of 30,000 queries (30 parts) completes across a restart of the API, and its results resume from a line', async () => {
     const config = testConfig(prefix, { JOB_CONCURRENCY: '32' });
     api = await startApi(config);
-    const all = queries(100_000);
+    const all = queries(30_000);
     const accepted = await submit(api, all.map((query) => JSON.stringify(query)).join('\n'));
     expect(accepted.status).to.equal(202);
-    expect(accepted.body).to.include({ status: 'queued', total: 100_000 });
+    expect(accepted.body).to.include({ status: 'queued', total: 30_000 });
     expect(accepted.body.jobId).to.match(/^[0-9a-f]{32}$/);
     expect(accepted.headers.get('location')).to.equal(`/api/v1/jobs/${accepted.body.jobId}`);
     const { jobId } = accepted.body;
     submitted.push(jobId);
 
     // Under way: lookups still answer, and the job says how fast it goes.
-    const running = await waitFor(api, jobId, (job) => job.done >= 5_000);
+    const running = await waitFor(api, jobId, (job) => job.done >= 2_000);
     expect(running.status).to.equal('running');
     const lookup = await api.post('/api/v1/compounds', { type: 'inchikey', compound: 'RZVAJINKPMORJF-UHFFFAOYSA-N' });
     expect(lookup.body.response).to.equal('Success');
@@ -129,9 +129,9 @@ describe('jobs: /api/v1/jobs', function () {
     await api.stop();
     api = await startApi(config);
     const handedBack = (await api.get(`/api/v1/jobs/${jobId}`)).body;
-    expect(handedBack.done).to.be.greaterThan(0).and.lessThan(100_000);
+    expect(handedBack.done).to.be.greaterThan(0).and.lessThan(30_000);
     const done = await waitFor(api, jobId, (job) => job.status === 'done');
-    expect(done).to.include({ total: 100_000, done: 100_000, errors: Math.ceil(100_000 / 97) });
+    expect(done).to.include({ total: 30_000, done: 30_000, errors: Math.ceil(30_000 / 97) });
     expect(new Date(done.finished).getTime()).to.be.greaterThan(new Date(done.started).getTime());
 
     const whole = await results(api, jobId);
@@ -139,17 +139,17 @@ describe('jobs: /api/v1/jobs', function () {
     expect(whole.lines.map((line) => line.index)).to.deep.equal(all.map((_query, i) => i));
     expect(whole.lines.map((line) => line.id)).to.deep.equal(all.map((query) => query.id));
     // Line by line what the single endpoint answers (a sample).
-    for (const i of [0, 1, 97, 4_999, 5_001, 77_777, 99_999]) {
+    for (const i of [0, 1, 97, 1_999, 2_001, 17_777, 29_999]) {
       const { id, ...request } = all[i];
       const single = await api.post('/api/v1/compounds', request);
       expect(whole.lines[i], `line ${i}`).to.deep.equal({ index: i, id, status: single.status, body: single.body });
     }
-    const tail = await results(api, jobId, 99_990);
+    const tail = await results(api, jobId, 29_990);
     expect(tail.lines.map((line) => line.index)).to.deep.equal([
-      99_990, 99_991, 99_992, 99_993, 99_994, 99_995, 99_996, 99_997, 99_998, 99_999,
+      29_990, 29_991, 29_992, 29_993, 29_994, 29_995, 29_996, 29_997, 29_998, 29_999,
     ]);
-    expect(tail.text).to.equal(`${whole.text.split('\n').slice(99_990).join('\n')}`);
-    expect((await results(api, jobId, 100_000)).text).to.equal('');
+    expect(tail.text).to.equal(`${whole.text.split('\n').slice(29_990).join('\n')}`);
+    expect((await results(api, jobId, 30_000)).text).to.equal('');
   });
 
   it('maps a plain list of ChEMBL ids, with its type and source as parameters', async () => {

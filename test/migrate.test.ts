@@ -13,9 +13,11 @@ import { fixtureDump, fixturesDir, freshPrefix, load, testConfig } from './suppo
 import { buildLayout1 } from './support/layouts';
 import { repoRoot, runToEnd } from './support/run';
 
-/** Each answer's text, by request: v1 and legacy lookups of every id of every source and of every key, the sources. */
+/**
+ * Each answer's text, by request: v1 and legacy lookups of every id of every source and of every key,
+ * the sources. Asked eight at a time.
+ */
 async function answers(api: RunningApi, records: { sourceId: number; compoundId: string; key: string }[]) {
-  const texts: Record<string, string> = {};
   const post = async (path: string, body: object): Promise<string> => {
     const response = await fetch(`${api.url}${path}`, {
       method: 'POST',
@@ -28,19 +30,29 @@ async function answers(api: RunningApi, records: { sourceId: number; compoundId:
     const response = await api.get(path);
     return `${response.status} ${response.text}`;
   };
+  const requests = new Map<string, () => Promise<string>>();
   for (const { sourceId, compoundId, key } of records) {
     const id = encodeURIComponent(compoundId);
-    texts[`v1 ${sourceId}:${compoundId}`] = await post('/api/v1/compounds', {
-      type: 'sourceID',
-      compound: compoundId,
-      sourceID: sourceId,
-    });
-    texts[`legacy ${sourceId}:${compoundId}`] = await get(`/rest/src_compound_id_all/${id}/${sourceId}`);
-    texts[`v1 ${key}`] ??= await post('/api/v1/compounds', { type: 'inchikey', compound: key });
-    texts[`legacy ${key}`] ??= await get(`/rest/inchikey_all/${key}`);
+    requests.set(`v1 ${sourceId}:${compoundId}`, () =>
+      post('/api/v1/compounds', { type: 'sourceID', compound: compoundId, sourceID: sourceId }),
+    );
+    requests.set(`legacy ${sourceId}:${compoundId}`, () => get(`/rest/src_compound_id_all/${id}/${sourceId}`));
+    requests.set(`v1 ${key}`, () => post('/api/v1/compounds', { type: 'inchikey', compound: key }));
+    requests.set(`legacy ${key}`, () => get(`/rest/inchikey_all/${key}`));
   }
-  texts.sources = await get('/api/v1/sources');
-  texts.connectivity = await post('/api/v1/connectivity', { type: 'inchikey', compound: records[0].key });
+  requests.set('sources', () => get('/api/v1/sources'));
+  requests.set('connectivity', () => post('/api/v1/connectivity', { type: 'inchikey', compound: records[0].key }));
+  const asked = [...requests];
+  const texts: Record<string, string> = {};
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < asked.length) {
+        const [what, ask] = asked[next++];
+        texts[what] = await ask();
+      }
+    }),
+  );
   return texts;
 }
 

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import { chooseEngine, runEngine, singleNodeSuite } from './support/engine';
+import { engineRoot } from '../scripts/engine';
+import { chooseEngine, runEngine, singleNodeSuite, suiteEngineRoot } from './support/engine';
 import { enginePid } from './support/checking-clients';
 import { repoRoot } from './support/run';
 
@@ -60,6 +61,13 @@ describe('the engine of a test run', () => {
       own: false,
     });
     expect(existsSync(home)).to.equal(false);
+  });
+
+  it('keeps the folder of its own single node in memory when /dev/shm is a tmpfs with room, else under the engine root', () => {
+    expect(suiteEngineRoot(1, join(root, 'none')), 'no such folder').to.equal(engineRoot);
+    expect(suiteEngineRoot(3), 'a cluster').to.equal(engineRoot);
+    const memory = suiteEngineRoot(1);
+    if (memory !== engineRoot) expect(memory).to.match(/^\/dev\/shm\/chemxref-engines-[0-9a-f]{12}$/);
   });
 
   it(

@@ -157,12 +157,13 @@ export async function mergeIntoOneSegment(engine: Engine, index: string): Promis
 }
 
 /**
- * Waits for an engine task (a merge of gigabytes outlasts any request timeout), polled every 2 s;
- * a wait that fails cancels the task. `what` names it in errors.
+ * Waits for an engine task (a merge of gigabytes outlasts any request timeout), polled after 100 ms,
+ * then twice as long each time up to every 2 s (a merge of a small index ends within the first
+ * polls); a wait that fails cancels the task. `what` names it in errors.
  */
 async function waitForTask(engine: Engine, taskId: string, what: string): Promise<void> {
   try {
-    for (;;) {
+    for (let wait = 100; ; wait = Math.min(2 * wait, 2_000)) {
       const state = (await engine.client.tasks.get({ task_id: taskId })) as {
         completed?: boolean;
         error?: { reason?: string; type?: string };
@@ -172,7 +173,7 @@ async function waitForTask(engine: Engine, taskId: string, what: string): Promis
         if (failure) throw new Error(`${what} failed: ${failure}`);
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
   } catch (error) {
     await engine.client.tasks.cancel({ task_id: taskId }).catch(() => undefined);

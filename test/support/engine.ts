@@ -6,7 +6,7 @@
  * suite's own engine kept running by KEEP_ENGINE) may a test freeze, kill, stop or fill it.
  */
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   existsSync,
   mkdtempSync,
@@ -14,12 +14,20 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statfsSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clusterNodes, deleteIndicesByPrefix, engineRoot, startEngine, stopEngine } from '../../scripts/engine';
+import {
+  clusterNodes,
+  deleteIndicesByPrefix,
+  engineRoot,
+  projectRoot,
+  startEngine,
+  stopEngine,
+} from '../../scripts/engine';
 
 export { deleteIndicesByPrefix };
 import { readConfig } from '../../src/config';
@@ -160,12 +168,36 @@ function removeStaleHomes(root: string): void {
   }
 }
 
+const tmpfsMagic = 0x01021994;
+const memoryRoom = 4 * 1024 ** 3;
+
+/**
+ * Where a suite keeps the folders of its own engines: for one node, in memory when `shm` is a tmpfs
+ * with 4 GiB free (in a folder of this project's, `chemxref-engines-<hash of its path>`), since the
+ * engine syncs to its disk every index it creates and every write it refreshes, and a test run
+ * creates thousands; else, and for a cluster, under the engine root.
+ */
+export function suiteEngineRoot(nodes: number, shm = '/dev/shm'): string {
+  if (nodes !== 1) return engineRoot;
+  try {
+    const fs = statfsSync(shm);
+    if (fs.type !== tmpfsMagic || fs.bavail * fs.bsize < memoryRoom) return engineRoot;
+  } catch {
+    return engineRoot;
+  }
+  return join(shm, `chemxref-engines-${createHash('sha256').update(projectRoot).digest('hex').slice(0, 12)}`);
+}
+
 /**
  * The engine a run uses, from `env`: ES_URL when it is given; else a suite engine that an earlier
  * run kept on the suite's port (on any port when that is 0), else a new one on that port or a free
  * one, in its own folder under `root`. Sets nothing and starts nothing.
  */
-export function chooseEngine(env: NodeJS.ProcessEnv, suite: SuiteEngine, root = engineRoot): RunEngine {
+export function chooseEngine(
+  env: NodeJS.ProcessEnv,
+  suite: SuiteEngine,
+  root = suiteEngineRoot(readConfig(env).ES_NODES),
+): RunEngine {
   const nodes = readConfig(env).ES_NODES;
   if (env.ES_URL) return { url: readConfig(env).ES_URL, nodes, given: true, claimed: false, own: false };
   let first = portOf(env, suite);
