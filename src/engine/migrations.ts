@@ -27,7 +27,7 @@ export interface MigrationStep {
 }
 
 /** How often a serving API checks the layout (layout.ts), so a migration knows how long readers take to follow. */
-export const layoutCheckEveryMs = 5_000;
+export const layoutCheckEveryMs = 2_000;
 
 /**
  * 1 → 2: release indices and their aliases are named `{prefix}-assignments*` instead of
