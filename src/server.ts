@@ -9,7 +9,7 @@ import type { Express, Request, Response } from 'express';
 import { readConfig, type Config } from './config';
 import { createApp, type AppOptions } from './app';
 import { HttpError } from './api/errors';
-import { watchLayout } from './engine/layout';
+import { watchLayout, type LayoutStartCheck } from './engine/layout';
 import { log } from './log';
 import { Engine } from './engine/client';
 import { fingerprintlessLine, holdingsOf } from './domain/holdings';
@@ -33,6 +33,8 @@ export interface ServerOptions extends AppOptions {
    * run 40 s).
    */
   timeoutCheckIntervalMs?: number;
+  /** The start's first check of the index layout (8 s of tries, 4 s each, by default). */
+  layoutStartCheck?: LayoutStartCheck;
 }
 
 /**
@@ -84,7 +86,7 @@ export async function startServer(
   // A newer layout is refused here; an older one is served, and followed while it is migrated.
   let stopWatching: () => void;
   try {
-    stopWatching = await watchLayout(context.engine, log);
+    stopWatching = await watchLayout(context.engine, log, options.layoutStartCheck);
   } catch (error) {
     await close();
     throw error;

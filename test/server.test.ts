@@ -369,7 +369,9 @@ describe('stopping the server with requests in flight', function () {
       "Retry-After in its API family's shape, not an empty reply",
     async () => {
       const engine = await frozenEngine();
-      const running = await startServer(testConfig('chemxref-test-frozen', { ES_URL: engine.url }), {}, 0);
+      // The engine never answers: the start's layout check gives up after one short try.
+      const frozen = testConfig('chemxref-test-frozen', { ES_URL: engine.url });
+      const running = await startServer(frozen, { layoutStartCheck: { withinMs: 0, requestTimeoutMs: 200 } }, 0);
       try {
         const v1 = fetch(`${running.url}/api/v1/compounds`, {
           method: 'POST',

@@ -19,6 +19,12 @@ const layoutId = 'layout';
 /** How long the API's start tries the first check of the layout again while the engine is slow to answer. */
 const startCheckWithinMs = 8_000;
 
+/** How long the API's start tries its first check of the layout, and each try's timeout. */
+export interface LayoutStartCheck {
+  withinMs: number;
+  requestTimeoutMs: number;
+}
+
 /** Indices of a layout this version cannot serve or write. */
 export class LayoutMismatch extends Error {}
 
@@ -104,6 +110,7 @@ export async function watchLayout(
     info: (message: string, fields: Record<string, unknown>) => void;
     error: (message: string, fields: Record<string, unknown>) => void;
   },
+  start: LayoutStartCheck = { withinMs: startCheckWithinMs, requestTimeoutMs: 4_000 },
 ): Promise<() => void> {
   let told: number | undefined;
   // A client of its own: its checks neither wait behind nor count in the serving client's breaker, and a check of a
@@ -111,7 +118,10 @@ export async function watchLayout(
   const reader = new Engine(engine.config);
   const deadline = { requestTimeout: 4_000, maxRetries: 0 };
   const check = async (starting: boolean): Promise<void> => {
-    const layout = await readLayout(reader, deadline);
+    const layout = await readLayout(
+      reader,
+      starting ? { requestTimeout: start.requestTimeoutMs, maxRetries: 0 } : deadline,
+    );
     if (layout !== undefined && (layout > currentLayout || layout < oldestServedLayout)) {
       const message =
         layout > currentLayout
@@ -131,7 +141,7 @@ export async function watchLayout(
   };
   // A first request that times out (an engine busy, connections opening) is tried again for a while; an engine that
   // does not answer at all does not hold the start up: the checks go on every few seconds.
-  const startDeadline = Date.now() + startCheckWithinMs;
+  const startDeadline = Date.now() + start.withinMs;
   for (;;) {
     try {
       await check(true);
