@@ -18,6 +18,8 @@ const unrecordedLayout = 2;
 const layoutId = 'layout';
 /** How long the API's start tries the first check of the layout again while the engine is slow to answer. */
 const startCheckWithinMs = 8_000;
+/** How long one check of the layout waits for the engine. */
+const checkTimeoutMs = 4_000;
 
 /** How long the API's start tries its first check of the layout, and each try's timeout. */
 export interface LayoutStartCheck {
@@ -110,13 +112,13 @@ export async function watchLayout(
     info: (message: string, fields: Record<string, unknown>) => void;
     error: (message: string, fields: Record<string, unknown>) => void;
   },
-  start: LayoutStartCheck = { withinMs: startCheckWithinMs, requestTimeoutMs: 4_000 },
+  start: LayoutStartCheck = { withinMs: startCheckWithinMs, requestTimeoutMs: checkTimeoutMs },
 ): Promise<() => void> {
   let told: number | undefined;
   // A client of its own: its checks neither wait behind nor count in the serving client's breaker, and a check of a
   // frozen engine gives up after its own deadline.
   const reader = new Engine(engine.config);
-  const deadline = { requestTimeout: 4_000, maxRetries: 0 };
+  const deadline = { requestTimeout: checkTimeoutMs, maxRetries: 0 };
   const check = async (starting: boolean): Promise<void> => {
     const layout = await readLayout(
       reader,
