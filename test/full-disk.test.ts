@@ -2,7 +2,8 @@
  * A full disk is a clear error, not a broken engine: an engine of its own (on FULL_DISK_ES_PORT, a
  * free port by default; 512 MiB of heap) with its data on a 300 MB tmpfs, filled past its flood
  * stage (95 %, the engine's default). Needs root, to mount the tmpfs. Whatever ES_URL says: the
- * engine it fills is always one it started.
+ * engine it fills is always one it started. It is started and filled in the background from the
+ * start of the run, so its half minute of waiting overlaps the other files' tests.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, statfsSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { Engine } from '../src/engine/client';
 import { diskReport } from '../src/engine/disk';
 import { EngineDiskFull } from '../src/engine/errors';
 import { startApi, type RunningApi } from './support/api';
-import { bodiesSent, freePortSync } from './support/engine';
+import { atRunEnd, bodiesSent, freePortSync } from './support/engine';
 import { fixtureDump, freshPrefix, testConfig } from './support/fixture';
 import { runToEnd } from './support/run';
 
@@ -27,103 +28,144 @@ if (!/^[0-9]+$/.test(fullDiskPort) || Number(fullDiskPort) > 65335)
 const url = `http://127.0.0.1:${Number(fullDiskPort) || freePortSync()}`;
 const notRoot = process.getuid?.() !== 0 ? 'mounting a tmpfs needs root' : undefined;
 
+/** The filled engine, or why the suite is skipped. */
+interface Filled {
+  config: Config;
+  engine: Engine;
+  api: RunningApi;
+  aliasesBefore: unknown;
+  answerBefore: unknown;
+}
+
+// Under the run's TMPDIR, which the engine's own user must be able to cross.
+const home = join(tmpdir(), 'full-disk-engine');
+const data = join(home, 'data');
+const filler = join(data, 'filler');
+let mounted = false;
+let started = false;
+let filled: Filled | undefined;
+
+const load = (config: Config): ReturnType<typeof runToEnd> =>
+  runToEnd(
+    process.execPath,
+    [
+      '--require',
+      require.resolve('tsx/cjs'),
+      join('loaders', 'cli.ts'),
+      'dump',
+      fixtureDump,
+      '--no-progress',
+      '--no-fingerprints',
+    ],
+    { ES_URL: url, ES_INDEX_PREFIX: config.ES_INDEX_PREFIX, LOG_LEVEL: 'silent' },
+  );
+const aliases = async ({ engine, config }: Pick<Filled, 'engine' | 'config'>): Promise<unknown> =>
+  engine.client.indices.getAlias({ index: `${config.ES_INDEX_PREFIX}-*` });
+const paracetamol = async (api: RunningApi): Promise<unknown> =>
+  (await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 })).body;
+const blocked = async ({ engine, config }: Pick<Filled, 'engine' | 'config'>): Promise<boolean> => {
+  const settings = await engine.client.indices.getSettings({
+    index: `${config.ES_INDEX_PREFIX}-*`,
+    name: 'index.blocks.read_only_allow_delete',
+    flat_settings: true,
+  });
+  return Object.values(settings).some(
+    (state) => String(state.settings?.['index.blocks.read_only_allow_delete']) === 'true',
+  );
+};
+
+/**
+ * The engine of its own, a load served, then its disk filled and its indices made read-only; or why
+ * the suite is skipped. Half a minute of waiting on the engine (its start, its disk read every 10 s).
+ */
+async function fill(): Promise<Filled | string> {
+  chmodSync(tmpdir(), 0o711);
+  mkdirSync(data, { recursive: true });
+  const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=300m', 'tmpfs', data], { encoding: 'utf8' });
+  if (mount.status !== 0) return `mount -t tmpfs failed: ${(mount.stderr || String(mount.error)).trim()}`;
+  mounted = true;
+  started = true;
+  if ((await startEngine(url, '512m', 1, { home })).reused) {
+    started = false;
+    // Not this test's engine: it would be filled, and its cluster settings changed.
+    return `${url} answers already, an engine this test did not start; set FULL_DISK_ES_PORT to a free port`;
+  }
+  const config = testConfig(freshPrefix('full-disk'), { ES_URL: url });
+  const engine = new Engine(config);
+  // The engine reads its disk every cluster.info.update.interval (30 s by default); 10 s is the least it takes.
+  await engine.client.cluster.putSettings({ persistent: { 'cluster.info.update.interval': '10s' } });
+  const first = await load(config);
+  expect(first.code, first.stderr).to.equal(0);
+  const api = await startApi(config);
+  filled = { config, engine, api, aliasesBefore: undefined, answerBefore: await paracetamol(api) };
+  filled.aliasesBefore = await aliases(filled);
+  expect(filled.answerBefore).to.have.property('totalCompounds', 1);
+  // Filled to 8 MB short of full: past the flood stage (5 % of 300 MB free).
+  const { bavail, bsize } = statfsSync(data);
+  execFileSync('fallocate', ['-l', String(bavail * bsize - 8 * 2 ** 20), filler]);
+  for (let waited = 0; !(await blocked(filled)); waited += 1) {
+    if (waited > 60) throw new Error('the engine did not make its indices read-only within 60 s');
+    await sleep(1_000);
+  }
+  return filled;
+}
+
+/** Stops the engine and unmounts its disk, once the tests are done or at the end of the run. */
+async function tearDown(): Promise<void> {
+  await filling;
+  const { api, engine } = filled ?? {};
+  filled = undefined;
+  await api?.stop();
+  await engine?.close();
+  if (started) await stopEngine(url, 1, { home });
+  started = false;
+  if (mounted) execFileSync('umount', [data]);
+  mounted = false;
+  rmSync(home, { recursive: true, force: true });
+}
+
+// Filled in the background from the start of the run (a root hook of this file), while the other
+// files' tests run: its own engine shares nothing with theirs.
+let filling: Promise<Filled | string | Error> | undefined;
+before(() => {
+  if (notRoot) return;
+  filling = fill().catch((error: Error) => error);
+  atRunEnd(tearDown);
+});
+
 (notRoot ? describe.skip : describe)(`a load on a full disk${notRoot ? ` (skipped: ${notRoot})` : ''}`, function () {
   this.timeout(180_000);
-  // Under the run's TMPDIR, which the engine's own user must be able to cross.
-  const home = join(tmpdir(), 'full-disk-engine');
-  const data = join(home, 'data');
-  const filler = join(data, 'filler');
-  let mounted = false;
   let config: Config;
   let engine: Engine;
   let api: RunningApi;
   let aliasesBefore: unknown;
   let answerBefore: unknown;
 
-  const load = (): ReturnType<typeof runToEnd> =>
-    runToEnd(
-      process.execPath,
-      [
-        '--require',
-        require.resolve('tsx/cjs'),
-        join('loaders', 'cli.ts'),
-        'dump',
-        fixtureDump,
-        '--no-progress',
-        '--no-fingerprints',
-      ],
-      { ES_URL: url, ES_INDEX_PREFIX: config.ES_INDEX_PREFIX, LOG_LEVEL: 'silent' },
-    );
-  const aliases = async (): Promise<unknown> =>
-    engine.client.indices.getAlias({ index: `${config.ES_INDEX_PREFIX}-*` });
-  const paracetamol = async (): Promise<unknown> =>
-    (await api.post('/api/v1/compounds', { type: 'sourceID', compound: 'CHEMBL112', sourceID: 1 })).body;
-  const blocked = async (): Promise<boolean> => {
-    const settings = await engine.client.indices.getSettings({
-      index: `${config.ES_INDEX_PREFIX}-*`,
-      name: 'index.blocks.read_only_allow_delete',
-      flat_settings: true,
-    });
-    return Object.values(settings).some(
-      (state) => String(state.settings?.['index.blocks.read_only_allow_delete']) === 'true',
-    );
-  };
-
   before(async function () {
-    chmodSync(tmpdir(), 0o711);
-    mkdirSync(data, { recursive: true });
-    const mount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=300m', 'tmpfs', data], { encoding: 'utf8' });
-    if (mount.status !== 0) {
-      const why = `mount -t tmpfs failed: ${(mount.stderr || String(mount.error)).trim()}`;
+    const ready = await filling;
+    if (ready instanceof Error) throw ready;
+    if (typeof ready === 'string' || ready === undefined) {
+      const why = ready ?? 'the engine was not filled';
       for (const test of this.test!.parent!.tests) test.title += ` (skipped: ${why})`;
       this.skip();
     }
-    mounted = true;
-    if ((await startEngine(url, '512m', 1, { home })).reused) {
-      // Not this test's engine: it would be filled, and its cluster settings changed.
-      const why = `${url} answers already, an engine this test did not start; set FULL_DISK_ES_PORT to a free port`;
-      for (const test of this.test!.parent!.tests) test.title += ` (skipped: ${why})`;
-      this.skip();
-    }
-    config = testConfig(freshPrefix('full-disk'), { ES_URL: url });
-    engine = new Engine(config);
-    // The engine reads its disk every cluster.info.update.interval (30 s by default); 10 s is the least it takes.
-    await engine.client.cluster.putSettings({ persistent: { 'cluster.info.update.interval': '10s' } });
-    const first = await load();
-    expect(first.code, first.stderr).to.equal(0);
-    api = await startApi(config);
-    aliasesBefore = await aliases();
-    answerBefore = await paracetamol();
-    expect(answerBefore).to.have.property('totalCompounds', 1);
-    // Filled to 8 MB short of full: past the flood stage (5 % of 300 MB free).
-    const { bavail, bsize } = statfsSync(data);
-    execFileSync('fallocate', ['-l', String(bavail * bsize - 8 * 2 ** 20), filler]);
-    for (let waited = 0; !(await blocked()); waited += 1) {
-      if (waited > 60) throw new Error('the engine did not make its indices read-only within 60 s');
-      await sleep(1_000);
-    }
+    ({ config, engine, api, aliasesBefore, answerBefore } = ready);
   });
-
-  after(async () => {
-    await api?.stop();
-    await engine?.close();
-    if (mounted) {
-      await stopEngine(url, 1, { home });
-      execFileSync('umount', [data]);
-    }
-    rmSync(home, { recursive: true, force: true });
+  after(async function () {
+    this.timeout(120_000);
+    await tearDown();
   });
 
   it('a load past the flood stage stops (exit 1) saying so and what to free, and publishes nothing', async () => {
-    const failed = await load();
+    const failed = await load(config);
     expect(failed.code).to.equal(1);
     expect(failed.stderr).to.match(/load failed: Elasticsearch's disk is past its flood-stage watermark \(95%\)/);
     expect(failed.stderr).to.include(`${data} on node`);
     expect(failed.stderr).to.include('read-only');
     expect(failed.stderr).to.match(/Free space on that disk .* then run the load again/);
     expect(failed.stderr).to.include('docs/operations.md#a-full-disk');
-    expect(await aliases(), 'the served releases').to.deep.equal(aliasesBefore);
-    expect(await paracetamol(), 'the API answers as before').to.deep.equal(answerBefore);
+    expect(await aliases({ engine, config }), 'the served releases').to.deep.equal(aliasesBefore);
+    expect(await paracetamol(api), 'the API answers as before').to.deep.equal(answerBefore);
   });
 
   it('/health says degraded and names the disk past its flood stage', async () => {
@@ -163,12 +205,12 @@ const notRoot = process.getuid?.() !== 0 ? 'mounting a tmpfs needs root' : undef
     rmSync(filler);
     // The engine reads the file system's figures anew at most every second; the block may stay longer.
     while ((await diskReport(engine)).nodes.some((node) => node.past)) await sleep(200);
-    const next = await load();
+    const next = await load(config);
     expect(next.code, next.stderr).to.equal(0);
     expect(JSON.parse(next.stdout)).to.include({ status: 'done' });
-    expect(await blocked()).to.equal(false);
-    expect(await aliases(), 'a new release is served').not.to.deep.equal(aliasesBefore);
-    expect(await paracetamol()).to.deep.equal(answerBefore);
+    expect(await blocked({ engine, config })).to.equal(false);
+    expect(await aliases({ engine, config }), 'a new release is served').not.to.deep.equal(aliasesBefore);
+    expect(await paracetamol(api)).to.deep.equal(answerBefore);
     expect((await api.get('/health')).body).to.have.property('status', 'ok');
   });
 });

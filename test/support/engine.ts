@@ -277,6 +277,16 @@ export function skipUnlessOwnEngine(context: Mocha.Context, action: string): voi
   context.skip();
 }
 
+const runEndWork: (() => Promise<void>)[] = [];
+
+/**
+ * Work a test file leaves for the end of the run, done before the run's indices and folder go: the
+ * teardown of something it started in the background, should its own hooks not have run (--grep).
+ */
+export function atRunEnd(work: () => Promise<void>): void {
+  runEndWork.push(work);
+}
+
 /**
  * Root hooks of a test run: the run's engine (see chooseEngine: ES_URL when given, else the
  * suite's own), its URL in ES_URL for the whole process and its children, started if nothing
@@ -314,6 +324,8 @@ export function engineHooks(stem: string, suite: SuiteEngine = singleNodeSuite):
     },
     async afterAll(this: Mocha.Context): Promise<void> {
       this.timeout(180_000);
+      for (const work of runEndWork.splice(0))
+        await work().catch((error: Error) => process.stderr.write(`[test] at the end of the run: ${error.message}\n`));
       const config = readConfig();
       // A failure here would leave this run's indices on the engine: say so, but do not fail the run for it.
       await deleteIndicesByPrefix(config.ES_URL, config.ES_INDEX_PREFIX).catch((error: Error) =>
