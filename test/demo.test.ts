@@ -8,7 +8,7 @@ import { readConfig } from '../src/config';
 import { clusterNodes } from '../scripts/engine';
 import { esStopCommand } from '../scripts/demo';
 import { Engine } from '../src/engine/client';
-import { runEngine } from './support/engine';
+import { atRunEnd, runEngine } from './support/engine';
 import { freshPrefix, testConfig } from './support/fixture';
 import { freePort } from './support/checking-clients';
 
@@ -46,6 +46,21 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * The Quick start's demo, started in the background from the start of the run (a root hook of this
+ * file): its minute of loading and computing fingerprints overlaps the other files' tests.
+ */
+let quickStart: { run: ReturnType<typeof demo>; port: number } | undefined;
+before(async () => {
+  const port = await freePort();
+  // The test engine holds the other tests' indices: --force, as the demo's refusal says.
+  quickStart = { run: demo({ PORT: String(port), ES_INDEX_PREFIX: freshPrefix('demo') }, ['--force']), port };
+  const { child } = quickStart.run;
+  atRunEnd(async () => {
+    if (child.exitCode === null && child.signalCode === null) killGroup(child, 'SIGKILL');
+  });
+});
+
 describe('the Quick start: npm run demo', function () {
   this.timeout(180_000);
   const config = readConfig();
@@ -58,13 +73,11 @@ describe('the Quick start: npm run demo', function () {
     'loads the sample, serves the API on PORT, every example request it ' +
       'prints answers, and Ctrl-C stops the demo but not the engine',
     async () => {
-      const port = await freePort();
-      // The test engine holds the other tests' indices: --force, as the demo's refusal says.
-      const run = demo({ PORT: String(port), ES_INDEX_PREFIX: freshPrefix('demo') }, ['--force']);
+      const { run, port } = quickStart!;
       running.push(run.child);
       const since = Date.now();
       while (!run.output().includes('Stop with Ctrl-C')) {
-        if (Date.now() - since > 150_000 || run.child.exitCode !== null)
+        if (Date.now() - since > 170_000 || run.child.exitCode !== null)
           throw new Error(`the demo did not start:\n${run.output()}`);
         await sleep(200);
       }
