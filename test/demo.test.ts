@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
@@ -55,9 +55,12 @@ before(async () => {
   const port = await freePort();
   // The test engine holds the other tests' indices: --force, as the demo's refusal says.
   quickStart = { run: demo({ PORT: String(port), ES_INDEX_PREFIX: freshPrefix('demo') }, ['--force']), port };
-  const { child } = quickStart.run;
+  const { child, output } = quickStart.run;
   atRunEnd(async () => {
     if (child.exitCode === null && child.signalCode === null) killGroup(child, 'SIGKILL');
+    // The rejects file its fingerprints wrote into rejects/, as a user's demo does (the structures without one).
+    for (const [, loadId] of output().matchAll(/"loadId":"([^"]+)"/g))
+      rmSync(join(root, 'rejects', `${loadId}-fingerprints.tsv`), { force: true });
   });
 });
 
