@@ -2,11 +2,11 @@
 // implementation for fingerprints, substructure matches and depictions (molecule-worker.cjs,
 // depict-worker.cjs), so loads, queries and pictures can never drift apart. On Indigo's V2000
 // molfile of the InChI:
-//   1. its charges are redrawn as the InChI library draws them (inchi-drawing.cjs), and a salt's
-//      protons go to the stronger acid;
+//   1. its charges are redrawn as the InChI library draws them (inchi-drawing.cjs), a salt's
+//      protons go to the stronger acid, and a quaternary salt's anion gets its proton back;
 //   2. the hydrogens the InChI marks as mobile move to where chemists draw them (tautomer.cjs, then
-//      the ring lactams, ring imines and azoles below), a cation's proton to its alkylamine, and
-//      salts are drawn as chemists draw them.
+//      the ring lactams, quinolin-2-ols, ring imines, azoles, aromatic rings and amidines below), a
+//      cation's proton to its alkylamine, and salts are drawn as chemists draw them.
 // A change to what it gives raises `moleculeDerivation` (molecules.ts). Plain JavaScript, for workers.
 const { commonTautomer } = require('./tautomer.cjs');
 const { molfileGraph, inRing, alternatingPath } = require('./molfile-graph.cjs');
@@ -554,9 +554,11 @@ function ringLactams(graph, mobile) {
 }
 
 /**
- * A quinolin-2(1H)-one as the quinolin-2-ol most sources draw (42 of 52 times on the shared set, 61
- * of 110 on the 500k sample), where the InChI lets the hydrogen move between the oxygen and the ring
- * nitrogen: the lactam tautomer.cjs draws for every other 2-pyridone. True when it changed.
+ * A quinolin-2(1H)-one, or another 2-pyridone fused to a ring at the carbon next to its nitrogen (a
+ * 5,6,7,8-tetrahydroquinolin-2(1H)-one), as the 2-ol most sources draw (quinolin-2-ols 42 of 52 times
+ * on the shared set, 61 of 110 on the 500k holdout), where the InChI lets the hydrogen move between
+ * the oxygen and the ring nitrogen; every other 2-pyridone keeps the lactam tautomer.cjs draws. True
+ * when it changed.
  */
 function quinolinols(graph, mobile) {
   const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
