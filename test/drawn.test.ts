@@ -185,6 +185,12 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '6-7H2,1H3,(H,19,22)(H,20,21)',
     ],
     [
+      'a 2-alkylthio-pyrimidin-4(3H)-one is drawn as the pyrimidin-4-ol',
+      'Cc1cc(O)nc(SCC(=O)Nc2nc3CCCCc3s2)n1',
+      'InChI=1S/C14H16N4O2S2/c1-8-6-11(19)17-13(15-8)21-7-12(20)18-14-16-9-4-2-3-5-10(9)22-14/h6H,2-5,7H2,1H3,' +
+        '(H,15,17,19)(H,16,18,20)',
+    ],
+    [
       "a quaternary ammonium bromide's amides stay neutral, the bromide its anion",
       '[Br-].C[N+](C)(CCCCNC(=O)Cc1ccc(OCc2ccccc2)cc1)CCNC(=O)c3nc(Cl)c(N)nc3N',
       'InChI=1S/C28H36ClN7O3.BrH/c1-36(2,17-15-33-28(38)24-26(30)35-27(31)25(29)34-24)16-7-6-14-32-23(37)18-20-10-' +

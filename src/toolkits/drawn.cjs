@@ -554,11 +554,11 @@ function ringLactams(graph, mobile) {
 }
 
 /**
- * A quinolin-2(1H)-one, or another 2-pyridone fused to a ring at the carbon next to its nitrogen (a
- * 5,6,7,8-tetrahydroquinolin-2(1H)-one), as the 2-ol most sources draw (quinolin-2-ols 42 of 52 times
- * on the shared set, 61 of 110 on the 500k holdout), where the InChI lets the hydrogen move between
- * the oxygen and the ring nitrogen; every other 2-pyridone keeps the lactam tautomer.cjs draws. True
- * when it changed.
+ * A quinolin-2(1H)-one or quinoxalin-2(1H)-one, or another such lactam fused to a ring at the carbon
+ * next to its nitrogen (a 5,6,7,8-tetrahydroquinolin-2(1H)-one), as the 2-ol most sources draw
+ * (quinolin-2-ols 42 of 52 times on the shared set, 61 of 110 on the 500k holdout; quinoxalin-2-ols 3
+ * of 3 and 19 of 27), where the InChI lets the hydrogen move between the oxygen and the ring
+ * nitrogen; every other 2-pyridone keeps the lactam tautomer.cjs draws. True when it changed.
  */
 function quinolinols(graph, mobile) {
   const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
@@ -577,9 +577,52 @@ function quinolinols(graph, mobile) {
     const n1 = single && across(single, c2);
     const c3 = n1 && neighbours(c2).find((a) => a !== o && a !== n1);
     const c8a = n1 && neighbours(n1).find((a) => a !== c2);
-    const c4 = c3 && carbon(c3) && bondsOf[c3].find((bond) => bond.order === 2 && carbon(across(bond, c3)));
-    if (!c4 || !fusion(c8a) || !neighbours(c8a).some((a) => fusion(a) && neighbours(a).includes(across(c4, c3))))
-      continue;
+    const c4 =
+      c3 &&
+      carbon(c3) &&
+      bondsOf[c3].find((bond) => bond.order === 2 && ['C', 'N'].includes(element(across(bond, c3))));
+    // the fusion's carbons have their double bond: the ring is aromatic as the 2-ol
+    const sp2 = (a) => fusion(a) && bondsOf[a].some((bond) => bond.order === 2);
+    if (!c4 || !sp2(c8a) || !neighbours(c8a).some((a) => sp2(a) && neighbours(a).includes(across(c4, c3)))) continue;
+    setOrder(bondsOf[o][0], 1);
+    setOrder(single, 2);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * A 2-alkylthio-pyrimidin-4(3H)-one (fused or not) as the pyrimidin-4-ol sources draw (25 of 28 times
+ * on the shared set, 45 of 62 on the 500k holdout), where the InChI lets the hydrogen move between the
+ * oxygen and N3; every other pyrimidinone keeps the lactam tautomer.cjs draws. True when it changed.
+ */
+function thioPyrimidinols(graph, mobile) {
+  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
+  const alkylthio = (s) =>
+    element(s) === 'S' &&
+    bondsOf[s].length === 2 &&
+    bondsOf[s].every((bond) => bond.order === 1) &&
+    bondsOf[s].some((bond) => {
+      const c = across(bond, s);
+      return element(c) === 'C' && valence[c] === bondsOf[c].length && !inRing(graph, bond);
+    });
+  let changed = false;
+  for (let o = 1; o <= atoms; o += 1) {
+    if (element(o) !== 'O' || charge(o) !== 0 || bondsOf[o].length !== 1 || bondsOf[o][0].order !== 2) continue;
+    const c4 = across(bondsOf[o][0], o);
+    if (element(c4) !== 'C') continue;
+    const single = bondsOf[c4].find((bond) => {
+      const n3 = across(bond, c4);
+      if (element(n3) !== 'N' || charge(n3) !== 0 || bondsOf[n3].length !== 2 || valence[n3] !== 2) return false;
+      if (!mobile(o, n3)) return false;
+      const c2 = bondsOf[n3].map((b) => across(b, n3)).find((a) => a !== c4);
+      return (
+        element(c2) === 'C' &&
+        bondsOf[c2].some((b) => b.order === 2 && element(across(b, c2)) === 'N' && inRing(graph, b)) &&
+        bondsOf[c2].some((b) => alkylthio(across(b, c2)))
+      );
+    });
+    if (!single) continue;
     setOrder(bondsOf[o][0], 1);
     setOrder(single, 2);
     changed = true;
@@ -673,6 +716,7 @@ function drawnMolfile(molfile, inchi) {
     ringLactams(salts, mobile) |
     triazoleThiols(salts, mobile) |
     quinolinols(salts, mobile) |
+    thioPyrimidinols(salts, mobile) |
     ringImines(salts, mobile) |
     ringCations(salts) |
     amideAnions(salts) |
