@@ -23,7 +23,8 @@ export interface MoleculeData {
  * with the hydrogens that 3 left where Indigo's Kekulé structure put them moved too (1H-indazoles,
  * lactams), 1,2,4-triazole-3-thiols drawn with their SH and a cation's proton on its alkylamine,
  * 5 the same with the hydrogens of fused azoles, amidines and partly aromatic rings moved where
- * chemists draw them and a quaternary salt's anion given back its proton.
+ * chemists draw them, quinolin-2-ones and a few other lactams drawn as their -ols and a quaternary
+ * salt's anion given back its proton.
  */
 export const moleculeDerivation = 5;
 
