@@ -67,9 +67,9 @@ describe('structures are searched as chemists draw them (the shared molecules)',
     expect(sample.length).to.be.greaterThan(2_200);
   });
 
-  it("95 % of the stored molecules' Morgan fingerprints are RDKit's of the drawn SMILES (the InChI's rebuild: 67 %)", () => {
+  it("96 % of the stored molecules' Morgan fingerprints are RDKit's of the drawn SMILES (the InChI's rebuild: 67 %)", () => {
     const equal = sample.filter((row) => row.stored.morgan.join() === row.drawnMorgan.join()).length;
-    expect(equal / sample.length).to.be.at.least(0.95);
+    expect(equal / sample.length).to.be.at.least(0.96);
   });
 
   it('each drawn SMILES, as a substructure query, finds its own structure for 99 % of them', async () => {
@@ -137,6 +137,64 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'C[NH+](C)CCNc1ncc2c(n1)c(ncn2)Nc1cccc(c1)Br',
       'InChI=1S/C16H18BrN7/c1-24(2)7-6-18-16-19-9-13-14(23-16)15(21-10-20-13)22-12-5-3-4-11(17)8-12/h3-5,8-10H,6-7H2,' +
         '1-2H3,(H,18,19,23)(H,20,21,22)/p+1',
+    ],
+    [
+      'a 4,7-dihydro-[1,2,4]triazolo[1,5-a]pyrimidine keeps its triazole aromatic, the NH on the other ring',
+      'CC1=C(C(c2ccccc2)n3nc(nc3N1)c4ccncc4)C(=O)N',
+      'InChI=1S/C18H16N6O/c1-11-14(16(19)25)15(12-5-3-2-4-6-12)24-18(21-11)22-17(23-24)13-7-9-20-10-8-13/h2-10,' +
+        '15H,1H3,(H2,19,25)(H,21,22,23)',
+    ],
+    [
+      "an N-sulfonyl amidine's double bond is on the sulfonyl's nitrogen (diazoxide, CHEMBL181)",
+      'CC1=NS(=O)(=O)c2cc(Cl)ccc2N1',
+      'InChI=1S/C8H7ClN2O2S/c1-5-10-7-3-2-6(9)4-8(7)14(12,13)11-5/h2-4H,1H3,(H,10,11)',
+    ],
+    [
+      "an N-aryl amidine's NH is on the aryl's nitrogen",
+      'Cl.Cc1cccc(NC(=N)c2oc(cc2)c3ccc(Cl)cc3)c1',
+      'InChI=1S/C18H15ClN2O.ClH/c1-12-3-2-4-15(11-12)21-18(20)17-10-9-16(22-17)13-5-7-14(19)8-6-13;/h2-11H,1H3,' +
+        '(H2,20,21);1H',
+    ],
+    [
+      'a 5-substituted benzimidazole is a 1H-benzimidazole with its substituent across from the NH',
+      'CCCCSc1nc2cc(OC)ccc2[nH]1',
+      'InChI=1S/C12H16N2OS/c1-3-4-7-16-12-13-10-6-5-9(15-2)8-11(10)14-12/h5-6,8H,3-4,7H2,1-2H3,(H,13,14)',
+    ],
+    [
+      "a 4-substituted benzimidazole's NH is away from the substituent",
+      'Cc1cccc2[nH]c(nc12)C3=C(NCC(O)c4cccc(Cl)c4)C=CNC3=O',
+      'InChI=1S/C21H19ClN4O2/c1-12-4-2-7-16-19(12)26-20(25-16)18-15(8-9-23-21(18)28)24-11-17(27)13-5-3-6-14(22)' +
+        '10-13/h2-10,17,27H,11H2,1H3,(H,25,26)(H2,23,24,28)',
+    ],
+    [
+      'a tetrazole is a 1H-tetrazole (losartan, CHEMBL191)',
+      'CCCCc1nc(Cl)c(CO)n1Cc2ccc(cc2)c3ccccc3c4nnn[nH]4',
+      'InChI=1S/C22H23ClN6O/c1-2-3-8-20-24-21(23)19(14-30)29(20)13-15-9-11-16(12-10-15)17-6-4-5-7-18(17)22-25-27-' +
+        '28-26-22/h4-7,9-12,30H,2-3,8,13-14H2,1H3,(H,25,26,27,28)',
+    ],
+    [
+      "a 3-alkylthio-1,2,4-triazole's NH is next to the sulfur's carbon rather than the methyl's",
+      'Cc1n[nH]c(SCc2cccc(Oc3ccccc3)c2)n1',
+      'InChI=1S/C16H15N3OS/c1-12-17-16(19-18-12)21-11-13-6-5-9-15(10-13)20-14-7-3-2-4-8-14/h2-10H,11H2,1H3,' +
+        '(H,17,18,19)',
+    ],
+    [
+      'a quinolin-2(1H)-one is drawn as the quinolin-2-ol',
+      'Cc1ccc2cc(CCNC(=O)c3oc(Br)cc3)c(O)nc2c1',
+      'InChI=1S/C17H15BrN2O3/c1-10-2-3-11-9-12(16(21)20-13(11)8-10)6-7-19-17(22)14-4-5-15(18)23-14/h2-5,8-9H,' +
+        '6-7H2,1H3,(H,19,22)(H,20,21)',
+    ],
+    [
+      'a 2-alkylthio-pyrimidin-4(3H)-one is drawn as the pyrimidin-4-ol',
+      'Cc1cc(O)nc(SCC(=O)Nc2nc3CCCCc3s2)n1',
+      'InChI=1S/C14H16N4O2S2/c1-8-6-11(19)17-13(15-8)21-7-12(20)18-14-16-9-4-2-3-5-10(9)22-14/h6H,2-5,7H2,1H3,' +
+        '(H,15,17,19)(H,16,18,20)',
+    ],
+    [
+      "a quaternary ammonium bromide's amides stay neutral, the bromide its anion",
+      '[Br-].C[N+](C)(CCCCNC(=O)Cc1ccc(OCc2ccccc2)cc1)CCNC(=O)c3nc(Cl)c(N)nc3N',
+      'InChI=1S/C28H36ClN7O3.BrH/c1-36(2,17-15-33-28(38)24-26(30)35-27(31)25(29)34-24)16-7-6-14-32-23(37)18-20-10-' +
+        '12-22(13-11-20)39-19-21-8-4-3-5-9-21;/h3-5,8-13H,6-7,14-19H2,1-2H3,(H5-,30,31,32,33,35,37,38);1H',
     ],
   ];
   for (const [rule, smiles, inchi] of rules)

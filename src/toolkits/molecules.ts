@@ -21,9 +21,12 @@ export interface MoleculeData {
  * Fingerprint documents written before it existed count as 1; 2 is the InChI library's own
  * molecule, 3 the molecule as drawn (mobile hydrogens and salts as chemists draw them), 4 the same
  * with the hydrogens that 3 left where Indigo's Kekulé structure put them moved too (1H-indazoles,
- * lactams), 1,2,4-triazole-3-thiols drawn with their SH and a cation's proton on its alkylamine.
+ * lactams), 1,2,4-triazole-3-thiols drawn with their SH and a cation's proton on its alkylamine,
+ * 5 the same with the hydrogens of fused azoles, amidines and partly aromatic rings moved where
+ * chemists draw them, quinolin-2-ones and a few other lactams drawn as their -ols and a quaternary
+ * salt's anion given back its proton.
  */
-export const moleculeDerivation = 4;
+export const moleculeDerivation = 5;
 
 type Request =
   | { op: 'fingerprints'; inchis: string[] }
