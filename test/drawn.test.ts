@@ -191,6 +191,26 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '(H,15,17,19)(H,16,18,20)',
     ],
     [
+      'a quinolin-4(1H)-one with a 3-ester is drawn as the quinolin-4-ol',
+      'CCOC(=O)C1=CN=C2C=CC=CC2=C1O',
+      'InChI=1S/C12H11NO3/c1-2-16-12(15)9-7-13-10-6-4-3-5-8(10)11(9)14/h3-7H,2H2,1H3,(H,13,14)',
+    ],
+    [
+      'a 2-amino-6-methylpyrimidin-4(3H)-one is drawn as the pyrimidin-4-ol',
+      'COc1ccc(Nc2nc(C)cc(O)n2)cc1',
+      'InChI=1S/C12H13N3O2/c1-8-7-11(16)15-12(13-8)14-9-3-5-10(17-2)6-4-9/h3-7H,1-2H3,(H2,13,14,15,16)',
+    ],
+    [
+      '6-mercaptopurine is drawn as purine-6-thiol',
+      'SC1=C2N=CNC2=NC=N1',
+      'InChI=1S/C5H4N4S/c10-5-3-4(7-1-6-3)8-2-9-5/h1-2H,(H2,6,7,8,9,10)',
+    ],
+    [
+      'a lactam fused on both sides (an oxazolo[4,5-c]quinolin-4(5H)-one) keeps its NH',
+      'O=C1Nc2ccccc2c3oc(nc13)c4ccccc4',
+      'InChI=1S/C16H10N2O2/c19-15-13-14(11-8-4-5-9-12(11)17-15)20-16(18-13)10-6-2-1-3-7-10/h1-9H,(H,17,19)',
+    ],
+    [
       "a quaternary ammonium bromide's amides stay neutral, the bromide its anion",
       '[Br-].C[N+](C)(CCCCNC(=O)Cc1ccc(OCc2ccccc2)cc1)CCNC(=O)c3nc(Cl)c(N)nc3N',
       'InChI=1S/C28H36ClN7O3.BrH/c1-36(2,17-15-33-28(38)24-26(30)35-27(31)25(29)34-24)16-7-6-14-32-23(37)18-20-10-' +

@@ -5,8 +5,9 @@
 //   1. its charges are redrawn as the InChI library draws them (inchi-drawing.cjs), a salt's
 //      protons go to the stronger acid, and a quaternary salt's anion gets its proton back;
 //   2. the hydrogens the InChI marks as mobile move to where chemists draw them (tautomer.cjs, then
-//      the ring lactams, quinolin-2-ols, ring imines, azoles, aromatic rings and amidines below), a
-//      cation's proton to its alkylamine, and salts are drawn as chemists draw them.
+//      the ring lactams, quinolin-2- and 4-ols, pyrimidinols, fused pyrimidine thiols, ring imines,
+//      azoles, aromatic rings and amidines below), a cation's proton to its alkylamine, and salts
+//      are drawn as chemists draw them.
 // A change to what it gives raises `moleculeDerivation` (molecules.ts). Plain JavaScript, for workers.
 const { commonTautomer } = require('./tautomer.cjs');
 const { molfileGraph, inRing, alternatingPath } = require('./molfile-graph.cjs');
@@ -584,9 +585,60 @@ function quinolinols(graph, mobile) {
     // the fusion's carbons have their double bond: the ring is aromatic as the 2-ol
     const sp2 = (a) => fusion(a) && bondsOf[a].some((bond) => bond.order === 2);
     if (!c4 || !sp2(c8a) || !neighbours(c8a).some((a) => sp2(a) && neighbours(a).includes(across(c4, c3)))) continue;
+    // a lactam fused on both sides (phenanthridin-6(5H)-one) keeps its NH
+    if (fusion(c3)) continue;
     setOrder(bondsOf[o][0], 1);
     setOrder(single, 2);
     changed = true;
+  }
+  return changed;
+}
+
+/**
+ * A quinolin-4(1H)-one with a carbonyl group at C3 (an ester, acid or amide) and none at C2 (a
+ * 1,8-naphthyridine too) as the quinolin-4-ol sources draw, the hydroxyl hydrogen-bonded to the
+ * carbonyl (the Gould-Jacobs products, ethyl 4-hydroxyquinoline-3-carboxylate), where the InChI
+ * lets the hydrogen move between the oxygen and N1; a 2-aryl-4-quinolone, a thieno- or
+ * pyrrolopyridinone and every other 4-quinolone keep the lactam tautomer.cjs draws. True when it
+ * changed.
+ */
+function acylQuinolinols(graph, mobile) {
+  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
+  const neighbours = (a) => bondsOf[a].map((bond) => across(bond, a));
+  const bondTo = (a, b) => bondsOf[a].find((bond) => across(bond, a) === b);
+  const carbon = (a) => element(a) === 'C' && charge(a) === 0;
+  const fusion = (a) =>
+    carbon(a) && bondsOf[a].length === 3 && bondsOf[a].every((bond) => inRing(graph, bond) && bond.order !== 3);
+  const sp2 = (a) => fusion(a) && bondsOf[a].some((bond) => bond.order === 2);
+  const carbonyl = (a) =>
+    carbon(a) &&
+    bondsOf[a].some((bond) => bond.order === 2 && element(across(bond, a)) === 'O' && !inRing(graph, bond));
+  let changed = false;
+  for (let o = 1; o <= atoms; o += 1) {
+    if (element(o) !== 'O' || charge(o) !== 0 || bondsOf[o].length !== 1 || bondsOf[o][0].order !== 2) continue;
+    const c4 = across(bondsOf[o][0], o);
+    if (!carbon(c4) || bondsOf[c4].length !== 3) continue;
+    for (const c3 of neighbours(c4)) {
+      const c4a = neighbours(c4).find((a) => a !== o && a !== c3);
+      const double = bondsOf[c3].find((bond) => bond.order === 2 && inRing(graph, bond));
+      const c2 = double && across(double, c3);
+      // C2 unsubstituted: a 2-aryl-4-quinolone is drawn as the lactam
+      const n1 = c2 && bondsOf[c2].length === 2 && neighbours(c2).find((a) => a !== c3 && element(a) === 'N');
+      if (!carbon(c3) || !neighbours(c3).some((a) => a !== c4 && a !== c2 && carbonyl(a))) continue;
+      if (!n1 || charge(n1) !== 0 || bondsOf[n1].length !== 2 || valence[n1] !== 2 || !mobile(o, n1)) continue;
+      const c8a = neighbours(n1).find((a) => a !== c2);
+      if (!sp2(c4a) || !sp2(c8a) || !neighbours(c4a).includes(c8a)) continue;
+      // on a six-membered ring (a quinoline, a naphthyridine), not a thieno- or pyrrolopyridine
+      const x = neighbours(c4a).find((a) => a !== c4 && a !== c8a);
+      const y = neighbours(c8a).find((a) => a !== n1 && a !== c4a);
+      if (neighbours(x).some((a) => neighbours(y).includes(a))) continue;
+      setOrder(bondsOf[o][0], 1);
+      setOrder(bondTo(c4, c3), 2);
+      setOrder(double, 1);
+      setOrder(bondTo(c2, n1), 2);
+      changed = true;
+      break;
+    }
   }
   return changed;
 }
@@ -624,6 +676,132 @@ function thioPyrimidinols(graph, mobile) {
     });
     if (!single) continue;
     setOrder(bondsOf[o][0], 1);
+    setOrder(single, 2);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * A 2-amino-6-alkylpyrimidin-4(3H)-one, not fused, as the 2-amino-6-alkylpyrimidin-4-ol sources
+ * draw and name (the guanidine and acetoacetate condensation product, 2-amino-4-hydroxy-6-methyl-
+ * pyrimidine), where the InChI lets the hydrogen move between the oxygen and N3. True when it
+ * changed.
+ */
+function aminoPyrimidinols(graph, mobile) {
+  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
+  const neighbours = (a) => bondsOf[a].map((bond) => across(bond, a));
+  const ring = (a) => bondsOf[a].filter((bond) => inRing(graph, bond)).length;
+  const alkyl = (a) => element(a) === 'C' && valence[a] === bondsOf[a].length;
+  const amino = (n) => element(n) === 'N' && charge(n) === 0 && bondsOf[n].every((bond) => !inRing(graph, bond));
+  let changed = false;
+  for (let o = 1; o <= atoms; o += 1) {
+    if (element(o) !== 'O' || charge(o) !== 0 || bondsOf[o].length !== 1 || bondsOf[o][0].order !== 2) continue;
+    const c4 = across(bondsOf[o][0], o);
+    if (element(c4) !== 'C' || ring(c4) !== 2) continue;
+    const c5 = neighbours(c4).find((a) => a !== o && element(a) === 'C');
+    const c6 = c5 && ring(c5) === 2 && neighbours(c5).find((a) => a !== c4 && element(a) === 'C' && ring(a) === 2);
+    const n1 = c6 && neighbours(c6).find((a) => element(a) === 'N' && ring(a) === 2);
+    if (!n1 || !neighbours(c6).some((a) => a !== c5 && a !== n1 && alkyl(a))) continue;
+    const single = bondsOf[c4].find((bond) => {
+      const n3 = across(bond, c4);
+      if (element(n3) !== 'N' || charge(n3) !== 0 || bondsOf[n3].length !== 2 || valence[n3] !== 2) return false;
+      const c2 = neighbours(n3).find((a) => a !== c4);
+      return (
+        mobile(o, n3) &&
+        neighbours(c2).includes(n1) &&
+        bondsOf[c2].some((b) => b.order === 2 && across(b, c2) === n1) &&
+        bondsOf[c2].some((b) => b.order === 1 && amino(across(b, c2)))
+      );
+    });
+    if (!single) continue;
+    setOrder(bondsOf[o][0], 1);
+    setOrder(single, 2);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * A pyrimidine-4(3H)-thione fused to an aromatic five-membered ring (6-mercaptopurine,
+ * pyrazolo[3,4-d]pyrimidine-4-thiols) as the thiol sources draw and name (purine-6-thiol), and a
+ * pyrimidin-4(3H)-one fused to a pyrazole or triazole (allopurinol, 8-azahypoxanthines) as the
+ * -ol (4-hydroxypyrazolo[3,4-d]pyrimidine), where the InChI lets the hydrogen move between the
+ * sulfur or oxygen and N3; one with an aryl at C2 (sildenafil) and purin-6-ones (hypoxanthine,
+ * guanine) keep the lactam. True when it changed.
+ */
+function azolopyrimidinols(graph, mobile) {
+  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
+  const neighbours = (a) => bondsOf[a].map((bond) => across(bond, a));
+  const ring = (a) => bondsOf[a].filter((bond) => inRing(graph, bond)).length;
+  const aryl = (a) =>
+    element(a) === 'C' && ring(a) > 0 && bondsOf[a].some((bond) => bond.order === 2 && inRing(graph, bond));
+  /** The fused five-membered ring's atoms after C4a (x, z, y), or undefined. */
+  const fiveRing = (c4, c4a) => {
+    for (const x of neighbours(c4a))
+      for (const c8a of neighbours(c4a))
+        for (const y of x !== c4 && c8a !== c4 && c8a !== x && ring(c8a) === 3 ? neighbours(c8a) : [])
+          for (const z of y !== c4a ? neighbours(y) : []) if (z !== c8a && neighbours(x).includes(z)) return [x, z, y];
+    return undefined;
+  };
+  let changed = false;
+  for (let s = 1; s <= atoms; s += 1) {
+    if (!['S', 'O'].includes(element(s)) || charge(s) !== 0 || bondsOf[s].length !== 1 || bondsOf[s][0].order !== 2)
+      continue;
+    const c4 = across(bondsOf[s][0], s);
+    if (element(c4) !== 'C' || ring(c4) !== 2) continue;
+    const c4a = neighbours(c4).find((a) => a !== s && element(a) === 'C' && ring(a) === 3);
+    if (!c4a || !bondsOf[c4a].some((bond) => bond.order === 2)) continue;
+    const five = fiveRing(c4, c4a);
+    if (!five) continue;
+    const [x, z, y] = five.map(element);
+    if (element(s) === 'O' && !(z === 'N' && (x === 'N' || y === 'N'))) continue;
+    const single = bondsOf[c4].find((bond) => {
+      const n3 = across(bond, c4);
+      if (element(n3) !== 'N' || charge(n3) !== 0 || bondsOf[n3].length !== 2 || valence[n3] !== 2) return false;
+      const c2 = neighbours(n3).find((a) => a !== c4);
+      // sildenafil and its 5-aryl-pyrazolopyrimidinones are drawn as lactams
+      if (element(s) === 'O' && bondsOf[c2].some((b) => !inRing(graph, b) && aryl(across(b, c2)))) return false;
+      return (
+        mobile(s, n3) && bondsOf[c2].some((b) => b.order === 2 && element(across(b, c2)) === 'N' && inRing(graph, b))
+      );
+    });
+    if (!single) continue;
+    setOrder(bondsOf[s][0], 1);
+    setOrder(single, 2);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * A 4-amino-quinazoline-2(1H)-thione (fused on any aromatic ring) as the 2-thiol sources draw, where
+ * the InChI lets the hydrogen move between the sulfur and N1. True when it changed.
+ */
+function aminoQuinazolineThiols(graph, mobile) {
+  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
+  const neighbours = (a) => bondsOf[a].map((bond) => across(bond, a));
+  const ring = (a) => bondsOf[a].filter((bond) => inRing(graph, bond)).length;
+  const amino = (n) => element(n) === 'N' && charge(n) === 0 && bondsOf[n].every((bond) => !inRing(graph, bond));
+  const fusion = (a) => element(a) === 'C' && ring(a) === 3 && bondsOf[a].some((bond) => bond.order === 2);
+  let changed = false;
+  for (let s = 1; s <= atoms; s += 1) {
+    if (element(s) !== 'S' || charge(s) !== 0 || bondsOf[s].length !== 1 || bondsOf[s][0].order !== 2) continue;
+    const c2 = across(bondsOf[s][0], s);
+    if (element(c2) !== 'C' || ring(c2) !== 2) continue;
+    const c4 = (n3) => {
+      const double = bondsOf[n3].find((bond) => bond.order === 2 && element(across(bond, n3)) === 'C');
+      const c = double && across(double, n3);
+      return c && neighbours(c).some(amino) && neighbours(c).some(fusion) ? c : undefined;
+    };
+    const single = bondsOf[c2].find((bond) => {
+      const n1 = across(bond, c2);
+      if (element(n1) !== 'N' || charge(n1) !== 0 || bondsOf[n1].length !== 2 || valence[n1] !== 2) return false;
+      const n3 = neighbours(c2).find((a) => a !== s && a !== n1);
+      return mobile(s, n1) && element(n3) === 'N' && c4(n3) && neighbours(n1).some(fusion);
+    });
+    if (!single) continue;
+    setOrder(bondsOf[s][0], 1);
     setOrder(single, 2);
     changed = true;
   }
@@ -716,7 +894,11 @@ function drawnMolfile(molfile, inchi) {
     ringLactams(salts, mobile) |
     triazoleThiols(salts, mobile) |
     quinolinols(salts, mobile) |
+    acylQuinolinols(salts, mobile) |
     thioPyrimidinols(salts, mobile) |
+    aminoPyrimidinols(salts, mobile) |
+    azolopyrimidinols(salts, mobile) |
+    aminoQuinazolineThiols(salts, mobile) |
     ringImines(salts, mobile) |
     ringCations(salts) |
     amideAnions(salts) |

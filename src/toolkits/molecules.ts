@@ -24,9 +24,11 @@ export interface MoleculeData {
  * lactams), 1,2,4-triazole-3-thiols drawn with their SH and a cation's proton on its alkylamine,
  * 5 the same with the hydrogens of fused azoles, amidines and partly aromatic rings moved where
  * chemists draw them, quinolin-2-ones and a few other lactams drawn as their -ols and a quaternary
- * salt's anion given back its proton.
+ * salt's anion given back its proton, 6 the same with 3-acyl-quinolin-4-ols,
+ * 2-amino-6-alkylpyrimidin-4-ols, azolo-fused pyrimidin-4-ols and -thiols (allopurinol,
+ * 6-mercaptopurine) and 4-amino-quinazoline-2-thiols drawn as such, and phenanthridinones as lactams.
  */
-export const moleculeDerivation = 5;
+export const moleculeDerivation = 6;
 
 type Request =
   | { op: 'fingerprints'; inchis: string[] }
