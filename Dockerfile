@@ -30,6 +30,7 @@ USER node
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node itself is PID 1's command (not npm, not a shell), so the SIGTERM of `docker stop` reaches the
-# server, which drains its requests and exits. Loads in the container: `node --max-semi-space-size=8 dist/loaders/cli.js <command> ...`;
+# server, which drains its requests and exits. Loads in the container:
+# `node --max-semi-space-size=8 --wasm-tiering-budget=130000000 dist/loaders/cli.js <command> ...`;
 # the Kibana saved objects: `node dist/src/kibana/cli.js` (docker-compose.yml's kibana-setup).
 CMD ["node", "dist/src/server.js"]
