@@ -13,13 +13,14 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmdirSync,
   rmSync,
   statfsSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import {
   clusterNodes,
   deleteIndicesByPrefix,
@@ -251,7 +252,17 @@ export async function finishRunEngine(run: RunEngine): Promise<void> {
     return;
   }
   await stopEngine(run.url, run.nodes, run.home ? { home: run.home } : {});
-  if (run.home) rmSync(run.home, { recursive: true, force: true });
+  if (!run.home) return;
+  rmSync(run.home, { recursive: true, force: true });
+  // The run's folder in memory (suiteEngineRoot) goes too once no other run uses it.
+  const parent = dirname(run.home);
+  if (basename(parent).startsWith('chemxref-engines-')) {
+    try {
+      rmdirSync(parent);
+    } catch {
+      // another run's engine is in it
+    }
+  }
 }
 
 /** The run's engine, once the root hooks have chosen it. */
