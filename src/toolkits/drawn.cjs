@@ -10,7 +10,7 @@
 //      are drawn as chemists draw them.
 // A change to what it gives raises `moleculeDerivation` (molecules.ts). Plain JavaScript, for workers.
 const { commonTautomer } = require('./tautomer.cjs');
-const { molfileGraph, inRing, alternatingPath } = require('./molfile-graph.cjs');
+const { molfileGraph, inRing, ringBondCount, alternatingPath } = require('./molfile-graph.cjs');
 const { redrawAsTheInChILibrary } = require('./inchi-drawing.cjs');
 
 /**
@@ -58,8 +58,7 @@ function protonsToWeakerAcids(graph) {
  * weakest acid on. True when it changed.
  */
 function protonsToAnions(graph) {
-  const { atoms, element, charge, charges, bondsOf, valence, across } = graph;
-  const neighbours = (a) => bondsOf[a].map((bond) => across(bond, a));
+  const { atoms, element, charge, charges, bondsOf, valence, neighbours } = graph;
   /** The oxonium of an amide drawn [N-]–C=[OH+], for the anion `n`. */
   const oxonium = (n) =>
     element(n) === 'N' &&
@@ -562,8 +561,7 @@ function ringLactams(graph, mobile) {
  * nitrogen; every other 2-pyridone keeps the lactam tautomer.cjs draws. True when it changed.
  */
 function quinolinols(graph, mobile) {
-  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
-  const neighbours = (a) => bondsOf[a].map((bond) => across(bond, a));
+  const { atoms, element, charge, bondsOf, valence, across, setOrder, neighbours } = graph;
   const carbon = (a) => element(a) === 'C' && charge(a) === 0;
   const fusion = (a) => carbon(a) && bondsOf[a].length === 3 && bondsOf[a].every((bond) => inRing(graph, bond));
   let changed = false;
@@ -603,8 +601,7 @@ function quinolinols(graph, mobile) {
  * changed.
  */
 function acylQuinolinols(graph, mobile) {
-  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
-  const neighbours = (a) => bondsOf[a].map((bond) => across(bond, a));
+  const { atoms, element, charge, bondsOf, valence, across, setOrder, neighbours } = graph;
   const bondTo = (a, b) => bondsOf[a].find((bond) => across(bond, a) === b);
   const carbon = (a) => element(a) === 'C' && charge(a) === 0;
   const fusion = (a) =>
@@ -689,9 +686,8 @@ function thioPyrimidinols(graph, mobile) {
  * changed.
  */
 function aminoPyrimidinols(graph, mobile) {
-  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
-  const neighbours = (a) => bondsOf[a].map((bond) => across(bond, a));
-  const ring = (a) => bondsOf[a].filter((bond) => inRing(graph, bond)).length;
+  const { atoms, element, charge, bondsOf, valence, across, setOrder, neighbours } = graph;
+  const ring = (a) => ringBondCount(graph, a);
   const alkyl = (a) => element(a) === 'C' && valence[a] === bondsOf[a].length;
   const amino = (n) => element(n) === 'N' && charge(n) === 0 && bondsOf[n].every((bond) => !inRing(graph, bond));
   let changed = false;
@@ -731,9 +727,8 @@ function aminoPyrimidinols(graph, mobile) {
  * guanine) keep the lactam. True when it changed.
  */
 function azolopyrimidinols(graph, mobile) {
-  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
-  const neighbours = (a) => bondsOf[a].map((bond) => across(bond, a));
-  const ring = (a) => bondsOf[a].filter((bond) => inRing(graph, bond)).length;
+  const { atoms, element, charge, bondsOf, valence, across, setOrder, neighbours } = graph;
+  const ring = (a) => ringBondCount(graph, a);
   const aryl = (a) =>
     element(a) === 'C' && ring(a) > 0 && bondsOf[a].some((bond) => bond.order === 2 && inRing(graph, bond));
   /** The fused five-membered ring's atoms after C4a (x, z, y), or undefined. */
@@ -779,9 +774,8 @@ function azolopyrimidinols(graph, mobile) {
  * the InChI lets the hydrogen move between the sulfur and N1. True when it changed.
  */
 function aminoQuinazolineThiols(graph, mobile) {
-  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
-  const neighbours = (a) => bondsOf[a].map((bond) => across(bond, a));
-  const ring = (a) => bondsOf[a].filter((bond) => inRing(graph, bond)).length;
+  const { atoms, element, charge, bondsOf, valence, across, setOrder, neighbours } = graph;
+  const ring = (a) => ringBondCount(graph, a);
   const amino = (n) => element(n) === 'N' && charge(n) === 0 && bondsOf[n].every((bond) => !inRing(graph, bond));
   const fusion = (a) => element(a) === 'C' && ring(a) === 3 && bondsOf[a].some((bond) => bond.order === 2);
   let changed = false;
@@ -815,8 +809,7 @@ function aminoQuinazolineThiols(graph, mobile) {
  * it changed.
  */
 function triazoleThiols(graph, mobile) {
-  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
-  const neighbours = (a) => bondsOf[a].map((bond) => across(bond, a));
+  const { atoms, element, charge, bondsOf, valence, across, setOrder, neighbours } = graph;
   /** The other four atoms of a five-membered ring through `c`, or undefined. */
   const fiveRing = (c) => {
     for (const a of neighbours(c))

@@ -40,6 +40,10 @@ function molfileGraph(molfile) {
     },
     charge: (a) => charges.get(a) ?? 0,
     across: (bond, a) => (bond.x === a ? bond.y : bond.x),
+    /** The atoms bonded to `a`. */
+    neighbours(a) {
+      return bondsOf[a].map((bond) => (bond.x === a ? bond.y : bond.x));
+    },
     setOrder(bond, order) {
       lines[bond.at] = `${lines[bond.at].slice(0, 6)}${String(order).padStart(3)}${lines[bond.at].slice(9)}`;
       valence[bond.x] += order - bond.order;
@@ -76,6 +80,11 @@ function inRing({ bondsOf }, bond) {
   return false;
 }
 
+/** How many of atom `a`'s bonds are in a ring. */
+function ringBondCount(graph, a) {
+  return graph.bondsOf[a].filter((bond) => inRing(graph, bond)).length;
+}
+
 /**
  * The shortest path from atom `start` of alternating bonds, single first, whose last (double) bond
  * ends in an atom where `ends(atom, path)`, of at most `longest` bonds, going on only through atoms
@@ -102,4 +111,4 @@ function alternatingPath({ bondsOf, across }, start, ends, longest, through = ()
   return undefined;
 }
 
-module.exports = { molfileGraph, inRing, alternatingPath };
+module.exports = { molfileGraph, inRing, ringBondCount, alternatingPath };
