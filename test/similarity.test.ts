@@ -383,6 +383,48 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
         ],
       },
       {
+        name: 'pralidoxime chloride (a pyridinium oxime, not a nitroso dihydropyridine and HCl)',
+        smiles: '[Cl-].C[n+]1ccccc1/C=N/O',
+        inchi: 'InChI=1S/C7H8N2O.ClH/c1-9-5-3-2-4-7(9)6-8-10;/h2-6H,1H3;1H',
+        morgan: [
+          236, 343, 418, 463, 466, 481, 652, 673, 687, 694, 725, 807, 864, 1003, 1057, 1064, 1088, 1199, 1380, 1684,
+          1750, 1751, 1866, 1873, 1915,
+        ],
+      },
+      {
+        name: 'a quinoxaline 1,4-dioxide (both N-oxides [n+][O-], not one N(+)=O)',
+        smiles: 'Nc1c(C#N)[n+]([O-])c2cc(Cl)ccc2[n+]1[O-]',
+        inchi: 'InChI=1S/C9H5ClN4O2/c10-5-1-2-6-7(3-5)13(15)8(4-11)9(12)14(6)16/h1-3H,12H2',
+        morgan: [
+          165, 216, 284, 343, 351, 463, 479, 561, 674, 691, 715, 748, 790, 801, 816, 848, 875, 1136, 1171, 1177, 1262,
+          1314, 1353, 1380, 1384, 1457, 1683, 1750, 1842, 1873, 1882,
+        ],
+      },
+      {
+        name: 'a benzophenanthridinium methosulfate (the charge on its nitrogen, not on a methoxy oxygen)',
+        smiles: 'COS(=O)(=O)[O-].COc1cc2ccc3c4cc5c(cc4c(OC)[n+](C)c3c2cc1OC)OCO5',
+        inchi:
+          'InChI=1S/C22H20NO5.CH4O4S/c1-23-21-13(6-5-12-7-17(24-2)18(25-3)8-14(12)21)15-9-19-20(28-11-27-19)10-' +
+          '16(15)22(23)26-4;1-5-6(2,3)4/h5-10H,11H2,1-4H3;1H3,(H,2,3,4)/q+1;/p-1',
+        morgan: [
+          203, 249, 345, 350, 394, 430, 441, 463, 650, 656, 673, 679, 695, 715, 738, 836, 841, 875, 878, 908, 926, 1019,
+          1024, 1040, 1057, 1084, 1121, 1142, 1245, 1309, 1349, 1357, 1380, 1440, 1476, 1536, 1648, 1733, 1750, 1800,
+          1855, 1863, 1873, 1891, 1905, 1970, 2021, 2026,
+        ],
+      },
+      {
+        name: 'a protonated protoberberine (an isoquinolinium phenol, not a quinone methide)',
+        smiles: 'COc1cc2c(CC[n+]3cc4c(OC)c(OC)ccc4cc23)cc1O',
+        inchi:
+          'InChI=1S/C20H19NO4/c1-23-18-5-4-12-8-16-14-10-19(24-2)17(22)9-13(14)6-7-21(16)11-15(12)20(18)25-3/h4-5' +
+          ',8-11H,6-7H2,1-3H3/p+1',
+        morgan: [
+          27, 38, 39, 40, 94, 203, 249, 283, 332, 333, 350, 352, 463, 554, 613, 614, 695, 699, 735, 807, 836, 841, 875,
+          926, 1046, 1057, 1232, 1236, 1357, 1380, 1429, 1474, 1536, 1599, 1602, 1607, 1738, 1750, 1764, 1815, 1855,
+          1873, 1923, 1970,
+        ],
+      },
+      {
         name: "sulfacetamide sodium (the amide's anion on its nitrogen)",
         smiles: 'CC(=O)[N-]S(=O)(=O)c1ccc(N)cc1.[Na+]',
         inchi: 'InChI=1S/C8H10N2O3S.Na/c1-6(11)10-14(12,13)8-4-2-7(9)3-5-8;/h2-5H,9H2,1H3,(H,10,11);/q;+1/p-1',

@@ -340,28 +340,97 @@ function ringCations(graph) {
   const halides = [];
   for (let a = 1; a <= atoms; a += 1)
     if (['Cl', 'Br', 'I'].includes(element(a)) && bondsOf[a].length === 0 && charge(a) === 0) halides.push(a);
+  // a cation the InChI library put on an atom chemists seldom draw charged, double-bonded: an iminium
+  // (=[N+]R2, ring [NH+]=), an oxonium (=[O+]R), a halonium (=[Br+]), a thiopyrylium sulfur
   const iminium = (n) =>
-    element(n) === 'N' &&
     charge(n) === 1 &&
-    bondsOf[n].length <= 2 &&
-    bondsOf[n].some((bond) => bond.order === 2 && element(across(bond, n)) === 'C' && !inRing(graph, bond));
+    bondsOf[n].some((bond) => bond.order === 2 && element(across(bond, n)) === 'C') &&
+    (element(n) === 'N'
+      ? bondsOf[n].every((bond) => element(across(bond, n)) !== 'O') &&
+        (bondsOf[n].length <= 2 || bondsOf[n].some((bond) => bond.order === 2 && !inRing(graph, bond)))
+      : ['O', 'S', 'Cl', 'Br', 'I'].includes(element(n)));
+  // the oxygen of an oxime the InChI library rebuilt as a nitroso group, C–N=O ([NH+]=O when protonated)
+  const nitroso = (o) => {
+    const [bond] = bondsOf[o];
+    const n = bond && across(bond, o);
+    return (
+      element(o) === 'O' && bondsOf[o].length === 1 && bond.order === 2 && element(n) === 'N' && bondsOf[n].length === 2
+    );
+  };
+  const carbonyl = (o) =>
+    element(o) === 'O' &&
+    charge(o) === 0 &&
+    bondsOf[o].length === 1 &&
+    bondsOf[o][0].order === 2 &&
+    element(across(bondsOf[o][0], o)) === 'C';
   let changed = false;
   for (let n = 1; n <= atoms; n += 1) {
     const ringNitrogen =
       element(n) === 'N' &&
-      charge(n) === 0 &&
+      charge(n) <= 1 &&
       bondsOf[n].length === 3 &&
       bondsOf[n].every((bond) => bond.order === 1) &&
       bondsOf[n].some((bond) => inRing(graph, bond));
     if (!ringNitrogen) continue;
-    const charged = alternatingPath(graph, n, iminium, longestToImine);
+    if (charge(n) === 1) {
+      // a protonated ring nitrogen conjugated to an oxo or nitroso oxygen: the proton goes to the oxygen
+      const found = alternatingPath(graph, n, (o) => (carbonyl(o) || nitroso(o)) && charge(o) === 0, 12);
+      if (!found) continue;
+      for (const bond of found.path) setOrder(bond, 3 - bond.order);
+      changed = true;
+      continue;
+    }
+    const protonatedNitroso = (o) => nitroso(o) && charge(across(bondsOf[o][0], o)) === 1;
+    const charged = alternatingPath(graph, n, (a) => iminium(a) || protonatedNitroso(a), 12);
     const protonated =
-      !charged && halides.length > 0 && alternatingPath(graph, n, (a) => exocyclicImine(graph, a), longestToImine);
+      !charged &&
+      halides.length > 0 &&
+      alternatingPath(graph, n, (a) => exocyclicImine(graph, a) || (nitroso(a) && charge(a) === 0), longestToImine);
     const found = charged || protonated;
     if (!found) continue;
+    // the cation whose charge moves: the iminium at the end, or a protonated nitroso group's nitrogen
+    const cation = charged && (iminium(found.end) ? found.end : across(bondsOf[found.end][0], found.end));
     for (const bond of found.path) setOrder(bond, 3 - bond.order);
     charges.set(n, 1);
-    charges.set(charged ? found.end : halides.pop(), charged ? 0 : -1);
+    charges.set(charged ? cation : halides.pop(), charged ? 0 : -1);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * Two N-oxides of one aromatic ring drawn as chemists draw them, each [n+]–[O−]: the InChI library
+ * rebuilds a quinoxaline 1,4-dioxide or a 1,2,4-benzotriazine 1,4-dioxide (tirapazamine) with one
+ * N-oxide as N(+)=O and the other as N–[O−] on a neutral nitrogen. The N=O becomes N–[O−], the bonds
+ * between the two nitrogens flip, and both carry the charge. True when it changed.
+ */
+function ringNOxides(graph) {
+  const { atoms, element, charge, charges, bondsOf, across, setOrder } = graph;
+  const oxide = (n, order, oxygenCharge) =>
+    bondsOf[n].find((bond) => {
+      const o = across(bond, n);
+      return bond.order === order && element(o) === 'O' && bondsOf[o].length === 1 && charge(o) === oxygenCharge;
+    });
+  const other = (n) =>
+    element(n) === 'N' &&
+    charge(n) === 0 &&
+    bondsOf[n].length === 3 &&
+    bondsOf[n].every((bond) => bond.order === 1) &&
+    oxide(n, 1, -1);
+  let changed = false;
+  for (let n = 1; n <= atoms; n += 1) {
+    const doubleOxide = element(n) === 'N' && charge(n) === 1 && bondsOf[n].length === 3 && oxide(n, 2, 0);
+    if (!doubleOxide) continue;
+    // n–a=b–m: the nitrogens 1,4 across the ring
+    const onward = (b) => bondsOf[b].find((bond) => bond.order === 1 && other(across(bond, b)));
+    const found = alternatingPath(graph, n, onward, 2);
+    if (!found) continue;
+    const last = onward(found.end);
+    const m = across(last, found.end);
+    setOrder(doubleOxide, 1);
+    charges.set(across(doubleOxide, n), -1);
+    for (const bond of [...found.path, last]) setOrder(bond, 3 - bond.order);
+    charges.set(m, 1);
     changed = true;
   }
   return changed;
@@ -898,7 +967,8 @@ function drawnMolfile(molfile, inchi) {
     azoleHydrogens(salts, mobile) |
     aromaticHydrogens(salts, mobile) |
     amidineHydrogens(salts, mobile) |
-    sulfoxides(salts)
+    sulfoxides(salts) |
+    ringNOxides(salts)
       ? salts.molfile()
       : tautomer;
   return { molfile: drawn, explicitHydrogens: graph.hasHydrogens() };

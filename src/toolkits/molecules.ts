@@ -28,7 +28,7 @@ export interface MoleculeData {
  * 2-amino-6-alkylpyrimidin-4-ols, azolo-fused pyrimidin-4-ols and -thiols (allopurinol,
  * 6-mercaptopurine) and 4-amino-quinazoline-2-thiols drawn as such, and phenanthridinones as lactams.
  */
-export const moleculeDerivation = 6;
+export const moleculeDerivation = 7;
 
 type Request =
   | { op: 'fingerprints'; inchis: string[] }
