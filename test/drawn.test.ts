@@ -216,6 +216,34 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'InChI=1S/C28H36ClN7O3.BrH/c1-36(2,17-15-33-28(38)24-26(30)35-27(31)25(29)34-24)16-7-6-14-32-23(37)18-20-10-' +
         '12-22(13-11-20)39-19-21-8-4-3-5-9-21;/h3-5,8-13H,6-7,14-19H2,1-2H3,(H5-,30,31,32,33,35,37,38);1H',
     ],
+    [
+      "a styryl quinolinium's charge is on its ring nitrogen, not on the dimethylamino's",
+      'CN(C)C1=CC=C(C=C1)C=CC2=C3C=CC=CC3=[N+](C)C=C2',
+      'InChI=1S/C20H21N2/c1-21(2)18-12-9-16(10-13-18)8-11-17-14-15-22(3)20-7-5-4-6-19(17)20/h4-15H,1-3H3/q+1',
+    ],
+    [
+      "an N-aryl isoquinolinium has its charge on the nitrogen, not on a methoxy's oxygen (a 500k set molecule)",
+      'CCCCc1ccc(cc1)[n+]2c(C)cc3cc(OC)cc(OC)c3c2C',
+      'InChI=1S/C23H28NO2/c1-6-7-8-18-9-11-20(12-10-18)24-16(2)13-19-14-21(25-4)15-22(26-5)23(19)17(24)3/h9-15H,' +
+        '6-8H2,1-5H3/q+1',
+    ],
+    [
+      'pralidoxime chloride is a pyridinium oxime and a chloride',
+      '[Cl-].C[n+]1ccccc1C=NO',
+      'InChI=1S/C7H8N2O.ClH/c1-9-5-3-2-4-7(9)6-8-10;/h2-6H,1H3;1H',
+    ],
+    [
+      'a 1-methylimidazo[1,2-a]pyridinium has its charge on the methylated nitrogen (a 500k set molecule)',
+      'CCNC(=N)NN=Cc1ccc(cc1)c2cn3ccccc3[n+]2C',
+      'InChI=1S/C18H21N6/c1-3-20-18(19)22-21-12-14-7-9-15(10-8-14)16-13-24-11-5-4-6-17(24)23(16)2/h4-13H,3H2,1-2H3,' +
+        '(H3,19,20,22)/q+1/b21-12+',
+    ],
+    [
+      'a 2-iminobenzimidazoline hydrobromide is the imine and HBr, as drawn',
+      'Br.CCCCN1C(=N)N(CC(=O)c2occc2)c3ccccc13',
+      'InChI=1S/C17H19N3O2.BrH/c1-2-3-10-19-13-7-4-5-8-14(13)20(17(19)18)12-15(21)16-9-6-11-22-16;/h4-9,11,18H,2-3,' +
+        '10,12H2,1H3;1H',
+    ],
   ];
   for (const [rule, smiles, inchi] of rules)
     it(`${rule}: ${smiles}`, async () => {

@@ -336,7 +336,7 @@ function amidineHydrogens(graph, mobile) {
  * nitrogen, the bonds between them flipping (up to 8 bonds apart). True when it changed.
  */
 function ringCations(graph) {
-  const { atoms, element, charge, charges, bondsOf, across, setOrder } = graph;
+  const { atoms, element, charge, charges, bondsOf, across, setOrder, neighbours } = graph;
   const halides = [];
   for (let a = 1; a <= atoms; a += 1)
     if (['Cl', 'Br', 'I'].includes(element(a)) && bondsOf[a].length === 0 && charge(a) === 0) halides.push(a);
@@ -357,6 +357,9 @@ function ringCations(graph) {
       element(o) === 'O' && bondsOf[o].length === 1 && bond.order === 2 && element(n) === 'N' && bondsOf[n].length === 2
     );
   };
+  // an imine a hydrohalide protonates: =NH or =N–C, not a hydrazone, oxime or sulfenamide
+  const basicImine = (a) =>
+    exocyclicImine(graph, a) && bondsOf[a].every((bond) => ['C', 'H'].includes(element(across(bond, a))));
   const carbonyl = (o) =>
     element(o) === 'O' &&
     charge(o) === 0 &&
@@ -381,15 +384,32 @@ function ringCations(graph) {
       continue;
     }
     const protonatedNitroso = (o) => nitroso(o) && charge(across(bondsOf[o][0], o)) === 1;
-    const charged = alternatingPath(graph, n, (a) => iminium(a) || protonatedNitroso(a), 12);
+    // a fused azolium's charge on the ring fusion's nitrogen goes to its substituted nitrogen
+    // (an aromatic azolium: the nitrogen's ring neighbours all double-bonded)
+    const substituted =
+      bondsOf[n].some((bond) => !inRing(graph, bond)) &&
+      bondsOf[n].every((bond) => !inRing(graph, bond) || bondsOf[across(bond, n)].some((b) => b.order === 2));
+    const fusion = (a) =>
+      substituted &&
+      element(a) === 'N' &&
+      neighbours(a).some((c) => neighbours(n).includes(c)) &&
+      charge(a) === 1 &&
+      bondsOf[a].length === 3 &&
+      bondsOf[a].every((bond) => inRing(graph, bond));
+    const charged = alternatingPath(graph, n, (a) => iminium(a) || protonatedNitroso(a) || fusion(a), 12);
     const protonated =
       !charged &&
       halides.length > 0 &&
-      alternatingPath(graph, n, (a) => exocyclicImine(graph, a) || (nitroso(a) && charge(a) === 0), longestToImine);
+      alternatingPath(
+        graph,
+        n,
+        (a, path) => (basicImine(a) && path.length > 2) || (nitroso(a) && charge(a) === 0),
+        longestToImine,
+      );
     const found = charged || protonated;
     if (!found) continue;
     // the cation whose charge moves: the iminium at the end, or a protonated nitroso group's nitrogen
-    const cation = charged && (iminium(found.end) ? found.end : across(bondsOf[found.end][0], found.end));
+    const cation = charged && (protonatedNitroso(found.end) ? across(bondsOf[found.end][0], found.end) : found.end);
     for (const bond of found.path) setOrder(bond, 3 - bond.order);
     charges.set(n, 1);
     charges.set(charged ? cation : halides.pop(), charged ? 0 : -1);
