@@ -244,6 +244,23 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'InChI=1S/C17H19N3O2.BrH/c1-2-3-10-19-13-7-4-5-8-14(13)20(17(19)18)12-15(21)16-9-6-11-22-16;/h4-9,11,18H,2-3,' +
         '10,12H2,1H3;1H',
     ],
+    [
+      'molsidomine (a sydnone imine) has its anion on the exocyclic nitrogen, not on the ring (CHEMBL1329455)',
+      'CCOC(=O)[N-]c1on[n+](c1)N2CCOCC2',
+      'InChI=1S/C9H14N4O4/c1-2-16-9(14)10-8-7-13(11-17-8)12-3-5-15-6-4-12/h7H,2-6H2,1H3',
+    ],
+    [
+      'a 3-aryl-sydnone has its anion on the exocyclic oxygen (a 500k set molecule)',
+      'Cc1ccc(cc1)[n+]2noc([O-])c2CN3CCN(CC3)c4cccc(Cl)c4Cl',
+      'InChI=1S/C20H20Cl2N4O2/c1-14-5-7-15(8-6-14)26-18(20(27)28-23-26)13-24-9-11-25(12-10-24)17-4-2-3-16(21)19(1' +
+        '7)22/h2-8H,9-13H2,1H3',
+    ],
+    [
+      'a pyridinium on a fused triazole: the charge where both rings are aromatic (a 500k set molecule)',
+      'Clc1ccc(cc1Cl)C(=O)C[n+]2ccc(cc2)c3nnc4CCCn34',
+      'InChI=1S/C18H15Cl2N4O/c19-14-4-3-13(10-15(14)20)16(25)11-23-8-5-12(6-9-23)18-22-21-17-2-1-7-24(17)18/h3-6,' +
+        '8-10H,1-2,7,11H2/q+1',
+    ],
   ];
   for (const [rule, smiles, inchi] of rules)
     it(`${rule}: ${smiles}`, async () => {
@@ -257,4 +274,14 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         drawn.delete();
       }
     });
+
+  it('a cation drawn on either nitrogen of an imidazolium finds it (1-butyl-3-methylimidazolium); a SMARTS only as written', async () => {
+    const [stored] = await toolkit.fingerprints(['InChI=1S/C8H15N2/c1-3-4-5-10-7-6-9(2)8-10/h6-8H,3-5H2,1-2H3/q+1']);
+    const molecules = [{ uci: 1, molecule: (stored as MoleculeData).molecule }];
+    const found = async (type: 'smiles' | 'smarts', text: string) => (await toolkit.match(type, text, molecules))[0];
+    expect(await found('smiles', 'CCCCn1cc[n+](C)c1')).to.equal(true);
+    expect(await found('smiles', 'CCCC[n+]1ccn(C)c1')).to.equal(true);
+    const literal = [await found('smarts', 'CCCCn1cc[n+](C)c1'), await found('smarts', 'CCCC[n+]1ccn(C)c1')];
+    expect(literal.filter(Boolean)).to.have.length(1);
+  });
 });

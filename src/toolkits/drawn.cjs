@@ -344,11 +344,12 @@ function ringCations(graph) {
   // (=[N+]R2, ring [NH+]=), an oxonium (=[O+]R), a halonium (=[Br+]), a thiopyrylium sulfur
   const iminium = (n) =>
     charge(n) === 1 &&
-    bondsOf[n].some((bond) => bond.order === 2 && element(across(bond, n)) === 'C') &&
     (element(n) === 'N'
-      ? bondsOf[n].every((bond) => element(across(bond, n)) !== 'O') &&
+      ? bondsOf[n].some((bond) => bond.order === 2 && element(across(bond, n)) === 'C') &&
+        bondsOf[n].every((bond) => element(across(bond, n)) !== 'O') &&
         (bondsOf[n].length <= 2 || bondsOf[n].some((bond) => bond.order === 2 && !inRing(graph, bond)))
-      : ['O', 'S', 'Cl', 'Br', 'I'].includes(element(n)));
+      : ['O', 'S', 'Cl', 'Br', 'I'].includes(element(n)) &&
+        bondsOf[n].some((bond) => bond.order === 2 && ['C', 'N'].includes(element(across(bond, n)))));
   // the oxygen of an oxime the InChI library rebuilt as a nitroso group, C–N=O ([NH+]=O when protonated)
   const nitroso = (o) => {
     const [bond] = bondsOf[o];
@@ -413,6 +414,85 @@ function ringCations(graph) {
     for (const bond of found.path) setOrder(bond, 3 - bond.order);
     charges.set(n, 1);
     charges.set(charged ? cation : halides.pop(), charged ? 0 : -1);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * Moves a cation from one ring nitrogen to another (both of three bonds) where that makes more rings
+ * aromatic, none fewer, as chemists draw them: a pyridinium and a fused triazole, not the InChI
+ * library's quinoid dihydropyridine and triazolium; the bonds between them flip (up to 12). True when
+ * it changed.
+ */
+function aromaticCations(graph) {
+  const { atoms, element, charge, charges, bondsOf, setOrder, neighbours } = graph;
+  let rings; // found when first needed: most structures have no such cation
+  const aromaticNow = () => aromaticRings(graph, (rings ??= smallRings(graph)));
+  const ringCation = (a) =>
+    element(a) === 'N' &&
+    charge(a) === 1 &&
+    bondsOf[a].length === 3 &&
+    bondsOf[a].some((bond) => bond.order === 2 && inRing(graph, bond));
+  let changed = false;
+  for (let n = 1; n <= atoms; n += 1) {
+    const ringNitrogen =
+      element(n) === 'N' &&
+      charge(n) === 0 &&
+      bondsOf[n].length === 3 &&
+      bondsOf[n].every((bond) => bond.order === 1) &&
+      bondsOf[n].some((bond) => inRing(graph, bond));
+    if (!ringNitrogen) continue;
+    let before;
+    const found = alternatingPath(
+      graph,
+      n,
+      (a, path) => {
+        // not across an amidinium, N–C=N+, whose two forms are aromatic alike (an imidazolium's)
+        if (!ringCation(a) || neighbours(a).some((c) => neighbours(n).includes(c))) return false;
+        before ??= aromaticNow();
+        for (const bond of path) setOrder(bond, 3 - bond.order);
+        const after = aromaticNow();
+        const more = after.every((yes, k) => yes || !before[k]) && after.some((yes, k) => yes && !before[k]);
+        for (const bond of path) setOrder(bond, 3 - bond.order);
+        return more;
+      },
+      12,
+    );
+    if (!found) continue;
+    for (const bond of found.path) setOrder(bond, 3 - bond.order);
+    charges.set(n, 1);
+    charges.set(found.end, 0);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * A mesoionic ring's anion on its exocyclic oxygen or nitrogen, as chemists draw sydnones
+ * (`[n+]1noc([O-])c1`) and sydnone imines (molsidomine, `[N-]c1c[n+](no1)…`), where the InChI
+ * library put it on the ring nitrogen next to the ring's cation; the bonds between them flip. To a
+ * nitrogen only where the InChI marks no mobile hydrogen: there an anion on an acylated nitrogen
+ * joins them, and the molecule would have another InChI. True when it changed.
+ */
+function mesoionicAnions(graph, inchi) {
+  const { atoms, element, charge, charges, bondsOf, across, setOrder, neighbours } = graph;
+  const ends = /\(H/.test(inchi) ? ['O'] : ['O', 'N'];
+  const exocyclic = (a, path) => ends.includes(element(a)) && charge(a) === 0 && !inRing(graph, path[path.length - 1]);
+  let changed = false;
+  for (let n = 1; n <= atoms; n += 1) {
+    const anion =
+      element(n) === 'N' &&
+      charge(n) === -1 &&
+      bondsOf[n].length === 2 &&
+      bondsOf[n].every((bond) => inRing(graph, bond)) &&
+      neighbours(n).some((a) => charge(a) === 1 && bondsOf[n].some((bond) => across(bond, n) === a));
+    if (!anion) continue;
+    const found = alternatingPath(graph, n, exocyclic, 4);
+    if (!found) continue;
+    for (const bond of found.path) setOrder(bond, 3 - bond.order);
+    charges.set(n, 0);
+    charges.set(found.end, -1);
     changed = true;
   }
   return changed;
@@ -983,6 +1063,8 @@ function drawnMolfile(molfile, inchi) {
     aminoQuinazolineThiols(salts, mobile) |
     ringImines(salts, mobile) |
     ringCations(salts) |
+    aromaticCations(salts) |
+    mesoionicAnions(salts, inchi) |
     amideAnions(salts) |
     azoleHydrogens(salts, mobile) |
     aromaticHydrogens(salts, mobile) |

@@ -261,6 +261,31 @@ function movesOf(state, inRing, of) {
       extend([i], m, new Set([x, m]));
     }
   });
+  // A cation's charge moves from a nitrogen across N=C–N (an amidinium, an imidazolium, a fused
+  // azolium) or along N=C–C=C–N in a ring (a 4-aminopyridinium) to a nitrogen of three bonds: the
+  // same cation, drawn with its charge on the other nitrogen.
+  const lonePair = (a) =>
+    atoms[a].z === nitrogen && plain(a) && of[a].length + atoms[a].h === 3 && of[a].every((i) => acts(i, 1));
+  atoms.forEach((cation, x) => {
+    if (cation.z !== nitrogen || cation.chg !== 1 || cation.isotope !== 0) return;
+    const extend = (path, at, visited) => {
+      const want = path.length % 2 === 0 ? 2 : 1;
+      for (const i of of[at]) {
+        const next = across(i, at);
+        if (visited.has(next) || !acts(i, want)) continue;
+        if (want === 1 && (path.length === 1 || path.length === 3) && lonePair(next))
+          moves.push({ bonds: [...path, i], cation: x, acceptor: next });
+        if (path.length >= 3 || !pathAtoms.has(atoms[next].z) || !plain(next)) continue;
+        if ((path.length === 1 || path.length === 2) && !inRing[i]) continue;
+        extend([...path, i], next, new Set([...visited, next]));
+      }
+    };
+    for (const i of of[x]) {
+      const m = across(i, x);
+      if (!acts(i, 2) || atoms[m].z !== 6 || !plain(m)) continue;
+      extend([i], m, new Set([x, m]));
+    }
+  });
   bonds.forEach((bond, i) => {
     if (bond.aromatic) return;
     for (const [x, y] of [
@@ -291,6 +316,10 @@ function apply(state, move) {
     bond.order = separate ? 1 : 2;
     atoms[move.oxide].chg += separate ? 1 : -1;
     atoms[o].chg += separate ? -1 : 1;
+  } else if (move.cation !== undefined) {
+    for (const i of move.bonds) if (!bonds[i].aromatic) bonds[i].order = 3 - bonds[i].order;
+    atoms[move.cation].chg -= 1;
+    atoms[move.acceptor].chg += 1;
   } else {
     for (const i of move.bonds) if (!bonds[i].aromatic) bonds[i].order = 3 - bonds[i].order;
     atoms[move.donor].h -= 1;
@@ -394,14 +423,16 @@ function asDrawn(rdkit, literal, inRing, of) {
       (i) => i === oxide || state.atoms[state.bonds[i].a === x ? state.bonds[i].b : state.bonds[i].a].z === 6,
     );
   const towardsDrawn = (state, move) =>
-    move.oxide !== undefined
-      ? state.bonds[move.bond].order === (sulfoxide(state, move.oxide, move.bond) ? 2 : 1)
-      : (state.atoms[move.acceptor].z === nitrogen &&
-          (state.atoms[move.donor].z === oxygen || state.atoms[move.donor].z === sulfur)) ||
-        (state.atoms[move.donor].z === nitrogen &&
-          state.atoms[move.acceptor].z === nitrogen &&
-          inRing[move.bonds[0]] &&
-          !inRing[move.bonds[move.bonds.length - 1]]);
+    move.cation !== undefined
+      ? false
+      : move.oxide !== undefined
+        ? state.bonds[move.bond].order === (sulfoxide(state, move.oxide, move.bond) ? 2 : 1)
+        : (state.atoms[move.acceptor].z === nitrogen &&
+            (state.atoms[move.donor].z === oxygen || state.atoms[move.donor].z === sulfur)) ||
+          (state.atoms[move.donor].z === nitrogen &&
+            state.atoms[move.acceptor].z === nitrogen &&
+            inRing[move.bonds[0]] &&
+            !inRing[move.bonds[move.bonds.length - 1]]);
   let found;
   const refused = new Set();
   // Each move takes away an OH, SH, exocyclic imine or charge, so the moves end; the bound is for safety.
