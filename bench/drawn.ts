@@ -1,11 +1,10 @@
 /**
- * `npm run bench:similarity -- --drawn [--limit N]`: is the stored molecule of a structure (drawn.cjs,
- * from its Standard InChI alone) the molecule its source drew? On the 28,657 real molecules of
- * test/fixtures/chemistry/molecules.tsv.gz, each with the SMILES its source drew, against RDKit in
- * Python reading that SMILES (bench/similarity_reference.py `drawn`): the Morgan fingerprints, the
- * drawn SMILES as a substructure query finding its own structure, and common groups found, and why the
- * rows that still differ do (the figures of the InChI's own rebuild, before: BENCHMARKS.md). No
- * Elasticsearch.
+ * `npm run bench:similarity -- --drawn [--limit N] [--file F]`: is the stored molecule of a structure
+ * (drawn.cjs, from its Standard InChI alone) the molecule its source drew? On the 28,657 real molecules
+ * of test/fixtures/chemistry/molecules.tsv.gz (or F, of the same columns), each with the SMILES its
+ * source drew, against RDKit in Python reading that SMILES (bench/similarity_reference.py `drawn`): the
+ * Morgan fingerprints, the drawn SMILES as a substructure query finding its own structure, common groups
+ * found, and why the rows that still differ do (the InChI's own rebuild: BENCHMARKS.md). No engine.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +17,7 @@ import { MoleculeToolkit, type StoredMolecule } from '../src/toolkits/molecules'
 import { fmt, out, repository, since } from './common';
 
 const python = join(process.env.CHEMXREF_PY ?? '/root/.cache/chemxref-py', 'bin', 'python');
-const file = join(repository, 'test', 'fixtures', 'chemistry', 'molecules.tsv.gz');
+const shared = join(repository, 'test', 'fixtures', 'chemistry', 'molecules.tsv.gz');
 /** Groups as SMILES, matched as the API's `smiles` type does: the molecule, or a tautomer of its groups. */
 const groups: [name: string, smiles: string][] = [
   ['amide', 'C(=O)N'],
@@ -69,7 +68,7 @@ function recallPrecision(expected: boolean[], found: boolean[]): string {
  * the rates against their goals, the rows left out and why, and the rows that still differ, by why.
  * `limit`: only the file's first rows.
  */
-export async function drawnAgreement(limit = Infinity): Promise<void> {
+export async function drawnAgreement(limit = Infinity, file = shared): Promise<void> {
   const started = process.hrtime.bigint();
   const rows = gunzipSync(readFileSync(file))
     .toString('utf8')

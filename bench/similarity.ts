@@ -130,7 +130,8 @@ async function main(): Promise<void> {
     if (!(limit > 0)) throw new UsageError('--limit takes a number of molecules, as in --limit 1000');
     const machine = `${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores)`;
     out(`bench:similarity --drawn: node ${process.version}, ${machine}, ${new Date().toISOString()}`);
-    return drawnAgreement(limit);
+    const file = argv.includes('--file') ? (argv[argv.indexOf('--file') + 1] ?? '') : undefined;
+    return drawnAgreement(limit, file);
   }
   const queryCount = Number(argv[argv.indexOf('--queries') + 1] || 200) || 200;
   const { config, engine } = await openBench('bench:similarity', apiPrefix);
