@@ -7,7 +7,9 @@
 //   2. the hydrogens the InChI marks as mobile move to where chemists draw them (tautomer.cjs, then
 //      the ring lactams, quinolin-2- and 4-ols, pyrimidinols, fused pyrimidine thiols, ring imines,
 //      azoles, aromatic rings and amidines below), a cation's proton to its alkylamine, and salts
-//      are drawn as chemists draw them.
+//      are drawn as chemists draw them;
+//   3. cations go to the ring nitrogen chemists put them on (a pyridinium, not an oxonium or a
+//      quinoid iminium), N-oxides and mesoionic rings get their charges as drawn.
 // A change to what it gives raises `moleculeDerivation` (molecules.ts). Plain JavaScript, for workers.
 const { commonTautomer } = require('./tautomer.cjs');
 const { molfileGraph, inRing, ringBondCount, alternatingPath } = require('./molfile-graph.cjs');
