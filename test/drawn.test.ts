@@ -191,6 +191,12 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '(H,15,17,19)(H,16,18,20)',
     ],
     [
+      'a 2-aryl-quinazolinone is the quinazolin-4(3H)-one, its NH next to the carbonyl',
+      'COc1ccc(cc1)C2=Nc3cc(OC)c(OC)cc3C(=O)N2',
+      'InChI=1S/C17H16N2O4/c1-21-11-6-4-10(5-7-11)16-18-13-9-15(23-3)14(22-2)8-12(13)17(20)19-16/h4-9H,1-3H3,' +
+        '(H,18,19,20)',
+    ],
+    [
       'a quinolin-4(1H)-one with a 3-ester is drawn as the quinolin-4-ol',
       'CCOC(=O)C1=CN=C2C=CC=CC2=C1O',
       'InChI=1S/C12H11NO3/c1-2-16-12(15)9-7-13-10-6-4-3-5-8(10)11(9)14/h3-7H,2H2,1H3,(H,13,14)',

@@ -5,9 +5,9 @@
 //   1. its charges are redrawn as the InChI library draws them (inchi-drawing.cjs), a salt's
 //      protons go to the stronger acid, and a quaternary salt's anion gets its proton back;
 //   2. the hydrogens the InChI marks as mobile move to where chemists draw them (tautomer.cjs, then
-//      the ring lactams, quinolin-2- and 4-ols, pyrimidinols, fused pyrimidine thiols, ring imines,
-//      azoles, aromatic rings and amidines below), a cation's proton to its alkylamine, and salts
-//      are drawn as chemists draw them.
+//      the ring lactams, pyrimidin-4(3H)-ones, quinolin-2- and 4-ols, pyrimidinols, fused
+//      pyrimidine thiols, ring imines, azoles, aromatic rings and amidines below), a cation's proton
+//      to its alkylamine, and salts are drawn as chemists draw them.
 // A change to what it gives raises `moleculeDerivation` (molecules.ts). Plain JavaScript, for workers.
 const { commonTautomer } = require('./tautomer.cjs');
 const { molfileGraph, inRing, ringBondCount, alternatingPath } = require('./molfile-graph.cjs');
@@ -554,6 +554,50 @@ function ringLactams(graph, mobile) {
 }
 
 /**
+ * A pyrimidin-4(1H)-one (fused or not: a 2-aryl-quinazolinone, a thieno[2,3-d]pyrimidinone, a
+ * 1,2,4-triazin-5-one) as the 4(3H)-one chemists draw, its NH next to the carbonyl (the cyclic
+ * amide, the tautomer that exists), where the InChI library's rebuild put the hydrogen on N1, across
+ * the ring's amidine: O=C4–N3=C2–N1H → O=C4–N3H–C2=N1, N1 and N3 sharing the hydrogen (39 more of
+ * the 500k holdout as drawn, 3 more of the shared set). The rules for pyrimidin-4-ols below then see the 3H form. True
+ * when it changed.
+ */
+function pyrimidinoneHydrogens(graph, mobile) {
+  const { atoms, element, charge, bondsOf, valence, across, setOrder, neighbours } = graph;
+  const ringN = (n, v) => element(n) === 'N' && charge(n) === 0 && bondsOf[n].length === 2 && valence[n] === v;
+  const sp2 = (a) => ['C', 'N'].includes(element(a)) && bondsOf[a].some((bond) => bond.order === 2);
+  let changed = false;
+  for (let o = 1; o <= atoms; o += 1) {
+    if (element(o) !== 'O' || charge(o) !== 0 || bondsOf[o].length !== 1 || bondsOf[o][0].order !== 2) continue;
+    const c4 = across(bondsOf[o][0], o);
+    if (element(c4) !== 'C' || ringBondCount(graph, c4) !== 2) continue;
+    for (const n3 of neighbours(c4)) {
+      if (!ringN(n3, 3) || !bondsOf[c4].some((bond) => across(bond, c4) === n3 && bond.order === 1)) continue;
+      const double = bondsOf[n3].find((bond) => bond.order === 2);
+      const c2 = across(double, n3);
+      if (element(c2) !== 'C' || !inRing(graph, double)) continue;
+      const single = bondsOf[c2].find((bond) => {
+        const n1 = across(bond, c2);
+        // C5 and C6 have a double bond: not a dihydro ring, nor an imidazo[5,1-f]triazinone's bridgehead
+        return (
+          bond.order === 1 &&
+          ringN(n1, 2) &&
+          mobile(n1, n3) &&
+          neighbours(n1).some(
+            (c6) => c6 !== c2 && sp2(c6) && neighbours(c6).some((c5) => sp2(c5) && neighbours(c5).includes(c4)),
+          )
+        );
+      });
+      if (!single) continue;
+      setOrder(double, 1);
+      setOrder(single, 2);
+      changed = true;
+      break;
+    }
+  }
+  return changed;
+}
+
+/**
  * A quinolin-2(1H)-one or quinoxalin-2(1H)-one, or another such lactam fused to a ring at the carbon
  * next to its nitrogen (a 5,6,7,8-tetrahydroquinolin-2(1H)-one), as the 2-ol most sources draw
  * (quinolin-2-ols 42 of 52 times on the shared set, 61 of 110 on the 500k holdout; quinoxalin-2-ols 3
@@ -885,6 +929,7 @@ function drawnMolfile(molfile, inchi) {
   const drawn =
     protonsToAmines(salts) |
     ringLactams(salts, mobile) |
+    pyrimidinoneHydrogens(salts, mobile) |
     triazoleThiols(salts, mobile) |
     quinolinols(salts, mobile) |
     acylQuinolinols(salts, mobile) |
