@@ -156,6 +156,12 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '(H2,20,21);1H',
     ],
     [
+      'an N-substituted amidoxime is drawn RNH-C(=N-OH)R (the stored molecule has no stereo)',
+      'ON=C(NCC1CCCCC1)c2ccc(Oc3ccc(F)cc3)nc2',
+      'InChI=1S/C19H22FN3O2/c20-16-7-9-17(10-8-16)25-18-11-6-15(13-21-18)19(23-24)22-12-14-4-2-1-3-5-14/h6-11,' +
+        '13-14,24H,1-5,12H2,(H,22,23)',
+    ],
+    [
       'a 5-substituted benzimidazole is a 1H-benzimidazole with its substituent across from the NH',
       'CCCCSc1nc2cc(OC)ccc2[nH]1',
       'InChI=1S/C12H16N2OS/c1-3-4-7-16-12-13-10-6-5-9(15-2)8-11(10)14-12/h5-6,8H,3-4,7H2,1-2H3,(H,13,14)',

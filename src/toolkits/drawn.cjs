@@ -278,9 +278,11 @@ function aromaticHydrogens(graph, mobile) {
  * Moves the hydrogen of an amidine, N=C–NH, to the nitrogen chemists draw it on, where the two share
  * it (by the InChI): the double bond goes to a nitrogen that bears a sulfonyl (an N-sulfonyl amidine,
  * diazoxide's 2H-1,2,4-benzothiadiazine 1,1-dioxide; not a sulfonylguanidine, drawn
- * S(=O)(=O)NC(=N)N), and off a nitrogen on an aromatic ring (an N-aryl amidine, Ar–NH–C(=NH)R). A
- * ring's double bond stays in its ring: a sulfonamide on an azine is no sulfonyl imine. True when it
- * changed.
+ * S(=O)(=O)NC(=N)N), to the OH's nitrogen of an N-substituted amidoxime (RNH–C(=N–OH)R', the amide
+ * oxime that exists and that sources draw: 22 more of the 500k holdout as drawn, none of the shared
+ * set either way; an unsubstituted one, C(=N)NHOH against C(N)=NOH, is drawn both ways), and off a
+ * nitrogen on an aromatic ring (an N-aryl amidine, Ar–NH–C(=NH)R). A ring's double bond stays in
+ * its ring: a sulfonamide on an azine is no sulfonyl imine. True when it changed.
  */
 function amidineHydrogens(graph, mobile) {
   const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
@@ -296,14 +298,20 @@ function amidineHydrogens(graph, mobile) {
     }
     return aromaticAtoms.has(a);
   };
+  const substituents = (n, carbon) => bondsOf[n].map((bond) => across(bond, n)).filter((a) => a !== carbon);
+  const hydroxyl = (o) => element(o) === 'O' && bondsOf[o].length === 1;
   /**
-   * How much nitrogen `n` of the amidine on `carbon` draws the double bond (2, 1 or 0); `cyclic`: its
-   * C=N is in a ring, where only a sulfonyl counts (a quinazolin-4(3H)-one keeps its NH).
+   * How much nitrogen `n` of the amidine on `carbon` draws the double bond (2, 1 or 0), `partner`
+   * its other nitrogen; `cyclic`: its C=N is in a ring, where only a sulfonyl counts (a
+   * quinazolin-4(3H)-one keeps its NH).
    */
-  const preference = (n, carbon, guanidine, cyclic) => {
-    const substituents = bondsOf[n].map((bond) => across(bond, n)).filter((a) => a !== carbon);
-    if (!guanidine && substituents.some(sulfonyl)) return 2;
-    return !cyclic && substituents.some(inAromatic) ? 0 : 1;
+  const preference = (n, carbon, guanidine, cyclic, partner) => {
+    if (!guanidine && substituents(n, carbon).some(sulfonyl)) return 2;
+    // an N-substituted amidoxime, RNH–C(=N–OH)R'
+    const oxime =
+      substituents(n, carbon).some(hydroxyl) && substituents(partner, carbon).some((a) => element(a) === 'C');
+    if (!guanidine && !cyclic && oxime) return 2;
+    return !cyclic && substituents(n, carbon).some(inAromatic) ? 0 : 1;
   };
   let changed = false;
   for (let n = 1; n <= atoms; n += 1) {
@@ -317,7 +325,7 @@ function amidineHydrogens(graph, mobile) {
       const cyclic = inRing(graph, double);
       if (cyclic && !inRing(graph, single)) continue;
       const guanidine = bondsOf[carbon].filter((bond) => element(across(bond, carbon)) === 'N').length > 2;
-      const [mine, theirs] = [n, other].map((a) => preference(a, carbon, guanidine, cyclic));
+      const [mine, theirs] = [n, other].map((a, k) => preference(a, carbon, guanidine, cyclic, k ? n : other));
       if (mine <= theirs) continue;
       setOrder(single, 2);
       setOrder(double, 1);
