@@ -223,6 +223,11 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'InChI=1S/C16H10N2O2/c19-15-13-14(11-8-4-5-9-12(11)17-15)20-16(18-13)10-6-2-1-3-7-10/h1-9H,(H,17,19)',
     ],
     [
+      "a pyridinium's amide is an amide, though the InChI's /p+1 leaves its hydrogen no mobile group",
+      'COc1ccccc1CNC(=O)C[n+]2ccccc2',
+      'InChI=1S/C15H16N2O2/c1-19-14-8-4-3-7-13(14)11-16-15(18)12-17-9-5-2-6-10-17/h2-10H,11-12H2,1H3/p+1',
+    ],
+    [
       "a quaternary ammonium bromide's amides stay neutral, the bromide its anion",
       '[Br-].C[N+](C)(CCCCNC(=O)Cc1ccc(OCc2ccccc2)cc1)CCNC(=O)c3nc(Cl)c(N)nc3N',
       'InChI=1S/C28H36ClN7O3.BrH/c1-36(2,17-15-33-28(38)24-26(30)35-27(31)25(29)34-24)16-7-6-14-32-23(37)18-20-10-' +

@@ -577,15 +577,16 @@ function pyrimidinoneHydrogens(graph, mobile) {
   for (let o = 1; o <= atoms; o += 1) {
     if (element(o) !== 'O' || charge(o) !== 0 || bondsOf[o].length !== 1 || bondsOf[o][0].order !== 2) continue;
     const c4 = across(bondsOf[o][0], o);
-    if (element(c4) !== 'C' || ringBondCount(graph, c4) !== 2) continue;
+    if (element(c4) !== 'C') continue;
     for (const n3 of neighbours(c4)) {
       if (!ringN(n3, 3) || !bondsOf[c4].some((bond) => across(bond, c4) === n3 && bond.order === 1)) continue;
       const double = bondsOf[n3].find((bond) => bond.order === 2);
       const c2 = across(double, n3);
-      if (element(c2) !== 'C' || !inRing(graph, double)) continue;
+      if (element(c2) !== 'C') continue;
       const single = bondsOf[c2].find((bond) => {
         const n1 = across(bond, c2);
-        // C5 and C6 have a double bond: not a dihydro ring, nor an imidazo[5,1-f]triazinone's bridgehead
+        // N1, C6, C5 close the six-membered ring with C4, C5 and C6 with a double bond each: not a
+        // dihydro ring, nor an imidazo[5,1-f]triazinone's bridgehead nitrogen
         return (
           bond.order === 1 &&
           ringN(n1, 2) &&
@@ -932,7 +933,11 @@ function drawnMolfile(molfile, inchi) {
       ? graph.molfile()
       : molfile;
   const mobile = mobileGroups(inchi);
-  const tautomer = commonTautomer(redrawn, mobile) ?? redrawn;
+  // A cation the InChI writes as a neutral structure plus protons (/p+1) has no mobile group for the
+  // hydrogen its normalisation took as that proton: a quaternary ammonium's or pyridinium's amide
+  // N–H, which the rebuild puts back on the oxygen as an iminol. Its amides, lactams and the like
+  // are drawn as such all the same (the Standard InChI is the same either way).
+  const tautomer = commonTautomer(redrawn, /\/p\+/.test(inchi) ? () => true : mobile) ?? redrawn;
   const salts = molfileGraph(tautomer);
   const drawn =
     protonsToAmines(salts) |
