@@ -228,6 +228,11 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'InChI=1S/C15H16N2O2/c1-19-14-8-4-3-7-13(14)11-16-15(18)12-17-9-5-2-6-10-17/h2-10H,11-12H2,1H3/p+1',
     ],
     [
+      'a quinoxaline 1,4-dioxide keeps both N-oxides',
+      'Nc1c(C#N)[n+]([O-])c2cc(Cl)ccc2[n+]1[O-]',
+      'InChI=1S/C9H5ClN4O2/c10-5-1-2-6-7(3-5)13(15)8(4-11)9(12)14(6)16/h1-3H,12H2',
+    ],
+    [
       "a quaternary ammonium bromide's amides stay neutral, the bromide its anion",
       '[Br-].C[N+](C)(CCCCNC(=O)Cc1ccc(OCc2ccccc2)cc1)CCNC(=O)c3nc(Cl)c(N)nc3N',
       'InChI=1S/C28H36ClN7O3.BrH/c1-36(2,17-15-33-28(38)24-26(30)35-27(31)25(29)34-24)16-7-6-14-32-23(37)18-20-10-' +
