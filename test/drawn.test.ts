@@ -233,6 +233,12 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'InChI=1S/C9H5ClN4O2/c10-5-1-2-6-7(3-5)13(15)8(4-11)9(12)14(6)16/h1-3H,12H2',
     ],
     [
+      'a 4-(dimethylamino)pyridinium is the pyridinium, not the iminium',
+      'CN(C)c1cc[n+](CC(=O)Nc2cc(ccc2Cl)C(F)(F)F)cc1',
+      'InChI=1S/C16H15ClF3N3O/c1-22(2)12-5-7-23(8-6-12)10-15(24)21-14-9-11(16(18,19)20)3-4-13(14)17/h3-9H,10H2,' +
+        '1-2H3/p+1',
+    ],
+    [
       "a quaternary ammonium bromide's amides stay neutral, the bromide its anion",
       '[Br-].C[N+](C)(CCCCNC(=O)Cc1ccc(OCc2ccccc2)cc1)CCNC(=O)c3nc(Cl)c(N)nc3N',
       'InChI=1S/C28H36ClN7O3.BrH/c1-36(2,17-15-33-28(38)24-26(30)35-27(31)25(29)34-24)16-7-6-14-32-23(37)18-20-10-' +

@@ -340,8 +340,10 @@ function amidineHydrogens(graph, mobile) {
  * Draws the cation of a ring nitrogen conjugated to an exocyclic imine as chemists do: the InChI
  * library writes dequalinium chloride as a neutral bis(quinolin-4-imine) with two HCl, and
  * dequalinium without its chlorides as a bis(quinolin-4-iminium); chemists draw the quinolinium with
- * its amine. A lone halide's proton goes to the imine, or an iminium's charge moves, to the ring
- * nitrogen, the bonds between them flipping (up to 8 bonds apart). True when it changed.
+ * its amine, and a 4-(dialkylamino)pyridinium (a DMAP salt) as the pyridinium, not the InChI
+ * library's C=[N+](C)C (10 more of both sets as drawn). A lone halide's proton goes to the imine, or
+ * an iminium's charge moves, to the ring nitrogen, the bonds between them flipping (up to 8 bonds
+ * apart). True when it changed.
  */
 function ringCations(graph) {
   const { atoms, element, charge, charges, bondsOf, across, setOrder } = graph;
@@ -351,7 +353,6 @@ function ringCations(graph) {
   const iminium = (n) =>
     element(n) === 'N' &&
     charge(n) === 1 &&
-    bondsOf[n].length <= 2 &&
     bondsOf[n].some((bond) => bond.order === 2 && element(across(bond, n)) === 'C' && !inRing(graph, bond));
   let changed = false;
   for (let n = 1; n <= atoms; n += 1) {
