@@ -162,6 +162,11 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '13-14,24H,1-5,12H2,(H,22,23)',
     ],
     [
+      "a neonicotinoid's nitroguanidine is the N-nitroimine, its double bond out of the imidazoline ring",
+      '[O-][N+](=O)N=C1NCCN1Cc2cnc(Cl)c(c2)C(F)(F)F',
+      'InChI=1S/C10H9ClF3N5O2/c11-8-7(10(12,13)14)3-6(4-16-8)5-18-2-1-15-9(18)17-19(20)21/h3-4H,1-2,5H2,(H,15,17)',
+    ],
+    [
       'a 5-substituted benzimidazole is a 1H-benzimidazole with its substituent across from the NH',
       'CCCCSc1nc2cc(OC)ccc2[nH]1',
       'InChI=1S/C12H16N2OS/c1-3-4-7-16-12-13-10-6-5-9(15-2)8-11(10)14-12/h5-6,8H,3-4,7H2,1-2H3,(H,13,14)',

@@ -278,7 +278,10 @@ function aromaticHydrogens(graph, mobile) {
  * Moves the hydrogen of an amidine, N=C–NH, to the nitrogen chemists draw it on, where the two share
  * it (by the InChI): the double bond goes to a nitrogen that bears a sulfonyl (an N-sulfonyl amidine,
  * diazoxide's 2H-1,2,4-benzothiadiazine 1,1-dioxide; not a sulfonylguanidine, drawn
- * S(=O)(=O)NC(=N)N), to the OH's nitrogen of an N-substituted amidoxime (RNH–C(=N–OH)R', the amide
+ * S(=O)(=O)NC(=N)N), to a nitrogen that bears a nitro group (a nitroguanidine, the
+ * neonicotinoids' N-nitroimine, also out of an imidazoline's ring: imidacloprid,
+ * [O-][N+](=O)N=C1NCCN1R; 10 more of the 500k holdout as drawn, none of the shared set either way),
+ * to the OH's nitrogen of an N-substituted amidoxime (RNH–C(=N–OH)R', the amide
  * oxime that exists and that sources draw: 22 more of the 500k holdout as drawn, none of the shared
  * set either way; an unsubstituted one, C(=N)NHOH against C(N)=NOH, is drawn both ways), and off a
  * nitrogen on an aromatic ring (an N-aryl amidine, Ar–NH–C(=NH)R). A ring's double bond stays in
@@ -300,12 +303,17 @@ function amidineHydrogens(graph, mobile) {
   };
   const substituents = (n, carbon) => bondsOf[n].map((bond) => across(bond, n)).filter((a) => a !== carbon);
   const hydroxyl = (o) => element(o) === 'O' && bondsOf[o].length === 1;
+  const nitro = (a) =>
+    element(a) === 'N' &&
+    charge(a) === 1 &&
+    bondsOf[a].some((bond) => bond.order === 2 && element(across(bond, a)) === 'O');
   /**
-   * How much nitrogen `n` of the amidine on `carbon` draws the double bond (2, 1 or 0), `partner`
+   * How much nitrogen `n` of the amidine on `carbon` draws the double bond (3 to 0), `partner`
    * its other nitrogen; `cyclic`: its C=N is in a ring, where only a sulfonyl counts (a
    * quinazolin-4(3H)-one keeps its NH).
    */
   const preference = (n, carbon, guanidine, cyclic, partner) => {
+    if (substituents(n, carbon).some(nitro)) return 3;
     if (!guanidine && substituents(n, carbon).some(sulfonyl)) return 2;
     // an N-substituted amidoxime, RNH–C(=N–OH)R'
     const oxime =
@@ -323,7 +331,7 @@ function amidineHydrogens(graph, mobile) {
       const other = double && across(double, carbon);
       if (!other || charge(other) !== 0 || !mobile(n, other) || inAromatic(carbon)) continue;
       const cyclic = inRing(graph, double);
-      if (cyclic && !inRing(graph, single)) continue;
+      if (cyclic && !inRing(graph, single) && !substituents(n, carbon).some(nitro)) continue;
       const guanidine = bondsOf[carbon].filter((bond) => element(across(bond, carbon)) === 'N').length > 2;
       const [mine, theirs] = [n, other].map((a, k) => preference(a, carbon, guanidine, cyclic, k ? n : other));
       if (mine <= theirs) continue;
