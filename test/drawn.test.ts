@@ -244,6 +244,12 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '1-2H3/p+1',
     ],
     [
+      "a 2-iminobenzimidazoline's hydrobromide is the neutral imine and HBr",
+      'Br.CCCCN1C(=N)N(CC(=O)c2occc2)c3ccccc13',
+      'InChI=1S/C17H19N3O2.BrH/c1-2-3-10-19-13-7-4-5-8-14(13)20(17(19)18)12-15(21)16-9-6-11-22-16;/h4-9,11,18H,' +
+        '2-3,10,12H2,1H3;1H',
+    ],
+    [
       "a quaternary ammonium bromide's amides stay neutral, the bromide its anion",
       '[Br-].C[N+](C)(CCCCNC(=O)Cc1ccc(OCc2ccccc2)cc1)CCNC(=O)c3nc(Cl)c(N)nc3N',
       'InChI=1S/C28H36ClN7O3.BrH/c1-36(2,17-15-33-28(38)24-26(30)35-27(31)25(29)34-24)16-7-6-14-32-23(37)18-20-10-' +
