@@ -250,6 +250,17 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '2-3,10,12H2,1H3;1H',
     ],
     [
+      'a pyridinium aldoxime (an obidoxime-like bis-pyridinium) is drawn as the oxime, not as a nitrosomethylene',
+      '[Br-].[Br-].NC(=O)c1cc[n+](Cc2ccc(C[n+]3ccccc3C=NO)cc2)cc1',
+      'InChI=1S/C20H18N4O2.2BrH/c21-20(25)18-8-11-23(12-9-18)14-16-4-6-17(7-5-16)15-24-10-2-1-3-19(24)13-22-26;;' +
+        '/h1-13H,14-15H2,(H-,21,25);2*1H',
+    ],
+    [
+      "a quaternary ammonium iodide's amide is the amide, the iodide its anion",
+      '[I-].CCCCCCCCCCCCCC(=O)NCCC[N+](C)(C)C',
+      'InChI=1S/C20H42N2O.HI/c1-5-6-7-8-9-10-11-12-13-14-15-17-20(23)21-18-16-19-22(2,3)4;/h5-19H2,1-4H3;1H',
+    ],
+    [
       "a quaternary ammonium bromide's amides stay neutral, the bromide its anion",
       '[Br-].C[N+](C)(CCCCNC(=O)Cc1ccc(OCc2ccccc2)cc1)CCNC(=O)c3nc(Cl)c(N)nc3N',
       'InChI=1S/C28H36ClN7O3.BrH/c1-36(2,17-15-33-28(38)24-26(30)35-27(31)25(29)34-24)16-7-6-14-32-23(37)18-20-10-' +

@@ -3,7 +3,8 @@
 // depict-worker.cjs), so loads, queries and pictures can never drift apart. On Indigo's V2000
 // molfile of the InChI:
 //   1. its charges are redrawn as the InChI library draws them (inchi-drawing.cjs), a salt's
-//      protons go to the stronger acid, and a quaternary salt's anion gets its proton back;
+//      protons go to the stronger acid, a quaternary salt's anion gets its proton back, and a
+//      pyridinium aldoxime is the oxime;
 //   2. the hydrogens the InChI marks as mobile move to where chemists draw them (tautomer.cjs, then
 //      the ring lactams, pyrimidin-4(3H)-ones, quinolin-2- and 4-ols, pyrimidinols, fused
 //      pyrimidine thiols, ring imines, azoles, aromatic rings and amidines below), a cation's proton
@@ -55,10 +56,12 @@ function protonsToWeakerAcids(graph) {
  * quaternary ammonium's amide stays neutral with the halide as the anion ([Cl-].C[n+]…NC(=O)…, not
  * Cl.C[n+]…[N-]C(=O)…; [N-]–C=[OH+] is the neutral amide). An anion next to a cation (a nitro group,
  * an N-oxide) keeps its charge; nitrogens take a proton first, then oxygens and sulfurs from the
- * weakest acid on. True when it changed.
+ * weakest acid on, an iminolate's as the amide (O=C–NH, not the iminol HO–C=N: a quaternary
+ * ammonium's amide or carbamate with its halide, 12 more of the 500k holdout as drawn). True when it
+ * changed.
  */
 function protonsToAnions(graph) {
-  const { atoms, element, charge, charges, bondsOf, valence, neighbours } = graph;
+  const { atoms, element, charge, charges, bondsOf, valence, neighbours, across, setOrder } = graph;
   /** The oxonium of an amide drawn [N-]–C=[OH+], for the anion `n`. */
   const oxonium = (n) =>
     element(n) === 'N' &&
@@ -96,6 +99,56 @@ function protonsToAnions(graph) {
     charges.set(a, 0);
     charges.set(halides.pop(), -1);
     changed = true;
+    // an iminolate's proton goes to its nitrogen: the amide, O=C–NH
+    const carbon = element(a) === 'O' && bondsOf[a][0] && across(bondsOf[a][0], a);
+    const imine = carbon && bondsOf[carbon].find((bond) => bond.order === 2 && element(across(bond, carbon)) === 'N');
+    if (imine && element(carbon) === 'C' && charge(across(imine, carbon)) === 0) {
+      setOrder(bondsOf[a][0], 2);
+      setOrder(imine, 1);
+    }
+  }
+  return changed;
+}
+
+/**
+ * A pyridinium aldoxime (pralidoxime, obidoxime) as drawn, where the InChI library's rebuild gives
+ * the oxime's proton elsewhere (a hydrohalide, an ammonium, the nitroso nitrogen) and draws a neutral
+ * nitrosomethylene-dihydropyridine, O=N–C=C(ring)…N: the bonds from the ring nitrogen to the nitroso
+ * oxygen flip (up to 8 bonds apart), the ring nitrogen becomes the cation, and the oxygen takes the
+ * proton (an OH). True when it changed.
+ */
+function pyridiniumOximes(graph) {
+  const { atoms, element, charge, charges, bondsOf, valence, across, setOrder } = graph;
+  const nitroso = (o) =>
+    element(o) === 'O' &&
+    charge(o) === 0 &&
+    bondsOf[o].length === 1 &&
+    bondsOf[o][0].order === 2 &&
+    element(across(bondsOf[o][0], o)) === 'N' &&
+    bondsOf[across(bondsOf[o][0], o)].length === 2;
+  /** A nitrogen cation with a hydrogen: an ammonium, an iminium, a protonated nitroso group. */
+  const protonated = (a) => element(a) === 'N' && charge(a) === 1 && valence[a] < 4;
+  const ringNitrogen = (n) =>
+    element(n) === 'N' && charge(n) === 0 && bondsOf[n].length === 3 && bondsOf[n].every((bond) => bond.order === 1);
+  let changed = false;
+  for (let o = 1; o <= atoms; o += 1) {
+    if (!nitroso(o)) continue;
+    let donor;
+    for (let a = 1; a <= atoms && donor === undefined; a += 1) {
+      const halide = ['Cl', 'Br', 'I'].includes(element(a)) && bondsOf[a].length === 0 && charge(a) === 0;
+      if (halide || protonated(a)) donor = a;
+    }
+    if (donor === undefined) continue;
+    for (let n = 1; n <= atoms; n += 1) {
+      const found = ringNitrogen(n) && alternatingPath(graph, n, (a) => a === o, longestToImine);
+      // into the ring nitrogen's own ring (a pyridinium), not from an N-aryl piperidine
+      if (!found || !inRing(graph, found.path[0])) continue;
+      for (const bond of found.path) setOrder(bond, 3 - bond.order);
+      charges.set(n, 1);
+      charges.set(donor, element(donor) === 'N' ? 0 : -1);
+      changed = true;
+      break;
+    }
   }
   return changed;
 }
@@ -943,7 +996,10 @@ function drawnMolfile(molfile, inchi) {
   const graph = molfileGraph(molfile);
   if (!graph) return { molfile, explicitHydrogens: true };
   const redrawn =
-    redrawAsTheInChILibrary(graph, inchi) | protonsToWeakerAcids(graph) | protonsToAnions(graph)
+    redrawAsTheInChILibrary(graph, inchi) |
+    protonsToWeakerAcids(graph) |
+    protonsToAnions(graph) |
+    pyridiniumOximes(graph)
       ? graph.molfile()
       : molfile;
   const mobile = mobileGroups(inchi);
