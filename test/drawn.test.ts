@@ -156,6 +156,17 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '(H2,20,21);1H',
     ],
     [
+      'an N-substituted amidoxime is drawn RNH-C(=N-OH)R (the stored molecule has no stereo)',
+      'ON=C(NCC1CCCCC1)c2ccc(Oc3ccc(F)cc3)nc2',
+      'InChI=1S/C19H22FN3O2/c20-16-7-9-17(10-8-16)25-18-11-6-15(13-21-18)19(23-24)22-12-14-4-2-1-3-5-14/h6-11,' +
+        '13-14,24H,1-5,12H2,(H,22,23)',
+    ],
+    [
+      "a neonicotinoid's nitroguanidine is the N-nitroimine, its double bond out of the imidazoline ring",
+      '[O-][N+](=O)N=C1NCCN1Cc2cnc(Cl)c(c2)C(F)(F)F',
+      'InChI=1S/C10H9ClF3N5O2/c11-8-7(10(12,13)14)3-6(4-16-8)5-18-2-1-15-9(18)17-19(20)21/h3-4H,1-2,5H2,(H,15,17)',
+    ],
+    [
       'a 5-substituted benzimidazole is a 1H-benzimidazole with its substituent across from the NH',
       'CCCCSc1nc2cc(OC)ccc2[nH]1',
       'InChI=1S/C12H16N2OS/c1-3-4-7-16-12-13-10-6-5-9(15-2)8-11(10)14-12/h5-6,8H,3-4,7H2,1-2H3,(H,13,14)',
@@ -191,6 +202,12 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '(H,15,17,19)(H,16,18,20)',
     ],
     [
+      'a 2-aryl-quinazolinone is the quinazolin-4(3H)-one, its NH next to the carbonyl',
+      'COc1ccc(cc1)C2=Nc3cc(OC)c(OC)cc3C(=O)N2',
+      'InChI=1S/C17H16N2O4/c1-21-11-6-4-10(5-7-11)16-18-13-9-15(23-3)14(22-2)8-12(13)17(20)19-16/h4-9H,1-3H3,' +
+        '(H,18,19,20)',
+    ],
+    [
       'a quinolin-4(1H)-one with a 3-ester is drawn as the quinolin-4-ol',
       'CCOC(=O)C1=CN=C2C=CC=CC2=C1O',
       'InChI=1S/C12H11NO3/c1-2-16-12(15)9-7-13-10-6-4-3-5-8(10)11(9)14/h3-7H,2H2,1H3,(H,13,14)',
@@ -209,6 +226,39 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'a lactam fused on both sides (an oxazolo[4,5-c]quinolin-4(5H)-one) keeps its NH',
       'O=C1Nc2ccccc2c3oc(nc13)c4ccccc4',
       'InChI=1S/C16H10N2O2/c19-15-13-14(11-8-4-5-9-12(11)17-15)20-16(18-13)10-6-2-1-3-7-10/h1-9H,(H,17,19)',
+    ],
+    [
+      "a pyridinium's amide is an amide, though the InChI's /p+1 leaves its hydrogen no mobile group",
+      'COc1ccccc1CNC(=O)C[n+]2ccccc2',
+      'InChI=1S/C15H16N2O2/c1-19-14-8-4-3-7-13(14)11-16-15(18)12-17-9-5-2-6-10-17/h2-10H,11-12H2,1H3/p+1',
+    ],
+    [
+      'a quinoxaline 1,4-dioxide keeps both N-oxides',
+      'Nc1c(C#N)[n+]([O-])c2cc(Cl)ccc2[n+]1[O-]',
+      'InChI=1S/C9H5ClN4O2/c10-5-1-2-6-7(3-5)13(15)8(4-11)9(12)14(6)16/h1-3H,12H2',
+    ],
+    [
+      'a 4-(dimethylamino)pyridinium is the pyridinium, not the iminium',
+      'CN(C)c1cc[n+](CC(=O)Nc2cc(ccc2Cl)C(F)(F)F)cc1',
+      'InChI=1S/C16H15ClF3N3O/c1-22(2)12-5-7-23(8-6-12)10-15(24)21-14-9-11(16(18,19)20)3-4-13(14)17/h3-9H,10H2,' +
+        '1-2H3/p+1',
+    ],
+    [
+      "a 2-iminobenzimidazoline's hydrobromide is the neutral imine and HBr",
+      'Br.CCCCN1C(=N)N(CC(=O)c2occc2)c3ccccc13',
+      'InChI=1S/C17H19N3O2.BrH/c1-2-3-10-19-13-7-4-5-8-14(13)20(17(19)18)12-15(21)16-9-6-11-22-16;/h4-9,11,18H,' +
+        '2-3,10,12H2,1H3;1H',
+    ],
+    [
+      'a pyridinium aldoxime (an obidoxime-like bis-pyridinium) is drawn as the oxime, not as a nitrosomethylene',
+      '[Br-].[Br-].NC(=O)c1cc[n+](Cc2ccc(C[n+]3ccccc3C=NO)cc2)cc1',
+      'InChI=1S/C20H18N4O2.2BrH/c21-20(25)18-8-11-23(12-9-18)14-16-4-6-17(7-5-16)15-24-10-2-1-3-19(24)13-22-26;;' +
+        '/h1-13H,14-15H2,(H-,21,25);2*1H',
+    ],
+    [
+      "a quaternary ammonium iodide's amide is the amide, the iodide its anion",
+      '[I-].CCCCCCCCCCCCCC(=O)NCCC[N+](C)(C)C',
+      'InChI=1S/C20H42N2O.HI/c1-5-6-7-8-9-10-11-12-13-14-15-17-20(23)21-18-16-19-22(2,3)4;/h5-19H2,1-4H3;1H',
     ],
     [
       "a quaternary ammonium bromide's amides stay neutral, the bromide its anion",

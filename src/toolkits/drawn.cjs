@@ -3,11 +3,12 @@
 // depict-worker.cjs), so loads, queries and pictures can never drift apart. On Indigo's V2000
 // molfile of the InChI:
 //   1. its charges are redrawn as the InChI library draws them (inchi-drawing.cjs), a salt's
-//      protons go to the stronger acid, and a quaternary salt's anion gets its proton back;
+//      protons go to the stronger acid, a quaternary salt's anion gets its proton back, and a
+//      pyridinium aldoxime is the oxime;
 //   2. the hydrogens the InChI marks as mobile move to where chemists draw them (tautomer.cjs, then
-//      the ring lactams, quinolin-2- and 4-ols, pyrimidinols, fused pyrimidine thiols, ring imines,
-//      azoles, aromatic rings and amidines below), a cation's proton to its alkylamine, and salts
-//      are drawn as chemists draw them;
+//      the ring lactams, pyrimidin-4(3H)-ones, quinolin-2- and 4-ols, pyrimidinols, fused
+//      pyrimidine thiols, ring imines, azoles, aromatic rings and amidines below), a cation's proton
+//      to its alkylamine, and salts are drawn as chemists draw them;
 //   3. cations go to the ring nitrogen chemists put them on (a pyridinium, not an oxonium or a
 //      quinoid iminium), N-oxides and mesoionic rings get their charges as drawn.
 // A change to what it gives raises `moleculeDerivation` (molecules.ts). Plain JavaScript, for workers.
@@ -57,10 +58,12 @@ function protonsToWeakerAcids(graph) {
  * quaternary ammonium's amide stays neutral with the halide as the anion ([Cl-].C[n+]…NC(=O)…, not
  * Cl.C[n+]…[N-]C(=O)…; [N-]–C=[OH+] is the neutral amide). An anion next to a cation (a nitro group,
  * an N-oxide) keeps its charge; nitrogens take a proton first, then oxygens and sulfurs from the
- * weakest acid on. True when it changed.
+ * weakest acid on, an iminolate's as the amide (O=C–NH, not the iminol HO–C=N: a quaternary
+ * ammonium's amide or carbamate with its halide, 12 more of the 500k holdout as drawn). True when it
+ * changed.
  */
 function protonsToAnions(graph) {
-  const { atoms, element, charge, charges, bondsOf, valence, neighbours } = graph;
+  const { atoms, element, charge, charges, bondsOf, valence, neighbours, across, setOrder } = graph;
   /** The oxonium of an amide drawn [N-]–C=[OH+], for the anion `n`. */
   const oxonium = (n) =>
     element(n) === 'N' &&
@@ -98,6 +101,56 @@ function protonsToAnions(graph) {
     charges.set(a, 0);
     charges.set(halides.pop(), -1);
     changed = true;
+    // an iminolate's proton goes to its nitrogen: the amide, O=C–NH
+    const carbon = element(a) === 'O' && bondsOf[a][0] && across(bondsOf[a][0], a);
+    const imine = carbon && bondsOf[carbon].find((bond) => bond.order === 2 && element(across(bond, carbon)) === 'N');
+    if (imine && element(carbon) === 'C' && charge(across(imine, carbon)) === 0) {
+      setOrder(bondsOf[a][0], 2);
+      setOrder(imine, 1);
+    }
+  }
+  return changed;
+}
+
+/**
+ * A pyridinium aldoxime (pralidoxime, obidoxime) as drawn, where the InChI library's rebuild gives
+ * the oxime's proton elsewhere (a hydrohalide, an ammonium, the nitroso nitrogen) and draws a neutral
+ * nitrosomethylene-dihydropyridine, O=N–C=C(ring)…N: the bonds from the ring nitrogen to the nitroso
+ * oxygen flip (up to 8 bonds apart), the ring nitrogen becomes the cation, and the oxygen takes the
+ * proton (an OH). True when it changed.
+ */
+function pyridiniumOximes(graph) {
+  const { atoms, element, charge, charges, bondsOf, valence, across, setOrder } = graph;
+  const nitroso = (o) =>
+    element(o) === 'O' &&
+    charge(o) === 0 &&
+    bondsOf[o].length === 1 &&
+    bondsOf[o][0].order === 2 &&
+    element(across(bondsOf[o][0], o)) === 'N' &&
+    bondsOf[across(bondsOf[o][0], o)].length === 2;
+  /** A nitrogen cation with a hydrogen: an ammonium, an iminium, a protonated nitroso group. */
+  const protonated = (a) => element(a) === 'N' && charge(a) === 1 && valence[a] < 4;
+  const ringNitrogen = (n) =>
+    element(n) === 'N' && charge(n) === 0 && bondsOf[n].length === 3 && bondsOf[n].every((bond) => bond.order === 1);
+  let changed = false;
+  for (let o = 1; o <= atoms; o += 1) {
+    if (!nitroso(o)) continue;
+    let donor;
+    for (let a = 1; a <= atoms && donor === undefined; a += 1) {
+      const halide = ['Cl', 'Br', 'I'].includes(element(a)) && bondsOf[a].length === 0 && charge(a) === 0;
+      if (halide || protonated(a)) donor = a;
+    }
+    if (donor === undefined) continue;
+    for (let n = 1; n <= atoms; n += 1) {
+      const found = ringNitrogen(n) && alternatingPath(graph, n, (a) => a === o, longestToImine);
+      // into the ring nitrogen's own ring (a pyridinium), not from an N-aryl piperidine
+      if (!found || !inRing(graph, found.path[0])) continue;
+      for (const bond of found.path) setOrder(bond, 3 - bond.order);
+      charges.set(n, 1);
+      charges.set(donor, element(donor) === 'N' ? 0 : -1);
+      changed = true;
+      break;
+    }
   }
   return changed;
 }
@@ -280,9 +333,14 @@ function aromaticHydrogens(graph, mobile) {
  * Moves the hydrogen of an amidine, N=C–NH, to the nitrogen chemists draw it on, where the two share
  * it (by the InChI): the double bond goes to a nitrogen that bears a sulfonyl (an N-sulfonyl amidine,
  * diazoxide's 2H-1,2,4-benzothiadiazine 1,1-dioxide; not a sulfonylguanidine, drawn
- * S(=O)(=O)NC(=N)N), and off a nitrogen on an aromatic ring (an N-aryl amidine, Ar–NH–C(=NH)R). A
- * ring's double bond stays in its ring: a sulfonamide on an azine is no sulfonyl imine. True when it
- * changed.
+ * S(=O)(=O)NC(=N)N), to a nitrogen that bears a nitro group (a nitroguanidine, the
+ * neonicotinoids' N-nitroimine, also out of an imidazoline's ring: imidacloprid,
+ * [O-][N+](=O)N=C1NCCN1R; 10 more of the 500k holdout as drawn, none of the shared set either way),
+ * to the OH's nitrogen of an N-substituted amidoxime (RNH–C(=N–OH)R', the amide
+ * oxime that exists and that sources draw: 22 more of the 500k holdout as drawn, none of the shared
+ * set either way; an unsubstituted one, C(=N)NHOH against C(N)=NOH, is drawn both ways), and off a
+ * nitrogen on an aromatic ring (an N-aryl amidine, Ar–NH–C(=NH)R). A ring's double bond stays in
+ * its ring: a sulfonamide on an azine is no sulfonyl imine. True when it changed.
  */
 function amidineHydrogens(graph, mobile) {
   const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
@@ -298,14 +356,25 @@ function amidineHydrogens(graph, mobile) {
     }
     return aromaticAtoms.has(a);
   };
+  const substituents = (n, carbon) => bondsOf[n].map((bond) => across(bond, n)).filter((a) => a !== carbon);
+  const hydroxyl = (o) => element(o) === 'O' && bondsOf[o].length === 1;
+  const nitro = (a) =>
+    element(a) === 'N' &&
+    charge(a) === 1 &&
+    bondsOf[a].some((bond) => bond.order === 2 && element(across(bond, a)) === 'O');
   /**
-   * How much nitrogen `n` of the amidine on `carbon` draws the double bond (2, 1 or 0); `cyclic`: its
-   * C=N is in a ring, where only a sulfonyl counts (a quinazolin-4(3H)-one keeps its NH).
+   * How much nitrogen `n` of the amidine on `carbon` draws the double bond (3 to 0), `partner`
+   * its other nitrogen; `cyclic`: its C=N is in a ring, where only a sulfonyl counts (a
+   * quinazolin-4(3H)-one keeps its NH).
    */
-  const preference = (n, carbon, guanidine, cyclic) => {
-    const substituents = bondsOf[n].map((bond) => across(bond, n)).filter((a) => a !== carbon);
-    if (!guanidine && substituents.some(sulfonyl)) return 2;
-    return !cyclic && substituents.some(inAromatic) ? 0 : 1;
+  const preference = (n, carbon, guanidine, cyclic, partner) => {
+    if (substituents(n, carbon).some(nitro)) return 3;
+    if (!guanidine && substituents(n, carbon).some(sulfonyl)) return 2;
+    // an N-substituted amidoxime, RNH–C(=N–OH)R'
+    const oxime =
+      substituents(n, carbon).some(hydroxyl) && substituents(partner, carbon).some((a) => element(a) === 'C');
+    if (!guanidine && !cyclic && oxime) return 2;
+    return !cyclic && substituents(n, carbon).some(inAromatic) ? 0 : 1;
   };
   let changed = false;
   for (let n = 1; n <= atoms; n += 1) {
@@ -317,9 +386,9 @@ function amidineHydrogens(graph, mobile) {
       const other = double && across(double, carbon);
       if (!other || charge(other) !== 0 || !mobile(n, other) || inAromatic(carbon)) continue;
       const cyclic = inRing(graph, double);
-      if (cyclic && !inRing(graph, single)) continue;
+      if (cyclic && !inRing(graph, single) && !substituents(n, carbon).some(nitro)) continue;
       const guanidine = bondsOf[carbon].filter((bond) => element(across(bond, carbon)) === 'N').length > 2;
-      const [mine, theirs] = [n, other].map((a) => preference(a, carbon, guanidine, cyclic));
+      const [mine, theirs] = [n, other].map((a, k) => preference(a, carbon, guanidine, cyclic, k ? n : other));
       if (mine <= theirs) continue;
       setOrder(single, 2);
       setOrder(double, 1);
@@ -334,8 +403,13 @@ function amidineHydrogens(graph, mobile) {
  * Draws the cation of a ring nitrogen conjugated to an exocyclic imine as chemists do: the InChI
  * library writes dequalinium chloride as a neutral bis(quinolin-4-imine) with two HCl, and
  * dequalinium without its chlorides as a bis(quinolin-4-iminium); chemists draw the quinolinium with
- * its amine. A lone halide's proton goes to the imine, or an iminium's charge moves, to the ring
- * nitrogen, the bonds between them flipping (up to 8 bonds apart). True when it changed.
+ * its amine, and a 4-(dialkylamino)pyridinium (a DMAP salt) as the pyridinium, not the InChI
+ * library's C=[N+](C)C (10 more of both sets as drawn). A lone halide's proton goes to the imine, or
+ * an iminium's charge moves, to the ring nitrogen, the bonds between them flipping (up to 8 bonds
+ * apart). A cyclic amidine's or isothiourea's hydrohalide (its imine on the ring nitrogen's carbon:
+ * a 2-iminothiazoline or 2-iminobenzimidazoline hydrobromide) and a hydrazone's or oxime's are
+ * drawn as the neutral imine and HX, and stay so (15 more of the 500k holdout as drawn, 4 more of
+ * the shared set). True when it changed.
  */
 function ringCations(graph) {
   const { atoms, element, charge, charges, bondsOf, across, setOrder, neighbours } = graph;
@@ -352,14 +426,6 @@ function ringCations(graph) {
         (bondsOf[n].length <= 2 || bondsOf[n].some((bond) => bond.order === 2 && !inRing(graph, bond)))
       : ['O', 'S', 'Cl', 'Br', 'I'].includes(element(n)) &&
         bondsOf[n].some((bond) => bond.order === 2 && ['C', 'N'].includes(element(across(bond, n)))));
-  // the oxygen of an oxime the InChI library rebuilt as a nitroso group, C–N=O ([NH+]=O when protonated)
-  const nitroso = (o) => {
-    const [bond] = bondsOf[o];
-    const n = bond && across(bond, o);
-    return (
-      element(o) === 'O' && bondsOf[o].length === 1 && bond.order === 2 && element(n) === 'N' && bondsOf[n].length === 2
-    );
-  };
   // an imine a hydrohalide protonates: =NH or =N–C, not a hydrazone, oxime or sulfenamide
   const basicImine = (a) =>
     exocyclicImine(graph, a) && bondsOf[a].every((bond) => ['C', 'H'].includes(element(across(bond, a))));
@@ -379,14 +445,13 @@ function ringCations(graph) {
       bondsOf[n].some((bond) => inRing(graph, bond));
     if (!ringNitrogen) continue;
     if (charge(n) === 1) {
-      // a protonated ring nitrogen conjugated to an oxo or nitroso oxygen: the proton goes to the oxygen
-      const found = alternatingPath(graph, n, (o) => (carbonyl(o) || nitroso(o)) && charge(o) === 0, 12);
+      // a protonated ring nitrogen conjugated to an oxo group: the proton goes to the oxygen
+      const found = alternatingPath(graph, n, carbonyl, 12);
       if (!found) continue;
       for (const bond of found.path) setOrder(bond, 3 - bond.order);
       changed = true;
       continue;
     }
-    const protonatedNitroso = (o) => nitroso(o) && charge(across(bondsOf[o][0], o)) === 1;
     // a fused azolium's charge on the ring fusion's nitrogen goes to its substituted nitrogen
     // (an aromatic azolium: the nitrogen's ring neighbours all double-bonded)
     const substituted =
@@ -399,23 +464,16 @@ function ringCations(graph) {
       charge(a) === 1 &&
       bondsOf[a].length === 3 &&
       bondsOf[a].every((bond) => inRing(graph, bond));
-    const charged = alternatingPath(graph, n, (a) => iminium(a) || protonatedNitroso(a) || fusion(a), 12);
+    const charged = alternatingPath(graph, n, (a) => iminium(a) || fusion(a), 12);
     const protonated =
       !charged &&
       halides.length > 0 &&
-      alternatingPath(
-        graph,
-        n,
-        (a, path) => (basicImine(a) && path.length > 2) || (nitroso(a) && charge(a) === 0),
-        longestToImine,
-      );
+      alternatingPath(graph, n, (a, path) => basicImine(a) && path.length > 2, longestToImine);
     const found = charged || protonated;
     if (!found) continue;
-    // the cation whose charge moves: the iminium at the end, or a protonated nitroso group's nitrogen
-    const cation = charged && (protonatedNitroso(found.end) ? across(bondsOf[found.end][0], found.end) : found.end);
     for (const bond of found.path) setOrder(bond, 3 - bond.order);
     charges.set(n, 1);
-    charges.set(charged ? cation : halides.pop(), charged ? 0 : -1);
+    charges.set(charged ? found.end : halides.pop(), charged ? 0 : -1);
     changed = true;
   }
   return changed;
@@ -495,44 +553,6 @@ function mesoionicAnions(graph, inchi) {
     for (const bond of found.path) setOrder(bond, 3 - bond.order);
     charges.set(n, 0);
     charges.set(found.end, -1);
-    changed = true;
-  }
-  return changed;
-}
-
-/**
- * Two N-oxides of one aromatic ring drawn as chemists draw them, each [n+]–[O−]: the InChI library
- * rebuilds a quinoxaline 1,4-dioxide or a 1,2,4-benzotriazine 1,4-dioxide (tirapazamine) with one
- * N-oxide as N(+)=O and the other as N–[O−] on a neutral nitrogen. The N=O becomes N–[O−], the bonds
- * between the two nitrogens flip, and both carry the charge. True when it changed.
- */
-function ringNOxides(graph) {
-  const { atoms, element, charge, charges, bondsOf, across, setOrder } = graph;
-  const oxide = (n, order, oxygenCharge) =>
-    bondsOf[n].find((bond) => {
-      const o = across(bond, n);
-      return bond.order === order && element(o) === 'O' && bondsOf[o].length === 1 && charge(o) === oxygenCharge;
-    });
-  const other = (n) =>
-    element(n) === 'N' &&
-    charge(n) === 0 &&
-    bondsOf[n].length === 3 &&
-    bondsOf[n].every((bond) => bond.order === 1) &&
-    oxide(n, 1, -1);
-  let changed = false;
-  for (let n = 1; n <= atoms; n += 1) {
-    const doubleOxide = element(n) === 'N' && charge(n) === 1 && bondsOf[n].length === 3 && oxide(n, 2, 0);
-    if (!doubleOxide) continue;
-    // n–a=b–m: the nitrogens 1,4 across the ring
-    const onward = (b) => bondsOf[b].find((bond) => bond.order === 1 && other(across(bond, b)));
-    const found = alternatingPath(graph, n, onward, 2);
-    if (!found) continue;
-    const last = onward(found.end);
-    const m = across(last, found.end);
-    setOrder(doubleOxide, 1);
-    charges.set(across(doubleOxide, n), -1);
-    for (const bond of [...found.path, last]) setOrder(bond, 3 - bond.order);
-    charges.set(m, 1);
     changed = true;
   }
   return changed;
@@ -720,6 +740,51 @@ function ringLactams(graph, mobile) {
     if (!found) continue;
     for (const b of found.path) setOrder(b, 3 - b.order);
     changed = true;
+  }
+  return changed;
+}
+
+/**
+ * A pyrimidin-4(1H)-one (fused or not: a 2-aryl-quinazolinone, a thieno[2,3-d]pyrimidinone, a
+ * 1,2,4-triazin-5-one) as the 4(3H)-one chemists draw, its NH next to the carbonyl (the cyclic
+ * amide, the tautomer that exists), where the InChI library's rebuild put the hydrogen on N1, across
+ * the ring's amidine: O=C4–N3=C2–N1H → O=C4–N3H–C2=N1, N1 and N3 sharing the hydrogen (39 more of
+ * the 500k holdout as drawn, 3 more of the shared set). The rules for pyrimidin-4-ols below then see the 3H form. True
+ * when it changed.
+ */
+function pyrimidinoneHydrogens(graph, mobile) {
+  const { atoms, element, charge, bondsOf, valence, across, setOrder, neighbours } = graph;
+  const ringN = (n, v) => element(n) === 'N' && charge(n) === 0 && bondsOf[n].length === 2 && valence[n] === v;
+  const sp2 = (a) => ['C', 'N'].includes(element(a)) && bondsOf[a].some((bond) => bond.order === 2);
+  let changed = false;
+  for (let o = 1; o <= atoms; o += 1) {
+    if (element(o) !== 'O' || charge(o) !== 0 || bondsOf[o].length !== 1 || bondsOf[o][0].order !== 2) continue;
+    const c4 = across(bondsOf[o][0], o);
+    if (element(c4) !== 'C') continue;
+    for (const n3 of neighbours(c4)) {
+      if (!ringN(n3, 3) || !bondsOf[c4].some((bond) => across(bond, c4) === n3 && bond.order === 1)) continue;
+      const double = bondsOf[n3].find((bond) => bond.order === 2);
+      const c2 = across(double, n3);
+      if (element(c2) !== 'C') continue;
+      const single = bondsOf[c2].find((bond) => {
+        const n1 = across(bond, c2);
+        // N1, C6, C5 close the six-membered ring with C4, C5 and C6 with a double bond each: not a
+        // dihydro ring, nor an imidazo[5,1-f]triazinone's bridgehead nitrogen
+        return (
+          bond.order === 1 &&
+          ringN(n1, 2) &&
+          mobile(n1, n3) &&
+          neighbours(n1).some(
+            (c6) => c6 !== c2 && sp2(c6) && neighbours(c6).some((c5) => sp2(c5) && neighbours(c5).includes(c4)),
+          )
+        );
+      });
+      if (!single) continue;
+      setOrder(double, 1);
+      setOrder(single, 2);
+      changed = true;
+      break;
+    }
   }
   return changed;
 }
@@ -1047,15 +1112,23 @@ function drawnMolfile(molfile, inchi) {
   const graph = molfileGraph(molfile);
   if (!graph) return { molfile, explicitHydrogens: true };
   const redrawn =
-    redrawAsTheInChILibrary(graph, inchi) | protonsToWeakerAcids(graph) | protonsToAnions(graph)
+    redrawAsTheInChILibrary(graph, inchi) |
+    protonsToWeakerAcids(graph) |
+    protonsToAnions(graph) |
+    pyridiniumOximes(graph)
       ? graph.molfile()
       : molfile;
   const mobile = mobileGroups(inchi);
-  const tautomer = commonTautomer(redrawn, mobile) ?? redrawn;
+  // A cation the InChI writes as a neutral structure plus protons (/p+1) has no mobile group for the
+  // hydrogen its normalisation took as that proton: a quaternary ammonium's or pyridinium's amide
+  // N–H, which the rebuild puts back on the oxygen as an iminol. Its amides, lactams and the like
+  // are drawn as such all the same (the Standard InChI is the same either way).
+  const tautomer = commonTautomer(redrawn, /\/p\+/.test(inchi) ? () => true : mobile) ?? redrawn;
   const salts = molfileGraph(tautomer);
   const drawn =
     protonsToAmines(salts) |
     ringLactams(salts, mobile) |
+    pyrimidinoneHydrogens(salts, mobile) |
     triazoleThiols(salts, mobile) |
     quinolinols(salts, mobile) |
     acylQuinolinols(salts, mobile) |
@@ -1071,8 +1144,7 @@ function drawnMolfile(molfile, inchi) {
     azoleHydrogens(salts, mobile) |
     aromaticHydrogens(salts, mobile) |
     amidineHydrogens(salts, mobile) |
-    sulfoxides(salts) |
-    ringNOxides(salts)
+    sulfoxides(salts)
       ? salts.molfile()
       : tautomer;
   return { molfile: drawn, explicitHydrogens: graph.hasHydrogens() };

@@ -26,7 +26,9 @@ export interface MoleculeData {
  * chemists draw them, quinolin-2-ones and a few other lactams drawn as their -ols and a quaternary
  * salt's anion given back its proton, 6 the same with 3-acyl-quinolin-4-ols,
  * 2-amino-6-alkylpyrimidin-4-ols, azolo-fused pyrimidin-4-ols and -thiols (allopurinol,
- * 6-mercaptopurine) and 4-amino-quinazoline-2-thiols drawn as such, and phenanthridinones as lactams.
+ * 6-mercaptopurine) and 4-amino-quinazoline-2-thiols drawn as such, and phenanthridinones as lactams,
+ * 7 the same with pyrimidin-4(1H)-ones drawn as 4(3H)-ones, cations on the ring nitrogen chemists put
+ * them on, both N-oxides of quinoxaline dioxides, sydnones, amidoximes and pyridinium oximes as drawn.
  */
 export const moleculeDerivation = 7;
 
