@@ -130,8 +130,6 @@ function pyridiniumOximes(graph) {
     bondsOf[across(bondsOf[o][0], o)].length === 2;
   /** A nitrogen cation with a hydrogen: an ammonium, an iminium, a protonated nitroso group. */
   const protonated = (a) => element(a) === 'N' && charge(a) === 1 && valence[a] < 4;
-  const ringNitrogen = (n) =>
-    element(n) === 'N' && charge(n) === 0 && bondsOf[n].length === 3 && bondsOf[n].every((bond) => bond.order === 1);
   let changed = false;
   for (let o = 1; o <= atoms; o += 1) {
     if (!nitroso(o)) continue;
@@ -142,7 +140,8 @@ function pyridiniumOximes(graph) {
     }
     if (donor === undefined) continue;
     for (let n = 1; n <= atoms; n += 1) {
-      const found = ringNitrogen(n) && alternatingPath(graph, n, (a) => a === o, longestToImine);
+      const found =
+        tertiaryRingNitrogen(graph, n) && charge(n) === 0 && alternatingPath(graph, n, (a) => a === o, longestToImine);
       // into the ring nitrogen's own ring (a pyridinium), not from an N-aryl piperidine
       if (!found || !inRing(graph, found.path[0])) continue;
       for (const bond of found.path) setOrder(bond, 3 - bond.order);
@@ -292,6 +291,28 @@ function aromaticRings(graph, rings) {
 }
 
 /**
+ * Whether flipping the bonds of `path` makes more rings aromatic and none fewer: `aromaticNow()`
+ * tells which rings are aromatic as drawn, `before` which were before the flip.
+ */
+function moreAromatic({ setOrder }, path, aromaticNow, before) {
+  for (const bond of path) setOrder(bond, 3 - bond.order);
+  const after = aromaticNow();
+  for (const bond of path) setOrder(bond, 3 - bond.order);
+  return after.every((yes, k) => yes || !before[k]) && after.some((yes, k) => yes && !before[k]);
+}
+
+/** Whether atom `n` is a nitrogen of three single bonds, one of them in a ring (a pyridine's N-alkyl). */
+function tertiaryRingNitrogen(graph, n) {
+  const { element, bondsOf } = graph;
+  return (
+    element(n) === 'N' &&
+    bondsOf[n].length === 3 &&
+    bondsOf[n].every((bond) => bond.order === 1) &&
+    bondsOf[n].some((bond) => inRing(graph, bond))
+  );
+}
+
+/**
  * Moves a hydrogen between two nitrogens that share it (by the InChI) where that makes more rings
  * aromatic, as chemists draw them: a 4,7-dihydro-[1,2,4]triazolo[1,5-a]pyrimidine with its NH on
  * the six-membered ring and the triazole aromatic, not the InChI library's 1H-triazol-imine; no ring
@@ -314,11 +335,7 @@ function aromaticHydrogens(graph, mobile) {
       (a, path) => {
         if (!imine(a) || !mobile(n, a)) return false;
         before ??= aromaticNow();
-        for (const bond of path) setOrder(bond, 3 - bond.order);
-        const after = aromaticNow();
-        const more = after.every((yes, k) => yes || !before[k]) && after.some((yes, k) => yes && !before[k]);
-        for (const bond of path) setOrder(bond, 3 - bond.order);
-        return more;
+        return moreAromatic(graph, path, aromaticNow, before);
       },
       longestToImine,
     );
@@ -437,13 +454,7 @@ function ringCations(graph) {
     element(across(bondsOf[o][0], o)) === 'C';
   let changed = false;
   for (let n = 1; n <= atoms; n += 1) {
-    const ringNitrogen =
-      element(n) === 'N' &&
-      charge(n) <= 1 &&
-      bondsOf[n].length === 3 &&
-      bondsOf[n].every((bond) => bond.order === 1) &&
-      bondsOf[n].some((bond) => inRing(graph, bond));
-    if (!ringNitrogen) continue;
+    if (!tertiaryRingNitrogen(graph, n) || charge(n) > 1) continue;
     if (charge(n) === 1) {
       // a protonated ring nitrogen conjugated to an oxo group: the proton goes to the oxygen
       const found = alternatingPath(graph, n, carbonyl, 12);
@@ -496,13 +507,7 @@ function aromaticCations(graph) {
     bondsOf[a].some((bond) => bond.order === 2 && inRing(graph, bond));
   let changed = false;
   for (let n = 1; n <= atoms; n += 1) {
-    const ringNitrogen =
-      element(n) === 'N' &&
-      charge(n) === 0 &&
-      bondsOf[n].length === 3 &&
-      bondsOf[n].every((bond) => bond.order === 1) &&
-      bondsOf[n].some((bond) => inRing(graph, bond));
-    if (!ringNitrogen) continue;
+    if (!tertiaryRingNitrogen(graph, n) || charge(n) !== 0) continue;
     let before;
     const found = alternatingPath(
       graph,
@@ -511,11 +516,7 @@ function aromaticCations(graph) {
         // not across an amidinium, N–C=N+, whose two forms are aromatic alike (an imidazolium's)
         if (!ringCation(a) || neighbours(a).some((c) => neighbours(n).includes(c))) return false;
         before ??= aromaticNow();
-        for (const bond of path) setOrder(bond, 3 - bond.order);
-        const after = aromaticNow();
-        const more = after.every((yes, k) => yes || !before[k]) && after.some((yes, k) => yes && !before[k]);
-        for (const bond of path) setOrder(bond, 3 - bond.order);
-        return more;
+        return moreAromatic(graph, path, aromaticNow, before);
       },
       12,
     );

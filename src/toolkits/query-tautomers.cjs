@@ -226,7 +226,8 @@ function smartsOf(graph, gained, connections) {
 
 /**
  * The moves of mobile hydrogens and charges in a state: `{bonds, donor, acceptor}` for a hydrogen
- * (the path's bonds in order, from the donor), `{oxide, bond}` for an X=O or [X+]–[O−] to redraw.
+ * (the path's bonds in order, from the donor), `{bonds, cation, acceptor}` for a nitrogen's charge,
+ * `{oxide, bond}` for an X=O or [X+]–[O−] to redraw.
  */
 function movesOf(state, inRing, of) {
   const { atoms, bonds } = state;
@@ -237,29 +238,37 @@ function movesOf(state, inRing, of) {
   // Two atoms of one element ending a 1,3 path, bonded to nothing else (the oxygens of a carboxylic
   // acid, the nitrogens of C(=N)N): the hydrogen moved between them gives the query itself again.
   const alike = (x, y) => atoms[x].z === atoms[y].z && of[x].length === 1 && of[y].length === 1;
-  const moves = [];
-  atoms.forEach((donor, x) => {
-    if (!mobileHydrogenAtoms.has(donor.z) || donor.h === 0 || donor.chg !== 0) return;
-    // Paths of 3 bonds (single, double) or 5 (single, double, single, double), alternating.
+  /**
+   * The alternating paths of 2 bonds or 4 from atom `x`, the first acting as `first` (1 or 2), through
+   * plain carbons and nitrogens, a 4-bond path's middle bonds in a ring (4-pyridones, azoles):
+   * `{path, end}` each, `path` the bonds in order.
+   */
+  const pathsFrom = (x, first) => {
+    const found = [];
     const extend = (path, at, visited) => {
-      const want = path.length % 2 === 0 ? 1 : 2;
+      const want = path.length % 2 === 0 ? first : 3 - first;
       for (const i of of[at]) {
         const next = across(i, at);
         if (visited.has(next) || !acts(i, want)) continue;
-        const accepts = want === 2 && mobileHydrogenAtoms.has(atoms[next].z) && plain(next);
-        if (accepts && (path.length === 3 || (path.length === 1 && !alike(x, next))))
-          moves.push({ bonds: [...path, i], donor: x, acceptor: next });
+        if (path.length === 1 || path.length === 3) found.push({ path: [...path, i], end: next });
         if (path.length >= 3 || !pathAtoms.has(atoms[next].z) || !plain(next)) continue;
-        // The vinylogous path keeps its middle bonds in a ring, as 4-pyridones and azoles have them.
         if ((path.length === 1 || path.length === 2) && !inRing[i]) continue;
         extend([...path, i], next, new Set([...visited, next]));
       }
     };
     for (const i of of[x]) {
       const m = across(i, x);
-      if (!acts(i, 1) || !pathAtoms.has(atoms[m].z) || !plain(m)) continue;
-      extend([i], m, new Set([x, m]));
+      if (acts(i, first) && pathAtoms.has(atoms[m].z) && plain(m)) extend([i], m, new Set([x, m]));
     }
+    return found;
+  };
+  const moves = [];
+  // A hydrogen moves 1,3 (single, double) or 1,5 (single, double, single, double).
+  atoms.forEach((donor, x) => {
+    if (!mobileHydrogenAtoms.has(donor.z) || donor.h === 0 || donor.chg !== 0) return;
+    for (const { path, end } of pathsFrom(x, 1))
+      if (mobileHydrogenAtoms.has(atoms[end].z) && plain(end) && (path.length === 4 || !alike(x, end)))
+        moves.push({ bonds: path, donor: x, acceptor: end });
   });
   // A cation's charge moves from a nitrogen across N=C–N (an amidinium, an imidazolium, a fused
   // azolium) or along N=C–C=C–N in a ring (a 4-aminopyridinium) to a nitrogen of three bonds: the
@@ -268,23 +277,8 @@ function movesOf(state, inRing, of) {
     atoms[a].z === nitrogen && plain(a) && of[a].length + atoms[a].h === 3 && of[a].every((i) => acts(i, 1));
   atoms.forEach((cation, x) => {
     if (cation.z !== nitrogen || cation.chg !== 1 || cation.isotope !== 0) return;
-    const extend = (path, at, visited) => {
-      const want = path.length % 2 === 0 ? 2 : 1;
-      for (const i of of[at]) {
-        const next = across(i, at);
-        if (visited.has(next) || !acts(i, want)) continue;
-        if (want === 1 && (path.length === 1 || path.length === 3) && lonePair(next))
-          moves.push({ bonds: [...path, i], cation: x, acceptor: next });
-        if (path.length >= 3 || !pathAtoms.has(atoms[next].z) || !plain(next)) continue;
-        if ((path.length === 1 || path.length === 2) && !inRing[i]) continue;
-        extend([...path, i], next, new Set([...visited, next]));
-      }
-    };
-    for (const i of of[x]) {
-      const m = across(i, x);
-      if (!acts(i, 2) || atoms[m].z !== 6 || !plain(m)) continue;
-      extend([i], m, new Set([x, m]));
-    }
+    for (const { path, end } of pathsFrom(x, 2))
+      if (atoms[across(path[0], x)].z === 6 && lonePair(end)) moves.push({ bonds: path, cation: x, acceptor: end });
   });
   bonds.forEach((bond, i) => {
     if (bond.aromatic) return;
