@@ -9,7 +9,9 @@
 //     tetrazoles); the bonds of the path flip, aromatic ones staying aromatic, and RDKit reads the
 //     result again (kekulizing and aromatizing it: a form it refuses does not exist);
 //   - a charge-separated [S+]–[O−] (P, As, Se, Te, Cl, Br, I; also [P+]–[S−], [P+]–[N−]) is also S=O,
-//     and an X=O also [X+]–[O−].
+//     and an X=O also [X+]–[O−];
+//   - a nitrogen's cation moves to a nitrogen of three bonds across [N+]=C–N, or along [N+]=C–C=C–N
+//     in a ring (amidiniums, imidazoliums, 4-aminopyridiniums: sources put the charge on either).
 // The atom that gains a hydrogen must hold one in the structure matched, and the atom that gives it
 // no more neighbours than its remaining hydrogens allow: `C(=O)N` also matches C(–OH)=N, never an
 // imidate C(–OC)=N, and a 2-pyridone's tautomer is a 2-hydroxypyridine, not an N-alkyl pyridinium.
