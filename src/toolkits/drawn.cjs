@@ -402,12 +402,14 @@ function amidineHydrogens(graph, mobile) {
  * library writes dequalinium chloride as a neutral bis(quinolin-4-imine) with two HCl, and
  * dequalinium without its chlorides as a bis(quinolin-4-iminium); chemists draw the quinolinium with
  * its amine, and a 4-(dialkylamino)pyridinium (a DMAP salt) as the pyridinium, not the InChI
- * library's C=[N+](C)C (10 more of both sets as drawn). A lone halide's proton goes to the imine, or
- * an iminium's charge moves, to the ring nitrogen, the bonds between them flipping (up to 8 bonds
- * apart). A cyclic amidine's or isothiourea's hydrohalide (its imine on the ring nitrogen's carbon:
- * a 2-iminothiazoline or 2-iminobenzimidazoline hydrobromide) and a hydrazone's or oxime's are
- * drawn as the neutral imine and HX, and stay so (15 more of the 500k holdout as drawn, 4 more of
- * the shared set). True when it changed.
+ * library's C=[N+](C)C (10 more of both sets as drawn); a pyridinium, a β-carbolinium or a
+ * thiadiazolium that the rebuild charged on an ether's oxygen, C=[O+]C, is drawn so too (21 more).
+ * A lone halide's proton goes to the imine, or an iminium's or oxonium's charge moves, to the ring
+ * nitrogen, the bonds between them flipping (up to 8 bonds apart). A cyclic amidine's or
+ * isothiourea's hydrohalide (its imine on the ring nitrogen's carbon: a 2-iminothiazoline or
+ * 2-iminobenzimidazoline hydrobromide) and a hydrazone's or oxime's are drawn as the neutral imine
+ * and HX, and stay so (15 more of the 500k holdout as drawn, 4 more of the shared set). True when
+ * it changed.
  */
 function ringCations(graph) {
   const { atoms, element, charge, charges, bondsOf, across, setOrder } = graph;
@@ -418,6 +420,11 @@ function ringCations(graph) {
     element(n) === 'N' &&
     charge(n) === 1 &&
     bondsOf[n].some((bond) => bond.order === 2 && element(across(bond, n)) === 'C' && !inRing(graph, bond));
+  /** An oxonium, sulfonium or halonium double-bonded to a carbon: the rebuild's charge on an ether's O. */
+  const onium = (a) =>
+    ['O', 'S', 'Cl', 'Br', 'I'].includes(element(a)) &&
+    charge(a) === 1 &&
+    bondsOf[a].some((bond) => bond.order === 2 && element(across(bond, a)) === 'C');
   /** An imine =NH or =N–C (not a hydrazone, nor an oxime) beyond the carbon next to the ring nitrogen. */
   const basicImine = (a, path) =>
     exocyclicImine(graph, a) && path.length > 2 && bondsOf[a].every((bond) => element(across(bond, a)) === 'C');
@@ -430,7 +437,7 @@ function ringCations(graph) {
       bondsOf[n].every((bond) => bond.order === 1) &&
       bondsOf[n].some((bond) => inRing(graph, bond));
     if (!ringNitrogen) continue;
-    const charged = alternatingPath(graph, n, iminium, longestToImine);
+    const charged = alternatingPath(graph, n, (a) => iminium(a) || onium(a), longestToImine);
     const protonated = !charged && halides.length > 0 && alternatingPath(graph, n, basicImine, longestToImine);
     const found = charged || protonated;
     if (!found) continue;
