@@ -3,8 +3,8 @@
 // depict-worker.cjs), so loads, queries and pictures can never drift apart. On Indigo's V2000
 // molfile of the InChI:
 //   1. its charges are redrawn as the InChI library draws them (inchi-drawing.cjs), a salt's
-//      protons go to the stronger acid, a quaternary salt's anion gets its proton back, and a
-//      pyridinium aldoxime is the oxime;
+//      protons go to the stronger acid, a quaternary salt's anion gets its proton back (also from a
+//      protonated nitrogen of the same structure), and a pyridinium aldoxime is the oxime;
 //   2. the hydrogens the InChI marks as mobile move to where chemists draw them (tautomer.cjs, then
 //      the ring lactams, pyrimidin-4(3H)-ones, quinolin-2- and 4-ols, pyrimidinols, fused
 //      pyrimidine thiols, ring imines, azoles, aromatic rings and amidines below), a cation's proton
@@ -106,6 +106,38 @@ function protonsToAnions(graph) {
       setOrder(bondsOf[a][0], 2);
       setOrder(imine, 1);
     }
+  }
+  return changed;
+}
+
+/**
+ * A nitrogen anion (an amide's, a sulfonamide's, an azole's) in a structure that also holds a
+ * protonated nitrogen (an ammonium, a pyridinium, a protonated amide) and a quaternary ammonium or
+ * iminium, where the InChI library took
+ * the anion's hydrogen as its cation's proton and put it back on the other nitrogen: both are drawn
+ * neutral, the hydrogen on the anion's nitrogen (quaternary ammonium amides and azoles: 6 more of
+ * both sets as drawn). True when it changed.
+ */
+function protonsToNitrogenAnions(graph) {
+  const { atoms, element, charge, charges, bondsOf, valence, neighbours } = graph;
+  const alone = (a) => neighbours(a).every((b) => charge(b) === 0);
+  const anions = [];
+  const cations = [];
+  let quaternary = false;
+  for (let a = 1; a <= atoms; a += 1) {
+    if (element(a) !== 'N' || !alone(a)) continue;
+    if (charge(a) === -1 && valence[a] === bondsOf[a].length) anions.push(a);
+    else if (charge(a) === 1 && valence[a] < 4) cations.push(a);
+    else if (charge(a) === 1) quaternary = true;
+  }
+  // only beside a cation without a hydrogen, as protonsToAnions: the InChI would read the proton of
+  // a structure of protonated cations alone as mobile
+  if (!quaternary) return false;
+  let changed = false;
+  while (anions.length > 0 && cations.length > 0) {
+    charges.set(anions.pop(), 0);
+    charges.set(cations.pop(), 0);
+    changed = true;
   }
   return changed;
 }
@@ -1006,7 +1038,8 @@ function drawnMolfile(molfile, inchi) {
     redrawAsTheInChILibrary(graph, inchi) |
     protonsToWeakerAcids(graph) |
     protonsToAnions(graph) |
-    pyridiniumOximes(graph)
+    pyridiniumOximes(graph) |
+    protonsToNitrogenAnions(graph)
       ? graph.molfile()
       : molfile;
   const mobile = mobileGroups(inchi);
