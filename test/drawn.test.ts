@@ -272,6 +272,11 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '15-27-25(21)26(23)31/h3-4,7-10,15-16,18,33H,5-6,11-14,17H2,1-2H3/p+1',
     ],
     [
+      'an alpha-diazo sulfone is the diazo compound, not a diazonium enolate',
+      'CC(=O)CCC(=O)C(=[N+]=[N-])S(=O)(=O)c1ccccc1',
+      'InChI=1S/C12H12N2O4S/c1-9(15)7-8-11(16)12(14-13)19(17,18)10-5-3-2-4-6-10/h2-6H,7-8H2,1H3',
+    ],
+    [
       "a quaternary ammonium bromide's amides stay neutral, the bromide its anion",
       '[Br-].C[N+](C)(CCCCNC(=O)Cc1ccc(OCc2ccccc2)cc1)CCNC(=O)c3nc(Cl)c(N)nc3N',
       'InChI=1S/C28H36ClN7O3.BrH/c1-36(2,17-15-33-28(38)24-26(30)35-27(31)25(29)34-24)16-7-6-14-32-23(37)18-20-10-' +

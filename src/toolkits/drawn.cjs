@@ -4,7 +4,8 @@
 // molfile of the InChI:
 //   1. its charges are redrawn as the InChI library draws them (inchi-drawing.cjs), a salt's
 //      protons go to the stronger acid, a quaternary salt's anion gets its proton back (also from a
-//      protonated nitrogen of the same structure), and a pyridinium aldoxime is the oxime;
+//      protonated nitrogen of the same structure), a pyridinium aldoxime is the oxime, and a diazo
+//      compound C=[N+]=[N-];
 //   2. the hydrogens the InChI marks as mobile move to where chemists draw them (tautomer.cjs, then
 //      the ring lactams, pyrimidin-4(3H)-ones, quinolin-2- and 4-ols, pyrimidinols, fused
 //      pyrimidine thiols, ring imines, azoles, aromatic rings and amidines below), a cation's proton
@@ -137,6 +138,37 @@ function protonsToNitrogenAnions(graph) {
   while (anions.length > 0 && cations.length > 0) {
     charges.set(anions.pop(), 0);
     charges.set(cations.pop(), 0);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * A diazo compound as drawn, C=[N+]=[N-], where Indigo writes an α-diazo ketone, ester or sulfone
+ * as its diazonium enolate, [O-]–C=C–[N+]#N (the diazoacetoacetates, 2 more of the 500k
+ * holdout as drawn). True when it changed.
+ */
+function diazoCompounds(graph) {
+  const { atoms, element, charge, charges, bondsOf, across, setOrder } = graph;
+  let changed = false;
+  for (let n = 1; n <= atoms; n += 1) {
+    if (element(n) !== 'N' || charge(n) !== 1 || bondsOf[n].length !== 2) continue;
+    const triple = bondsOf[n].find((bond) => bond.order === 3);
+    const single = bondsOf[n].find((bond) => bond.order === 1);
+    const end = triple && across(triple, n);
+    const carbon = single && across(single, n);
+    if (!end || element(end) !== 'N' || bondsOf[end].length !== 1 || element(carbon) !== 'C') continue;
+    const alkene = bondsOf[carbon].find((bond) => bond.order === 2 && element(across(bond, carbon)) === 'C');
+    const enol = alkene && across(alkene, carbon);
+    const oxygen = (bond) => element(across(bond, enol)) === 'O' && charge(across(bond, enol)) === -1;
+    const enolate = enol && bondsOf[enol].find((bond) => bond.order === 1 && oxygen(bond));
+    if (!enolate) continue;
+    setOrder(enolate, 2);
+    setOrder(alkene, 1);
+    setOrder(single, 2);
+    setOrder(triple, 2);
+    charges.set(across(enolate, enol), 0);
+    charges.set(end, -1);
     changed = true;
   }
   return changed;
@@ -1039,7 +1071,8 @@ function drawnMolfile(molfile, inchi) {
     protonsToWeakerAcids(graph) |
     protonsToAnions(graph) |
     pyridiniumOximes(graph) |
-    protonsToNitrogenAnions(graph)
+    protonsToNitrogenAnions(graph) |
+    diazoCompounds(graph)
       ? graph.molfile()
       : molfile;
   const mobile = mobileGroups(inchi);
