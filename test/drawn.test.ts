@@ -261,6 +261,22 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'InChI=1S/C20H42N2O.HI/c1-5-6-7-8-9-10-11-12-13-14-15-17-20(23)21-18-16-19-22(2,3)4;/h5-19H2,1-4H3;1H',
     ],
     [
+      "an isoquinolinium is charged on its nitrogen, not on a methoxy group's oxygen",
+      'COc1ccc(cc1)[n+]2c(C)cc3cc(OC)cc(OC)c3c2C',
+      'InChI=1S/C20H22NO3/c1-13-10-15-11-18(23-4)12-19(24-5)20(15)14(2)21(13)16-6-8-17(22-3)9-7-16/h6-12H,1-5H3/q+1',
+    ],
+    [
+      "a quaternary ammonium's indole keeps its NH, not an indolide with a protonated triazole",
+      'C[N+](C)(CCO)Cc1cn(CCCCn2c3ccccc3c4ccc5c(C=O)c[nH]c5c24)nn1',
+      'InChI=1S/C26H30N6O2/c1-32(2,13-14-33)17-20-16-30(29-28-20)11-5-6-12-31-24-8-4-3-7-22(24)23-10-9-21-19(18-34)' +
+        '15-27-25(21)26(23)31/h3-4,7-10,15-16,18,33H,5-6,11-14,17H2,1-2H3/p+1',
+    ],
+    [
+      'an alpha-diazo sulfone is the diazo compound, not a diazonium enolate',
+      'CC(=O)CCC(=O)C(=[N+]=[N-])S(=O)(=O)c1ccccc1',
+      'InChI=1S/C12H12N2O4S/c1-9(15)7-8-11(16)12(14-13)19(17,18)10-5-3-2-4-6-10/h2-6H,7-8H2,1H3',
+    ],
+    [
       "a quaternary ammonium bromide's amides stay neutral, the bromide its anion",
       '[Br-].C[N+](C)(CCCCNC(=O)Cc1ccc(OCc2ccccc2)cc1)CCNC(=O)c3nc(Cl)c(N)nc3N',
       'InChI=1S/C28H36ClN7O3.BrH/c1-36(2,17-15-33-28(38)24-26(30)35-27(31)25(29)34-24)16-7-6-14-32-23(37)18-20-10-' +

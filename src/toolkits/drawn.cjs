@@ -3,8 +3,9 @@
 // depict-worker.cjs), so loads, queries and pictures can never drift apart. On Indigo's V2000
 // molfile of the InChI:
 //   1. its charges are redrawn as the InChI library draws them (inchi-drawing.cjs), a salt's
-//      protons go to the stronger acid, a quaternary salt's anion gets its proton back, and a
-//      pyridinium aldoxime is the oxime;
+//      protons go to the stronger acid, a quaternary salt's anion gets its proton back (also from a
+//      protonated nitrogen of the same structure), a pyridinium aldoxime is the oxime, and a diazo
+//      compound C=[N+]=[N-];
 //   2. the hydrogens the InChI marks as mobile move to where chemists draw them (tautomer.cjs, then
 //      the ring lactams, pyrimidin-4(3H)-ones, quinolin-2- and 4-ols, pyrimidinols, fused
 //      pyrimidine thiols, ring imines, azoles, aromatic rings and amidines below), a cation's proton
@@ -108,6 +109,69 @@ function protonsToAnions(graph) {
       setOrder(bondsOf[a][0], 2);
       setOrder(imine, 1);
     }
+  }
+  return changed;
+}
+
+/**
+ * A nitrogen anion (an amide's, a sulfonamide's, an azole's) in a structure that also holds a
+ * protonated nitrogen (an ammonium, a pyridinium, a protonated amide) and a quaternary ammonium or
+ * iminium, where the InChI library took
+ * the anion's hydrogen as its cation's proton and put it back on the other nitrogen: both are drawn
+ * neutral, the hydrogen on the anion's nitrogen (quaternary ammonium amides and azoles: 6 more of
+ * both sets as drawn). True when it changed.
+ */
+function protonsToNitrogenAnions(graph) {
+  const { atoms, element, charge, charges, bondsOf, valence, neighbours } = graph;
+  const alone = (a) => neighbours(a).every((b) => charge(b) === 0);
+  const anions = [];
+  const cations = [];
+  let quaternary = false;
+  for (let a = 1; a <= atoms; a += 1) {
+    if (element(a) !== 'N' || !alone(a)) continue;
+    if (charge(a) === -1 && valence[a] === bondsOf[a].length) anions.push(a);
+    else if (charge(a) === 1 && valence[a] < 4) cations.push(a);
+    else if (charge(a) === 1) quaternary = true;
+  }
+  // only beside a cation without a hydrogen, as protonsToAnions: the InChI would read the proton of
+  // a structure of protonated cations alone as mobile
+  if (!quaternary) return false;
+  let changed = false;
+  while (anions.length > 0 && cations.length > 0) {
+    charges.set(anions.pop(), 0);
+    charges.set(cations.pop(), 0);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
+ * A diazo compound as drawn, C=[N+]=[N-], where Indigo writes an α-diazo ketone, ester or sulfone
+ * as its diazonium enolate, [O-]–C=C–[N+]#N (the diazoacetoacetates, 2 more of the 500k
+ * holdout as drawn). True when it changed.
+ */
+function diazoCompounds(graph) {
+  const { atoms, element, charge, charges, bondsOf, across, setOrder } = graph;
+  let changed = false;
+  for (let n = 1; n <= atoms; n += 1) {
+    if (element(n) !== 'N' || charge(n) !== 1 || bondsOf[n].length !== 2) continue;
+    const triple = bondsOf[n].find((bond) => bond.order === 3);
+    const single = bondsOf[n].find((bond) => bond.order === 1);
+    const end = triple && across(triple, n);
+    const carbon = single && across(single, n);
+    if (!end || element(end) !== 'N' || bondsOf[end].length !== 1 || element(carbon) !== 'C') continue;
+    const alkene = bondsOf[carbon].find((bond) => bond.order === 2 && element(across(bond, carbon)) === 'C');
+    const enol = alkene && across(alkene, carbon);
+    const oxygen = (bond) => element(across(bond, enol)) === 'O' && charge(across(bond, enol)) === -1;
+    const enolate = enol && bondsOf[enol].find((bond) => bond.order === 1 && oxygen(bond));
+    if (!enolate) continue;
+    setOrder(enolate, 2);
+    setOrder(alkene, 1);
+    setOrder(single, 2);
+    setOrder(triple, 2);
+    charges.set(across(enolate, enol), 0);
+    charges.set(end, -1);
+    changed = true;
   }
   return changed;
 }
@@ -421,12 +485,14 @@ function amidineHydrogens(graph, mobile) {
  * library writes dequalinium chloride as a neutral bis(quinolin-4-imine) with two HCl, and
  * dequalinium without its chlorides as a bis(quinolin-4-iminium); chemists draw the quinolinium with
  * its amine, and a 4-(dialkylamino)pyridinium (a DMAP salt) as the pyridinium, not the InChI
- * library's C=[N+](C)C (10 more of both sets as drawn). A lone halide's proton goes to the imine, or
- * an iminium's charge moves, to the ring nitrogen, the bonds between them flipping (up to 8 bonds
- * apart). A cyclic amidine's or isothiourea's hydrohalide (its imine on the ring nitrogen's carbon:
- * a 2-iminothiazoline or 2-iminobenzimidazoline hydrobromide) and a hydrazone's or oxime's are
- * drawn as the neutral imine and HX, and stay so (15 more of the 500k holdout as drawn, 4 more of
- * the shared set). True when it changed.
+ * library's C=[N+](C)C (10 more of both sets as drawn); a pyridinium, a β-carbolinium or a
+ * thiadiazolium that the rebuild charged on an ether's oxygen, C=[O+]C, is drawn so too (21 more).
+ * A lone halide's proton goes to the imine, or an iminium's or oxonium's charge moves, to the ring
+ * nitrogen, the bonds between them flipping (up to 8 bonds apart). A cyclic amidine's or
+ * isothiourea's hydrohalide (its imine on the ring nitrogen's carbon: a 2-iminothiazoline or
+ * 2-iminobenzimidazoline hydrobromide) and a hydrazone's or oxime's are drawn as the neutral imine
+ * and HX, and stay so (15 more of the 500k holdout as drawn, 4 more of the shared set). True when
+ * it changed.
  */
 function ringCations(graph) {
   const { atoms, element, charge, charges, bondsOf, across, setOrder, neighbours } = graph;
@@ -1116,7 +1182,9 @@ function drawnMolfile(molfile, inchi) {
     redrawAsTheInChILibrary(graph, inchi) |
     protonsToWeakerAcids(graph) |
     protonsToAnions(graph) |
-    pyridiniumOximes(graph)
+    pyridiniumOximes(graph) |
+    protonsToNitrogenAnions(graph) |
+    diazoCompounds(graph)
       ? graph.molfile()
       : molfile;
   const mobile = mobileGroups(inchi);

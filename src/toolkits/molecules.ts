@@ -27,8 +27,12 @@ export interface MoleculeData {
  * salt's anion given back its proton, 6 the same with 3-acyl-quinolin-4-ols,
  * 2-amino-6-alkylpyrimidin-4-ols, azolo-fused pyrimidin-4-ols and -thiols (allopurinol,
  * 6-mercaptopurine) and 4-amino-quinazoline-2-thiols drawn as such, and phenanthridinones as lactams,
- * 7 the same with pyrimidin-4(1H)-ones drawn as 4(3H)-ones, cations on the ring nitrogen chemists put
- * them on, both N-oxides of quinoxaline dioxides, sydnones, amidoximes and pyridinium oximes as drawn.
+ * 7 the same with pyrimidin-4(1H)-ones drawn as 4(3H)-ones, N-substituted amidoximes and
+ * nitroguanidines with their oxime and nitroimine, the amides of cations that the InChI writes with
+ * added protons, quinoxaline 1,4-dioxides with both N-oxides, ring cations charged on their nitrogen
+ * (DMAP salts, pyridiniums the rebuild charged on an ether oxygen, fused azoliums on their
+ * substituted nitrogen), cyclic amidines' hydrohalides as the imine and HX, pyridinium aldoximes,
+ * sydnones, quaternary salts' amides and diazo compounds as drawn.
  */
 export const moleculeDerivation = 7;
 
