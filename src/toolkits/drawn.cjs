@@ -86,8 +86,7 @@ function protonsToAnions(graph) {
   const protonated = (a) => charge(a) === 1 && ((element(a) === 'N' && valence[a] < 4) || element(a) === 'O');
   if (charged.some((a) => protonated(a) && !oxoniums.includes(a))) return false;
   const halides = [];
-  for (let a = 1; a <= atoms; a += 1)
-    if (['Cl', 'Br', 'I'].includes(element(a)) && bondsOf[a].length === 0 && charge(a) === 0) halides.push(a);
+  for (let a = 1; a <= atoms; a += 1) if (graph.loneHalide(a)) halides.push(a);
   let changed = false;
   for (const n of anions) {
     const o = oxonium(n);
@@ -184,7 +183,7 @@ function diazoCompounds(graph) {
  * proton (an OH). True when it changed.
  */
 function pyridiniumOximes(graph) {
-  const { atoms, element, charge, charges, bondsOf, valence, across, setOrder } = graph;
+  const { atoms, element, charge, charges, bondsOf, valence, across } = graph;
   const nitroso = (o) =>
     element(o) === 'O' &&
     charge(o) === 0 &&
@@ -199,8 +198,7 @@ function pyridiniumOximes(graph) {
     if (!nitroso(o)) continue;
     let donor;
     for (let a = 1; a <= atoms && donor === undefined; a += 1) {
-      const halide = ['Cl', 'Br', 'I'].includes(element(a)) && bondsOf[a].length === 0 && charge(a) === 0;
-      if (halide || protonated(a)) donor = a;
+      if (graph.loneHalide(a) || protonated(a)) donor = a;
     }
     if (donor === undefined) continue;
     for (let n = 1; n <= atoms; n += 1) {
@@ -208,7 +206,7 @@ function pyridiniumOximes(graph) {
         tertiaryRingNitrogen(graph, n) && charge(n) === 0 && alternatingPath(graph, n, (a) => a === o, longestToImine);
       // into the ring nitrogen's own ring (a pyridinium), not from an N-aryl piperidine
       if (!found || !inRing(graph, found.path[0])) continue;
-      for (const bond of found.path) setOrder(bond, 3 - bond.order);
+      graph.flip(found.path);
       charges.set(n, 1);
       charges.set(donor, element(donor) === 'N' ? 0 : -1);
       changed = true;
@@ -288,7 +286,7 @@ function exocyclicImine(graph, n) {
  * 9-aminoacridine, not acridin-9(10H)-imine (tautomer.cjs moves the nearer ones). True when it changed.
  */
 function ringImines(graph, mobile) {
-  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
+  const { atoms, element, charge, bondsOf, valence, across } = graph;
   // =NH or =N-C only: a hydrazone, an oxime or a sulfonyl imine stays as it is
   const amine = (a) => exocyclicImine(graph, a) && bondsOf[a].every((bond) => element(across(bond, a)) === 'C');
   let changed = false;
@@ -301,7 +299,7 @@ function ringImines(graph, mobile) {
       bondsOf[n].every((bond) => inRing(graph, bond));
     const found = ringNH && alternatingPath(graph, n, (a) => amine(a) && mobile(n, a), longestToImine);
     if (!found) continue;
-    for (const bond of found.path) setOrder(bond, 3 - bond.order);
+    graph.flip(found.path);
     changed = true;
   }
   return changed;
@@ -358,10 +356,10 @@ function aromaticRings(graph, rings) {
  * Whether flipping the bonds of `path` makes more rings aromatic and none fewer: `aromaticNow()`
  * tells which rings are aromatic as drawn, `before` which were before the flip.
  */
-function moreAromatic({ setOrder }, path, aromaticNow, before) {
-  for (const bond of path) setOrder(bond, 3 - bond.order);
+function moreAromatic(graph, path, aromaticNow, before) {
+  graph.flip(path);
   const after = aromaticNow();
-  for (const bond of path) setOrder(bond, 3 - bond.order);
+  graph.flip(path);
   return after.every((yes, k) => yes || !before[k]) && after.some((yes, k) => yes && !before[k]);
 }
 
@@ -384,7 +382,7 @@ function tertiaryRingNitrogen(graph, n) {
  * (up to 8). True when it changed.
  */
 function aromaticHydrogens(graph, mobile) {
-  const { atoms, element, charge, bondsOf, valence, setOrder } = graph;
+  const { atoms, element, charge, bondsOf, valence } = graph;
   let rings; // found when first needed: most structures have no such hydrogen
   const aromaticNow = () => aromaticRings(graph, (rings ??= smallRings(graph)));
   const hydrogenated = (n) => element(n) === 'N' && charge(n) === 0 && valence[n] < 3;
@@ -404,7 +402,7 @@ function aromaticHydrogens(graph, mobile) {
       longestToImine,
     );
     if (!found) continue;
-    for (const bond of found.path) setOrder(bond, 3 - bond.order);
+    graph.flip(found.path);
     changed = true;
   }
   return changed;
@@ -495,10 +493,9 @@ function amidineHydrogens(graph, mobile) {
  * it changed.
  */
 function ringCations(graph) {
-  const { atoms, element, charge, charges, bondsOf, across, setOrder, neighbours } = graph;
+  const { atoms, element, charge, charges, bondsOf, across, neighbours } = graph;
   const halides = [];
-  for (let a = 1; a <= atoms; a += 1)
-    if (['Cl', 'Br', 'I'].includes(element(a)) && bondsOf[a].length === 0 && charge(a) === 0) halides.push(a);
+  for (let a = 1; a <= atoms; a += 1) if (graph.loneHalide(a)) halides.push(a);
   // a cation the InChI library put on an atom chemists seldom draw charged, double-bonded: an iminium
   // (=[N+]R2, ring [NH+]=), an oxonium (=[O+]R), a halonium (=[Br+]), a thiopyrylium sulfur
   const iminium = (n) =>
@@ -525,7 +522,7 @@ function ringCations(graph) {
       // a protonated ring nitrogen conjugated to an oxo group: the proton goes to the oxygen
       const found = alternatingPath(graph, n, carbonyl, 12);
       if (!found) continue;
-      for (const bond of found.path) setOrder(bond, 3 - bond.order);
+      graph.flip(found.path);
       changed = true;
       continue;
     }
@@ -548,7 +545,7 @@ function ringCations(graph) {
       alternatingPath(graph, n, (a, path) => basicImine(a) && path.length > 2, longestToImine);
     const found = charged || protonated;
     if (!found) continue;
-    for (const bond of found.path) setOrder(bond, 3 - bond.order);
+    graph.flip(found.path);
     charges.set(n, 1);
     charges.set(charged ? found.end : halides.pop(), charged ? 0 : -1);
     changed = true;
@@ -563,7 +560,7 @@ function ringCations(graph) {
  * it changed.
  */
 function aromaticCations(graph) {
-  const { atoms, element, charge, charges, bondsOf, setOrder, neighbours } = graph;
+  const { atoms, element, charge, charges, bondsOf, neighbours } = graph;
   let rings; // found when first needed: most structures have no such cation
   const aromaticNow = () => aromaticRings(graph, (rings ??= smallRings(graph)));
   const ringCation = (a) =>
@@ -587,7 +584,7 @@ function aromaticCations(graph) {
       12,
     );
     if (!found) continue;
-    for (const bond of found.path) setOrder(bond, 3 - bond.order);
+    graph.flip(found.path);
     charges.set(n, 1);
     charges.set(found.end, 0);
     changed = true;
@@ -603,7 +600,7 @@ function aromaticCations(graph) {
  * joins them, and the molecule would have another InChI. True when it changed.
  */
 function mesoionicAnions(graph, inchi) {
-  const { atoms, element, charge, charges, bondsOf, across, setOrder, neighbours } = graph;
+  const { atoms, element, charge, charges, bondsOf, across, neighbours } = graph;
   const ends = /\(H/.test(inchi) ? ['O'] : ['O', 'N'];
   const exocyclic = (a, path) => ends.includes(element(a)) && charge(a) === 0 && !inRing(graph, path[path.length - 1]);
   let changed = false;
@@ -617,7 +614,7 @@ function mesoionicAnions(graph, inchi) {
     if (!anion) continue;
     const found = alternatingPath(graph, n, exocyclic, 4);
     if (!found) continue;
-    for (const bond of found.path) setOrder(bond, 3 - bond.order);
+    graph.flip(found.path);
     charges.set(n, 0);
     charges.set(found.end, -1);
     changed = true;
@@ -688,7 +685,7 @@ function amideAnions(graph) {
  * six-membered ring of a fused azole goes to the azole first. True when it changed.
  */
 function azoleHydrogens(graph, mobile) {
-  const { atoms, element, charge, bondsOf, across, valence, setOrder } = graph;
+  const { atoms, element, charge, bondsOf, across, valence } = graph;
   const hydrogens = (a) => (element(a) === 'C' && charge(a) === 0 ? 4 - valence[a] : 0);
   const fusion = (a) =>
     element(a) === 'C' && bondsOf[a].length === 3 && bondsOf[a].every((bond) => inRing(graph, bond));
@@ -766,7 +763,7 @@ function azoleHydrogens(graph, mobile) {
       bondsOf[n].every((bond) => inRing(graph, bond) && quinoid(across(bond, n))) &&
       alternatingPath(graph, n, (a) => ringN(a) && mobile(n, a) && fiveRing(a) !== undefined, 6);
     if (azole) {
-      for (const bond of azole.path) setOrder(bond, 3 - bond.order);
+      graph.flip(azole.path);
       changed = true;
       continue;
     }
@@ -775,7 +772,7 @@ function azoleHydrogens(graph, mobile) {
     for (const m of ring) if (ringN(m) && mobile(n, m) && better(score(m, ring), score(best, ring))) best = m;
     const found = best !== n && alternatingPath(graph, n, (a) => a === best, 6);
     if (!found) continue;
-    for (const bond of found.path) setOrder(bond, 3 - bond.order);
+    graph.flip(found.path);
     changed = true;
   }
   return changed;
@@ -789,7 +786,7 @@ function azoleHydrogens(graph, mobile) {
  * oxygen to the nitrogen flip along alternating bonds (up to 8). True when it changed.
  */
 function ringLactams(graph, mobile) {
-  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
+  const { atoms, element, charge, bondsOf, valence, across } = graph;
   let changed = false;
   for (let o = 1; o <= atoms; o += 1) {
     if (!['O', 'S'].includes(element(o)) || charge(o) !== 0 || bondsOf[o].length !== 1 || valence[o] !== 1) continue;
@@ -805,7 +802,7 @@ function ringLactams(graph, mobile) {
       bondsOf[n].every((b) => inRing(graph, b));
     const found = alternatingPath(graph, o, ringNitrogen, 8, (a) => ['C', 'N'].includes(element(a)) && charge(a) === 0);
     if (!found) continue;
-    for (const b of found.path) setOrder(b, 3 - b.order);
+    graph.flip(found.path);
     changed = true;
   }
   return changed;

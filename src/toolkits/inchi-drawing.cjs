@@ -60,7 +60,7 @@ function separateCharges(graph) {
     if (!choice) continue;
     setOrder(choice.bond, 1);
     charges.set(n, 1);
-    for (const bond of choice.path) setOrder(bond, 3 - bond.order);
+    graph.flip(choice.path);
     charges.set(choice.end, -1);
     negatives.add(choice.end);
   }
@@ -80,7 +80,7 @@ function separateCharges(graph) {
  */
 const longestBetweenCharges = 6;
 function cancelCharges(graph, separated) {
-  const { atoms, charges, charge, setOrder } = graph;
+  const { atoms, charges, charge } = graph;
   /** The shortest alternating path from `start` into a positive atom, through no negative atom. */
   const partner = (start) =>
     alternatingPath(
@@ -94,7 +94,7 @@ function cancelCharges(graph, separated) {
   for (let negative = atoms; negative >= 1; negative -= 1) {
     const found = separated.has(negative) && charge(negative) === -1 && partner(negative);
     if (!found) continue;
-    for (const bond of found.path) setOrder(bond, 3 - bond.order);
+    graph.flip(found.path);
     charges.set(negative, 0);
     charges.set(found.end, 0);
     changed = true;

@@ -24,6 +24,12 @@ function molfileGraph(molfile) {
     bondsOf[y].push(bond);
   }
   const element = (a) => lines[3 + a].slice(31, 34).trim();
+  const setOrder = (bond, order) => {
+    lines[bond.at] = `${lines[bond.at].slice(0, 6)}${String(order).padStart(3)}${lines[bond.at].slice(9)}`;
+    valence[bond.x] += order - bond.order;
+    valence[bond.y] += order - bond.order;
+    bond.order = order;
+  };
   return {
     atoms,
     charges,
@@ -44,11 +50,14 @@ function molfileGraph(molfile) {
     neighbours(a) {
       return bondsOf[a].map((bond) => (bond.x === a ? bond.y : bond.x));
     },
-    setOrder(bond, order) {
-      lines[bond.at] = `${lines[bond.at].slice(0, 6)}${String(order).padStart(3)}${lines[bond.at].slice(9)}`;
-      valence[bond.x] += order - bond.order;
-      valence[bond.y] += order - bond.order;
-      bond.order = order;
+    setOrder,
+    /** Flips the single and double bonds of an alternating path (`alternatingPath`'s `path`). */
+    flip(path) {
+      for (const bond of path) setOrder(bond, 3 - bond.order);
+    },
+    /** Whether atom `a` is a lone chloride, bromide or iodide without a charge (a hydrohalide's). */
+    loneHalide(a) {
+      return ['Cl', 'Br', 'I'].includes(element(a)) && bondsOf[a].length === 0 && (charges.get(a) ?? 0) === 0;
     },
     molfile() {
       const kept = lines.filter((line) => !line.startsWith('M  CHG') && line.trim() !== 'M  END');
