@@ -196,6 +196,29 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '6-7H2,1H3,(H,19,22)(H,20,21)',
     ],
     [
+      'a quinolin-2(1H)-one with a 3-carboxamide keeps its lactam (a 500k set molecule)',
+      'COc1ccc2C=C(C(=O)NCCF)C(=O)Nc2c1OC',
+      'InChI=1S/C14H15FN2O4/c1-20-10-4-3-8-7-9(13(18)16-6-5-15)14(19)17-11(8)12(10)21-2/h3-4,7H,5-6H2,1-2H3,' +
+        '(H,16,18)(H,17,19)',
+    ],
+    [
+      'the bare carbostyril keeps its lactam (brexpiprazole)',
+      'O=C1C=Cc2ccc(OCCCCN3CCN(CC3)c4cccc5sccc45)cc2N1',
+      'InChI=1S/C25H27N3O2S/c29-25-9-7-19-6-8-20(18-22(19)26-25)30-16-2-1-11-27-12-14-28(15-13-27)23-4-3-5-24-' +
+        '21(23)10-17-31-24/h3-10,17-18H,1-2,11-16H2,(H,26,29)',
+    ],
+    [
+      'an amidoxime is drawn H2N-C(=N-OH)R',
+      'COc1cccc(C(N)=NO)c1',
+      'InChI=1S/C8H10N2O2/c1-12-7-4-2-3-6(5-7)8(9)10-11/h2-5,11H,1H3,(H2,9,10)',
+    ],
+    [
+      'a 4-ureidobenzoate beside a quaternary ammonium is aromatic, not a quinoid enol and imine (a 500k set molecule)',
+      'CC(C)OC(=O)c1ccc(NC(=O)NC(Cc2ccc(O)cc2)C(=O)N(CC[N+](C)(C)C)Cc3ccccc3)cc1',
+      'InChI=1S/C32H40N4O5/c1-23(2)41-31(39)26-13-15-27(16-14-26)33-32(40)34-29(21-24-11-17-28(37)18-12-24)30(38)' +
+        '35(19-20-36(3,4)5)22-25-9-7-6-8-10-25/h6-18,23,29H,19-22H2,1-5H3,(H2-,33,34,37,39,40)/p+1',
+    ],
+    [
       'a 2-alkylthio-pyrimidin-4(3H)-one is drawn as the pyrimidin-4-ol',
       'Cc1cc(O)nc(SCC(=O)Nc2nc3CCCCc3s2)n1',
       'InChI=1S/C14H16N4O2S2/c1-8-6-11(19)17-13(15-8)21-7-12(20)18-14-16-9-4-2-3-5-10(9)22-14/h6H,2-5,7H2,1H3,' +

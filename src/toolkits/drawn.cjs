@@ -375,17 +375,20 @@ function tertiaryRingNitrogen(graph, n) {
 }
 
 /**
- * Moves a hydrogen between two nitrogens that share it (by the InChI) where that makes more rings
- * aromatic, as chemists draw them: a 4,7-dihydro-[1,2,4]triazolo[1,5-a]pyrimidine with its NH on
- * the six-membered ring and the triazole aromatic, not the InChI library's 1H-triazol-imine; no ring
- * aromatic before stops being so. The bonds between the two nitrogens flip along alternating bonds
- * (up to 8). True when it changed.
+ * Moves a hydrogen from a nitrogen or a hydroxyl to a nitrogen that shares it (by the InChI) where
+ * that makes more rings aromatic, as chemists draw them: a 4,7-dihydro-[1,2,4]triazolo[1,5-a]pyrimidine
+ * with its NH on the six-membered ring and the triazole aromatic, not the InChI library's
+ * 1H-triazol-imine; a 4-ureidobenzoate beside a quaternary ammonium as such, not a quinoid
+ * cyclohexadienylidene enol and imine. No ring aromatic before stops being so. The bonds between the
+ * two atoms flip along alternating bonds (up to 8). True when it changed.
  */
 function aromaticHydrogens(graph, mobile) {
   const { atoms, element, charge, bondsOf, valence } = graph;
   let rings; // found when first needed: most structures have no such hydrogen
   const aromaticNow = () => aromaticRings(graph, (rings ??= smallRings(graph)));
-  const hydrogenated = (n) => element(n) === 'N' && charge(n) === 0 && valence[n] < 3;
+  const hydrogenated = (n) =>
+    charge(n) === 0 &&
+    ((element(n) === 'N' && valence[n] < 3) || (element(n) === 'O' && valence[n] === 1 && bondsOf[n].length === 1));
   const imine = (n) => element(n) === 'N' && charge(n) === 0 && valence[n] === 3 && bondsOf[n].length === 2;
   let changed = false;
   for (let n = 1; n <= atoms; n += 1) {
@@ -415,9 +418,10 @@ function aromaticHydrogens(graph, mobile) {
  * S(=O)(=O)NC(=N)N), to a nitrogen that bears a nitro group (a nitroguanidine, the
  * neonicotinoids' N-nitroimine, also out of an imidazoline's ring: imidacloprid,
  * [O-][N+](=O)N=C1NCCN1R; 10 more of the 500k holdout as drawn, none of the shared set either way),
- * to the OH's nitrogen of an N-substituted amidoxime (RNH–C(=N–OH)R', the amide
- * oxime that exists and that sources draw: 22 more of the 500k holdout as drawn, none of the shared
- * set either way; an unsubstituted one, C(=N)NHOH against C(N)=NOH, is drawn both ways), and off a
+ * to the OH's nitrogen of an amidoxime (H2N–C(=N–OH)R and RNH–C(=N–OH)R', the amide oxime that
+ * exists and that sources draw: N-substituted, 22 more of the 500k holdout as drawn, none of the
+ * shared set either way; unsubstituted, 24 of 28 on the holdout, 17 of 20 on a second 500k sample,
+ * 1 of 4 on the shared set; not an O-acyl one, drawn both ways), and off a
  * nitrogen on an aromatic ring (an N-aryl amidine, Ar–NH–C(=NH)R). A ring's double bond stays in
  * its ring: a sulfonamide on an azine is no sulfonyl imine. True when it changed.
  */
@@ -449,9 +453,9 @@ function amidineHydrogens(graph, mobile) {
   const preference = (n, carbon, guanidine, cyclic, partner) => {
     if (substituents(n, carbon).some(nitro)) return 3;
     if (!guanidine && substituents(n, carbon).some(sulfonyl)) return 2;
-    // an N-substituted amidoxime, RNH–C(=N–OH)R'
+    // an amidoxime, H2N–C(=N–OH)R or RNH–C(=N–OH)R'
     const oxime =
-      substituents(n, carbon).some(hydroxyl) && substituents(partner, carbon).some((a) => element(a) === 'C');
+      substituents(n, carbon).some(hydroxyl) && substituents(partner, carbon).every((a) => element(a) === 'C');
     if (!guanidine && !cyclic && oxime) return 2;
     return !cyclic && substituents(n, carbon).some(inAromatic) ? 0 : 1;
   };
@@ -858,7 +862,11 @@ function pyrimidinoneHydrogens(graph, mobile) {
  * next to its nitrogen (a 5,6,7,8-tetrahydroquinolin-2(1H)-one), as the 2-ol most sources draw
  * (quinolin-2-ols 42 of 52 times on the shared set, 61 of 110 on the 500k holdout; quinoxalin-2-ols 3
  * of 3 and 19 of 27), where the InChI lets the hydrogen move between the oxygen and the ring
- * nitrogen; every other 2-pyridone keeps the lactam tautomer.cjs draws. True when it changed.
+ * nitrogen; every other 2-pyridone keeps the lactam tautomer.cjs draws. Two quinolin-2(1H)-ones keep
+ * it too: one with a carbonyl group at C3 (an ester, amide or ketone, hydrogen-bonded to the NH;
+ * benzo-fused, 13 of 17, 14 of 17 and 1 of 3 times as the lactam on the 500k holdout, a second
+ * 500k sample and the shared set), and the bare carbostyril, with nothing at C3 and C4 (5 of 6, 2
+ * of 4, 4 of 6: brexpiprazole, indacaterol). True when it changed.
  */
 function quinolinols(graph, mobile) {
   const { atoms, element, charge, bondsOf, valence, across, setOrder, neighbours } = graph;
@@ -876,15 +884,20 @@ function quinolinols(graph, mobile) {
     const n1 = single && across(single, c2);
     const c3 = n1 && neighbours(c2).find((a) => a !== o && a !== n1);
     const c8a = n1 && neighbours(n1).find((a) => a !== c2);
-    const c4 =
+    const c3c4 =
       c3 &&
       carbon(c3) &&
       bondsOf[c3].find((bond) => bond.order === 2 && ['C', 'N'].includes(element(across(bond, c3))));
+    const c4 = c3c4 && across(c3c4, c3);
     // the fusion's carbons have their double bond: the ring is aromatic as the 2-ol
     const sp2 = (a) => fusion(a) && bondsOf[a].some((bond) => bond.order === 2);
-    if (!c4 || !sp2(c8a) || !neighbours(c8a).some((a) => sp2(a) && neighbours(a).includes(across(c4, c3)))) continue;
+    if (!c4 || !sp2(c8a) || !neighbours(c8a).some((a) => sp2(a) && neighbours(a).includes(c4))) continue;
     // a lactam fused on both sides (phenanthridin-6(5H)-one) keeps its NH
     if (fusion(c3)) continue;
+    const atC3 = neighbours(c3).filter((a) => a !== c2 && a !== c4);
+    const carbonyl = (a) =>
+      carbon(a) && bondsOf[a].some((bond) => bond.order === 2 && ['O', 'N', 'S'].includes(element(across(bond, a))));
+    if (carbon(c4) && (atC3.some(carbonyl) || (atC3.length === 0 && neighbours(c4).length === 2))) continue;
     setOrder(bondsOf[o][0], 1);
     setOrder(single, 2);
     changed = true;

@@ -32,9 +32,11 @@ export interface MoleculeData {
  * added protons, quinoxaline 1,4-dioxides with both N-oxides, ring cations charged on their nitrogen
  * (DMAP salts, pyridiniums the rebuild charged on an ether oxygen, fused azoliums on their
  * substituted nitrogen), cyclic amidines' hydrohalides as the imine and HX, pyridinium aldoximes,
- * sydnones, quaternary salts' amides and diazo compounds as drawn.
+ * sydnones, quaternary salts' amides and diazo compounds as drawn, 8 the same with 3-acyl and bare
+ * quinolin-2(1H)-ones kept as lactams, unsubstituted amidoximes as H2N–C(=N–OH)R, and quinoid enols
+ * and imines of the rebuild made aromatic again.
  */
-export const moleculeDerivation = 7;
+export const moleculeDerivation = 8;
 
 type Request =
   | { op: 'fingerprints'; inchis: string[] }
