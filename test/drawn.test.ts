@@ -219,6 +219,11 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '35(19-20-36(3,4)5)22-25-9-7-6-8-10-25/h6-18,23,29H,19-22H2,1-5H3,(H2-,33,34,37,39,40)/p+1',
     ],
     [
+      'a sulfoximine is charged on its oxide, not on its nitrogen (a 500k set molecule)',
+      'CCCCCCCCCCCCC[S+](=N)(C)[O-]',
+      'InChI=1S/C14H31NOS/c1-3-4-5-6-7-8-9-10-11-12-13-14-17(2,15)16/h3-14H2,1-2H3,(H-,15,16)',
+    ],
+    [
       'a 2-alkylthio-pyrimidin-4(3H)-one is drawn as the pyrimidin-4-ol',
       'Cc1cc(O)nc(SCC(=O)Nc2nc3CCCCc3s2)n1',
       'InChI=1S/C14H16N4O2S2/c1-8-6-11(19)17-13(15-8)21-7-12(20)18-14-16-9-4-2-3-5-10(9)22-14/h6H,2-5,7H2,1H3,' +

@@ -33,8 +33,8 @@ export interface MoleculeData {
  * (DMAP salts, pyridiniums the rebuild charged on an ether oxygen, fused azoliums on their
  * substituted nitrogen), cyclic amidines' hydrohalides as the imine and HX, pyridinium aldoximes,
  * sydnones, quaternary salts' amides and diazo compounds as drawn, 8 the same with 3-acyl and bare
- * quinolin-2(1H)-ones kept as lactams, unsubstituted amidoximes as H2N–C(=N–OH)R, and quinoid enols
- * and imines of the rebuild made aromatic again.
+ * quinolin-2(1H)-ones kept as lactams, unsubstituted amidoximes as H2N–C(=N–OH)R, quinoid enols
+ * and imines of the rebuild made aromatic again, and sulfoximines charged on their oxide.
  */
 export const moleculeDerivation = 8;
 
