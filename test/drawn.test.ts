@@ -224,6 +224,18 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'InChI=1S/C14H31NOS/c1-3-4-5-6-7-8-9-10-11-12-13-14-17(2,15)16/h3-14H2,1-2H3,(H-,15,16)',
     ],
     [
+      "a phenacylpyridinium's amide and ketone are neutral, not an amide anion and a protonated ketone (a 500k set molecule)",
+      'Clc1ccc(cc1)C(=O)C[n+]2ccc(cc2)C(=O)NCc3ccccc3',
+      'InChI=1S/C21H17ClN2O2/c22-19-8-6-17(7-9-19)20(25)15-24-12-10-18(11-13-24)21(26)23-14-16-4-2-1-3-5-16/h1-13H,' +
+        '14-15H2/p+1',
+    ],
+    [
+      'a cyclophane of two 4-aminoquinoliniums is drawn as the dication and its iodides, not bis-imines and HI',
+      '[I-].[I-].C1CC[n+]2ccc(NCCOCCNc3cc[n+](CC1)c4ccccc34)c5ccccc25',
+      'InChI=1S/C27H30N4O.2HI/c1-6-16-30-18-12-24(22-8-2-4-10-26(22)30)28-14-20-32-21-15-29-25-13-19-31(17-7-1)27-' +
+        '11-5-3-9-23(25)27;;/h2-5,8-13,18-19H,1,6-7,14-17,20-21H2;2*1H',
+    ],
+    [
       'a 2-alkylthio-pyrimidin-4(3H)-one is drawn as the pyrimidin-4-ol',
       'Cc1cc(O)nc(SCC(=O)Nc2nc3CCCCc3s2)n1',
       'InChI=1S/C14H16N4O2S2/c1-8-6-11(19)17-13(15-8)21-7-12(20)18-14-16-9-4-2-3-5-10(9)22-14/h6H,2-5,7H2,1H3,' +

@@ -14,7 +14,7 @@
 //      quinoid iminium), N-oxides and mesoionic rings get their charges as drawn.
 // A change to what it gives raises `moleculeDerivation` (molecules.ts). Plain JavaScript, for workers.
 const { commonTautomer } = require('./tautomer.cjs');
-const { molfileGraph, inRing, ringBondCount, alternatingPath } = require('./molfile-graph.cjs');
+const { molfileGraph, inRing, inSmallRing, ringBondCount, alternatingPath } = require('./molfile-graph.cjs');
 const { redrawAsTheInChILibrary } = require('./inchi-drawing.cjs');
 
 /**
@@ -114,8 +114,8 @@ function protonsToAnions(graph) {
 
 /**
  * A nitrogen anion (an amide's, a sulfonamide's, an azole's) in a structure that also holds a
- * protonated nitrogen (an ammonium, a pyridinium, a protonated amide) and a quaternary ammonium or
- * iminium, where the InChI library took
+ * protonated nitrogen (an ammonium, a pyridinium, a protonated amide) or carbonyl (C=[OH+], a
+ * phenacylpyridinium's ketone) and a quaternary ammonium or iminium, where the InChI library took
  * the anion's hydrogen as its cation's proton and put it back on the other nitrogen: both are drawn
  * neutral, the hydrogen on the anion's nitrogen (quaternary ammonium amides and azoles: 6 more of
  * both sets as drawn). True when it changed.
@@ -127,6 +127,9 @@ function protonsToNitrogenAnions(graph) {
   const cations = [];
   let quaternary = false;
   for (let a = 1; a <= atoms; a += 1) {
+    // a protonated ketone or amide, C=[OH+]
+    if (element(a) === 'O' && charge(a) === 1 && bondsOf[a].length === 1 && valence[a] === 2 && alone(a))
+      cations.push(a);
     if (element(a) !== 'N' || !alone(a)) continue;
     if (charge(a) === -1 && valence[a] === bondsOf[a].length) anions.push(a);
     else if (charge(a) === 1 && valence[a] < 4) cations.push(a);
@@ -269,14 +272,17 @@ function protonsToAmines(graph) {
 
 const longestToImine = 8;
 
-/** Whether atom `n` is a neutral nitrogen double-bonded to a carbon out of a ring (`C=N`, `C=NR`). */
+/**
+ * Whether atom `n` is a neutral nitrogen double-bonded to a carbon out of a ring (`C=N`, `C=NR`); a
+ * macrocycle's counts as none (a cyclophane of two 4-aminoquinoliniums).
+ */
 function exocyclicImine(graph, n) {
   const { element, charge, bondsOf, across } = graph;
   return (
     element(n) === 'N' &&
     charge(n) === 0 &&
     bondsOf[n].length <= 2 &&
-    bondsOf[n].some((bond) => bond.order === 2 && element(across(bond, n)) === 'C' && !inRing(graph, bond))
+    bondsOf[n].some((bond) => bond.order === 2 && element(across(bond, n)) === 'C' && !inSmallRing(graph, bond))
   );
 }
 

@@ -89,6 +89,27 @@ function inRing({ bondsOf }, bond) {
   return false;
 }
 
+/** Whether `bond` is in a ring of at most `most` atoms (a macrocycle's bond is not). */
+function inSmallRing({ bondsOf }, bond, most = 8) {
+  const seen = new Set([bond.x]);
+  let level = [bond.x];
+  for (let length = 1; length < most && level.length > 0; length += 1) {
+    const next = [];
+    for (const a of level)
+      for (const b of bondsOf[a]) {
+        if (b === bond) continue;
+        const end = b.x === a ? b.y : b.x;
+        if (end === bond.y) return true;
+        if (!seen.has(end)) {
+          seen.add(end);
+          next.push(end);
+        }
+      }
+    level = next;
+  }
+  return false;
+}
+
 /** How many of atom `a`'s bonds are in a ring. */
 function ringBondCount(graph, a) {
   return graph.bondsOf[a].filter((bond) => inRing(graph, bond)).length;
@@ -120,4 +141,4 @@ function alternatingPath({ bondsOf, across }, start, ends, longest, through = ()
   return undefined;
 }
 
-module.exports = { molfileGraph, inRing, ringBondCount, alternatingPath };
+module.exports = { molfileGraph, inRing, inSmallRing, ringBondCount, alternatingPath };
