@@ -236,6 +236,12 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '11-5-3-9-23(25)27;;/h2-5,8-13,18-19H,1,6-7,14-17,20-21H2;2*1H',
     ],
     [
+      "a pyridinium acylhydrazone chloride's hydrazide is an amide, not an iminol (a 500k set molecule)",
+      '[Cl-].Brc1ccc(C=NNC(=O)c2cc[n+](Cc3ccccc3)cc2)cc1',
+      'InChI=1S/C20H16BrN3O.ClH/c21-19-8-6-16(7-9-19)14-22-23-20(25)18-10-12-24(13-11-18)15-17-4-2-1-3-5-17;' +
+        '/h1-14H,15H2;1H',
+    ],
+    [
       'a 2-alkylthio-pyrimidin-4(3H)-one is drawn as the pyrimidin-4-ol',
       'Cc1cc(O)nc(SCC(=O)Nc2nc3CCCCc3s2)n1',
       'InChI=1S/C14H16N4O2S2/c1-8-6-11(19)17-13(15-8)21-7-12(20)18-14-16-9-4-2-3-5-10(9)22-14/h6H,2-5,7H2,1H3,' +

@@ -695,6 +695,35 @@ function amideAnions(graph) {
 }
 
 /**
+ * An iminol, HO–C=N out of a ring, as the amide, O=C–NH, in a structure with a cation that holds no
+ * hydrogen (a quaternary ammonium or phosphonium, a pyridinium): the InChI of such a salt often has
+ * no mobile group for the amide's hydrogen, which the rebuild and the salt's redrawing leave on the
+ * oxygen (a pyridinium's acylhydrazone or anilide, a phosphonium's amide with its trifluoroacetate).
+ * True when it changed.
+ */
+function cationIminols(graph) {
+  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
+  let cation = false;
+  for (let a = 1; a <= atoms && !cation; a += 1)
+    cation = charge(a) === 1 && ['N', 'P'].includes(element(a)) && valence[a] === 4;
+  if (!cation) return false;
+  let changed = false;
+  for (let o = 1; o <= atoms; o += 1) {
+    if (element(o) !== 'O' || charge(o) !== 0 || bondsOf[o].length !== 1 || bondsOf[o][0].order !== 1) continue;
+    const carbon = across(bondsOf[o][0], o);
+    if (element(carbon) !== 'C' || charge(carbon) !== 0) continue;
+    const imine = bondsOf[carbon].find(
+      (bond) => bond.order === 2 && element(across(bond, carbon)) === 'N' && charge(across(bond, carbon)) === 0,
+    );
+    if (!imine || inRing(graph, imine)) continue;
+    setOrder(bondsOf[o][0], 2);
+    setOrder(imine, 1);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
  * Moves the hydrogen of an azole (imidazole, pyrazole, triazole, tetrazole, fused or not) to the ring
  * nitrogen chemists draw it on most, where the InChI library's choice differs, by these in turn:
  *   - next to a ring fusion (1H-indazole, 1H-benzotriazole);
@@ -1245,6 +1274,7 @@ function drawnMolfile(molfile, inchi) {
     azoleHydrogens(salts, mobile) |
     aromaticHydrogens(salts, mobile) |
     amidineHydrogens(salts, mobile) |
+    cationIminols(salts) |
     sulfoxides(salts)
       ? salts.molfile()
       : tautomer;

@@ -35,7 +35,8 @@ export interface MoleculeData {
  * sydnones, quaternary salts' amides and diazo compounds as drawn, 8 the same with 3-acyl and bare
  * quinolin-2(1H)-ones kept as lactams, unsubstituted amidoximes as H2N–C(=N–OH)R, quinoid enols
  * and imines of the rebuild made aromatic again, sulfoximines charged on their oxide, macrocyclic
- * bis(4-aminoquinolinium) salts and phenacylpyridinium amides as drawn.
+ * bis(4-aminoquinolinium) salts, phenacylpyridinium amides and the iminols of quaternary salts as
+ * amides.
  */
 export const moleculeDerivation = 8;
 
