@@ -381,21 +381,27 @@ function tertiaryRingNitrogen(graph, n) {
 }
 
 /**
- * Moves a hydrogen from a nitrogen or a hydroxyl to a nitrogen that shares it (by the InChI) where
- * that makes more rings aromatic, as chemists draw them: a 4,7-dihydro-[1,2,4]triazolo[1,5-a]pyrimidine
+ * Moves a hydrogen from a nitrogen or a hydroxyl to a nitrogen, or from an enol to an oxo group, that
+ * shares it (by the InChI) where that makes more rings aromatic, as chemists draw them: a 4,7-dihydro-[1,2,4]triazolo[1,5-a]pyrimidine
  * with its NH on the six-membered ring and the triazole aromatic, not the InChI library's
  * 1H-triazol-imine; a 4-ureidobenzoate beside a quaternary ammonium as such, not a quinoid
  * cyclohexadienylidene enol and imine. No ring aromatic before stops being so. The bonds between the
  * two atoms flip along alternating bonds (up to 8). True when it changed.
  */
 function aromaticHydrogens(graph, mobile) {
-  const { atoms, element, charge, bondsOf, valence } = graph;
+  const { atoms, element, charge, bondsOf, valence, across } = graph;
   let rings; // found when first needed: most structures have no such hydrogen
   const aromaticNow = () => aromaticRings(graph, (rings ??= smallRings(graph)));
   const hydrogenated = (n) =>
     charge(n) === 0 &&
     ((element(n) === 'N' && valence[n] < 3) || (element(n) === 'O' && valence[n] === 1 && bondsOf[n].length === 1));
   const imine = (n) => element(n) === 'N' && charge(n) === 0 && valence[n] === 3 && bondsOf[n].length === 2;
+  const oxo = (o) => element(o) === 'O' && charge(o) === 0 && bondsOf[o].length === 1 && valence[o] === 2;
+  // an enol's hydroxyl, on a carbon out of a ring or double-bonded out of it (a quinone methide's)
+  const enol = (o) =>
+    element(o) === 'O' &&
+    !inRing(graph, bondsOf[o][0]) &&
+    bondsOf[across(bondsOf[o][0], o)].every((bond) => bond.order === 2 || !inRing(graph, bond));
   let changed = false;
   for (let n = 1; n <= atoms; n += 1) {
     if (!hydrogenated(n)) continue;
@@ -404,7 +410,7 @@ function aromaticHydrogens(graph, mobile) {
       graph,
       n,
       (a, path) => {
-        if (!imine(a) || !mobile(n, a)) return false;
+        if (!(imine(a) || (oxo(a) && enol(n))) || !mobile(n, a)) return false;
         before ??= aromaticNow();
         return moreAromatic(graph, path, aromaticNow, before);
       },
