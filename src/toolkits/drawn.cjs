@@ -382,11 +382,12 @@ function tertiaryRingNitrogen(graph, n) {
 
 /**
  * Moves a hydrogen from a nitrogen or a hydroxyl to a nitrogen, or from an enol to an oxo group, that
- * shares it (by the InChI) where that makes more rings aromatic, as chemists draw them: a 4,7-dihydro-[1,2,4]triazolo[1,5-a]pyrimidine
- * with its NH on the six-membered ring and the triazole aromatic, not the InChI library's
- * 1H-triazol-imine; a 4-ureidobenzoate beside a quaternary ammonium as such, not a quinoid
- * cyclohexadienylidene enol and imine. No ring aromatic before stops being so. The bonds between the
- * two atoms flip along alternating bonds (up to 8). True when it changed.
+ * shares it (by the InChI) where that makes more rings aromatic, as chemists draw them: a
+ * 4,7-dihydro-[1,2,4]triazolo[1,5-a]pyrimidine with its NH on the six-membered ring and the triazole
+ * aromatic, not the InChI library's 1H-triazol-imine; a 4-ureidobenzoate beside a quaternary
+ * ammonium as such, not a quinoid cyclohexadienylidene enol and imine; a 4-acylphenol, not a quinone
+ * methide enol. No ring aromatic before stops being so. The bonds between the two atoms flip along
+ * alternating bonds (up to 8). True when it changed.
  */
 function aromaticHydrogens(graph, mobile) {
   const { atoms, element, charge, bondsOf, valence, across } = graph;
