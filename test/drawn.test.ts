@@ -242,6 +242,18 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '/h1-14H,15H2;1H',
     ],
     [
+      'a cyclophane of two 4-aminoquinoliniums with its trifluoroacetates is the dication, not bis-imines and the acid',
+      '[O-]C(=O)C(F)(F)F.[O-]C(=O)C(F)(F)F.FC(F)(F)c1ccc2c(c1)c3NCCCCCNc4cc[n+](CCCCC[n+]2cc3)c5ccc(cc45)C(F)(F)F',
+      'InChI=1S/C30H30F6N4.2C2HF3O2/c31-29(32,33)21-7-9-27-23(19-21)25-11-17-39(27)15-5-2-6-16-40-18-12-26(38-14-' +
+        '4-1-3-13-37-25)24-20-22(30(34,35)36)8-10-28(24)40;2*3-2(4,5)1(6)7/h7-12,17-20H,1-6,13-16H2;2*(H,6,7)',
+    ],
+    [
+      'a 4-hydroxyphenacyl imidazolium is a phenol and a ketone, not a quinone methide enol (a 500k set molecule)',
+      'Cc1[n+](CC(=O)c2ccc(O)cc2)ccn1C(c3oc4ccccc4c3)c5ccccc5',
+      'InChI=1S/C27H22N2O3/c1-19-28(18-24(31)20-11-13-23(30)14-12-20)15-16-29(19)27(21-7-3-2-4-8-21)26-17-22-9-5-' +
+        '6-10-25(22)32-26/h2-17,27H,18H2,1H3/p+1',
+    ],
+    [
       'a 2-alkylthio-pyrimidin-4(3H)-one is drawn as the pyrimidin-4-ol',
       'Cc1cc(O)nc(SCC(=O)Nc2nc3CCCCc3s2)n1',
       'InChI=1S/C14H16N4O2S2/c1-8-6-11(19)17-13(15-8)21-7-12(20)18-14-16-9-4-2-3-5-10(9)22-14/h6H,2-5,7H2,1H3,' +

@@ -386,7 +386,8 @@ function tertiaryRingNitrogen(graph, n) {
  * 4,7-dihydro-[1,2,4]triazolo[1,5-a]pyrimidine with its NH on the six-membered ring and the triazole
  * aromatic, not the InChI library's 1H-triazol-imine; a 4-ureidobenzoate beside a quaternary
  * ammonium as such, not a quinoid cyclohexadienylidene enol and imine; a 4-acylphenol, not a quinone
- * methide enol. No ring aromatic before stops being so. The bonds between the two atoms flip along
+ * methide enol (also without a mobile group, in a salt of a cation without hydrogen: 4-hydroxyphenacyl
+ * azoliums). No ring aromatic before stops being so. The bonds between the two atoms flip along
  * alternating bonds (up to 8). True when it changed.
  */
 function aromaticHydrogens(graph, mobile) {
@@ -403,6 +404,10 @@ function aromaticHydrogens(graph, mobile) {
     element(o) === 'O' &&
     !inRing(graph, bondsOf[o][0]) &&
     bondsOf[across(bondsOf[o][0], o)].every((bond) => bond.order === 2 || !inRing(graph, bond));
+  // a salt of a cation without hydrogen: its InChI may have no mobile group for an enol's hydrogen
+  let cation = false;
+  for (let a = 1; a <= atoms && !cation; a += 1)
+    cation = charge(a) === 1 && ['N', 'P'].includes(element(a)) && valence[a] === 4;
   let changed = false;
   for (let n = 1; n <= atoms; n += 1) {
     if (!hydrogenated(n)) continue;
@@ -411,7 +416,7 @@ function aromaticHydrogens(graph, mobile) {
       graph,
       n,
       (a, path) => {
-        if (!(imine(a) || (oxo(a) && enol(n))) || !mobile(n, a)) return false;
+        if (!(imine(a) || (oxo(a) && enol(n))) || !(mobile(n, a) || (cation && oxo(a)))) return false;
         before ??= aromaticNow();
         return moreAromatic(graph, path, aromaticNow, before);
       },
@@ -495,6 +500,23 @@ function amidineHydrogens(graph, mobile) {
   return changed;
 }
 
+/** Whether atom `o` is the OH of a carboxylic acid alone in a component of at most 12 atoms, no nitrogen. */
+function loneAcid(graph, o) {
+  const { element, charge, bondsOf, across, neighbours } = graph;
+  if (element(o) !== 'O' || charge(o) !== 0 || bondsOf[o].length !== 1 || bondsOf[o][0].order !== 1) return false;
+  const c = across(bondsOf[o][0], o);
+  if (element(c) !== 'C' || !bondsOf[c].some((bond) => bond.order === 2 && element(across(bond, c)) === 'O'))
+    return false;
+  const component = new Set([o]);
+  for (const queue = [o]; queue.length > 0 && component.size <= 12;)
+    for (const a of neighbours(queue.pop()))
+      if (!component.has(a)) {
+        component.add(a);
+        queue.push(a);
+      }
+  return component.size <= 12 && [...component].every((a) => element(a) !== 'N');
+}
+
 /**
  * Draws the cation of a ring nitrogen conjugated to an exocyclic imine as chemists do: the InChI
  * library writes dequalinium chloride as a neutral bis(quinolin-4-imine) with two HCl, and
@@ -502,17 +524,20 @@ function amidineHydrogens(graph, mobile) {
  * its amine, and a 4-(dialkylamino)pyridinium (a DMAP salt) as the pyridinium, not the InChI
  * library's C=[N+](C)C (10 more of both sets as drawn); a pyridinium, a β-carbolinium or a
  * thiadiazolium that the rebuild charged on an ether's oxygen, C=[O+]C, is drawn so too (21 more).
- * A lone halide's proton goes to the imine, or an iminium's or oxonium's charge moves, to the ring
- * nitrogen, the bonds between them flipping (up to 8 bonds apart). A cyclic amidine's or
- * isothiourea's hydrohalide (its imine on the ring nitrogen's carbon: a 2-iminothiazoline or
- * 2-iminobenzimidazoline hydrobromide) and a hydrazone's or oxime's are drawn as the neutral imine
- * and HX, and stay so (15 more of the 500k holdout as drawn, 4 more of the shared set). True when
- * it changed.
+ * A lone halide's or small acid's proton goes to the imine (cyclophanes of two 4-aminoquinoliniums
+ * with their trifluoroacetates: 4 more of the holdout, 5 of the second sample), or an iminium's or
+ * oxonium's charge moves, to the ring nitrogen, the bonds between them flipping (up to 8 bonds
+ * apart). A cyclic amidine's or isothiourea's hydrohalide (its imine on the ring nitrogen's carbon:
+ * a 2-iminothiazoline or 2-iminobenzimidazoline hydrobromide) and a hydrazone's or oxime's are drawn
+ * as the neutral imine and HX, and stay so (15 more of the 500k holdout as drawn, 4 more of the
+ * shared set). True when it changed.
  */
 function ringCations(graph) {
   const { atoms, element, charge, charges, bondsOf, across, neighbours } = graph;
+  // the protons a salt's imine may take: a lone hydrogen halide's, a small carboxylic acid's on its
+  // own (trifluoroacetic acid; no nitrogen, at most 12 atoms)
   const halides = [];
-  for (let a = 1; a <= atoms; a += 1) if (graph.loneHalide(a)) halides.push(a);
+  for (let a = 1; a <= atoms; a += 1) if (graph.loneHalide(a) || loneAcid(graph, a)) halides.push(a);
   // a cation the InChI library put on an atom chemists seldom draw charged, double-bonded: an iminium
   // (=[N+]R2, ring [NH+]=), an oxonium (=[O+]R), a halonium (=[Br+]), a thiopyrylium sulfur
   const iminium = (n) =>
