@@ -254,6 +254,12 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '6-10-25(22)32-26/h2-17,27H,18H2,1H3/p+1',
     ],
     [
+      "a phosphonium's 2-amino-1,4-naphthoquinone is neutral, not an amine anion and a protonated ketone",
+      'Fc1ccc(cc1)[P+](CCCCCCCCCCNC2=CC(=O)c3ccccc3C2=O)(c4ccc(F)cc4)c5ccc(F)cc5',
+      'InChI=1S/C38H37F3NO2P/c39-28-13-19-31(20-14-28)45(32-21-15-29(40)16-22-32,33-23-17-30(41)18-24-33)26-10-6-4-' +
+        '2-1-3-5-9-25-42-36-27-37(43)34-11-7-8-12-35(34)38(36)44/h7-8,11-24,27H,1-6,9-10,25-26H2/p+1',
+    ],
+    [
       'a 2-alkylthio-pyrimidin-4(3H)-one is drawn as the pyrimidin-4-ol',
       'Cc1cc(O)nc(SCC(=O)Nc2nc3CCCCc3s2)n1',
       'InChI=1S/C14H16N4O2S2/c1-8-6-11(19)17-13(15-8)21-7-12(20)18-14-16-9-4-2-3-5-10(9)22-14/h6H,2-5,7H2,1H3,' +

@@ -113,6 +113,24 @@ function protonsToAnions(graph) {
 }
 
 /**
+ * Whether the structure holds a cation without a hydrogen and without an anion beside it: a quaternary
+ * ammonium or phosphonium, a pyridinium (not a nitro group's or an N-oxide's nitrogen). The InChI of
+ * such a salt may have no mobile group where the neutral structure has one.
+ */
+function hydrogenFreeCation(graph) {
+  const { atoms, element, charge, valence, neighbours } = graph;
+  for (let a = 1; a <= atoms; a += 1)
+    if (
+      charge(a) === 1 &&
+      ['N', 'P'].includes(element(a)) &&
+      valence[a] === 4 &&
+      neighbours(a).every((b) => charge(b) === 0)
+    )
+      return true;
+  return false;
+}
+
+/**
  * A nitrogen anion (an amide's, a sulfonamide's, an azole's) in a structure that also holds a
  * protonated nitrogen (an ammonium, a pyridinium, a protonated amide) or carbonyl (C=[OH+], a
  * phenacylpyridinium's ketone) and a quaternary ammonium or iminium, where the InChI library took
@@ -125,7 +143,6 @@ function protonsToNitrogenAnions(graph) {
   const alone = (a) => neighbours(a).every((b) => charge(b) === 0);
   const anions = [];
   const cations = [];
-  let quaternary = false;
   for (let a = 1; a <= atoms; a += 1) {
     // a protonated ketone or amide, C=[OH+]
     if (element(a) === 'O' && charge(a) === 1 && bondsOf[a].length === 1 && valence[a] === 2 && alone(a))
@@ -133,11 +150,10 @@ function protonsToNitrogenAnions(graph) {
     if (element(a) !== 'N' || !alone(a)) continue;
     if (charge(a) === -1 && valence[a] === bondsOf[a].length) anions.push(a);
     else if (charge(a) === 1 && valence[a] < 4) cations.push(a);
-    else if (charge(a) === 1) quaternary = true;
   }
   // only beside a cation without a hydrogen, as protonsToAnions: the InChI would read the proton of
   // a structure of protonated cations alone as mobile
-  if (!quaternary) return false;
+  if (!hydrogenFreeCation(graph)) return false;
   let changed = false;
   while (anions.length > 0 && cations.length > 0) {
     charges.set(anions.pop(), 0);
@@ -405,9 +421,7 @@ function aromaticHydrogens(graph, mobile) {
     !inRing(graph, bondsOf[o][0]) &&
     bondsOf[across(bondsOf[o][0], o)].every((bond) => bond.order === 2 || !inRing(graph, bond));
   // a salt of a cation without hydrogen: its InChI may have no mobile group for an enol's hydrogen
-  let cation = false;
-  for (let a = 1; a <= atoms && !cation; a += 1)
-    cation = charge(a) === 1 && ['N', 'P'].includes(element(a)) && valence[a] === 4;
+  const cation = hydrogenFreeCation(graph);
   let changed = false;
   for (let n = 1; n <= atoms; n += 1) {
     if (!hydrogenated(n)) continue;
@@ -734,11 +748,8 @@ function amideAnions(graph) {
  * True when it changed.
  */
 function cationIminols(graph) {
-  const { atoms, element, charge, bondsOf, valence, across, setOrder } = graph;
-  let cation = false;
-  for (let a = 1; a <= atoms && !cation; a += 1)
-    cation = charge(a) === 1 && ['N', 'P'].includes(element(a)) && valence[a] === 4;
-  if (!cation) return false;
+  const { atoms, element, charge, bondsOf, across, setOrder } = graph;
+  if (!hydrogenFreeCation(graph)) return false;
   let changed = false;
   for (let o = 1; o <= atoms; o += 1) {
     if (element(o) !== 'O' || charge(o) !== 0 || bondsOf[o].length !== 1 || bondsOf[o][0].order !== 1) continue;
