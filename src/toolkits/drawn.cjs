@@ -54,6 +54,20 @@ function protonsToWeakerAcids(graph) {
 }
 
 /**
+ * The double bond to a neutral nitrogen of the carbon that oxygen `o` holds by its one single bond:
+ * the C=N of an iminol, HO–C=N, or an iminolate, [O-]–C=N; undefined for any other oxygen.
+ */
+function iminolImine(graph, o) {
+  const { element, charge, bondsOf, across } = graph;
+  if (bondsOf[o].length !== 1 || bondsOf[o][0].order !== 1) return undefined;
+  const carbon = across(bondsOf[o][0], o);
+  if (element(carbon) !== 'C') return undefined;
+  return bondsOf[carbon].find(
+    (bond) => bond.order === 2 && element(across(bond, carbon)) === 'N' && charge(across(bond, carbon)) === 0,
+  );
+}
+
+/**
  * Gives an anion the InChI library drew in a cation's structure back its proton, from a hydrogen
  * halide of the same structure or a protonated oxygen or nitrogen, as chemists draw the salt: a
  * quaternary ammonium's amide stays neutral with the halide as the anion ([Cl-].C[n+]…NC(=O)…, not
@@ -64,7 +78,7 @@ function protonsToWeakerAcids(graph) {
  * changed.
  */
 function protonsToAnions(graph) {
-  const { atoms, element, charge, charges, bondsOf, valence, neighbours, across, setOrder } = graph;
+  const { atoms, element, charge, charges, bondsOf, valence, neighbours } = graph;
   /** The oxonium of an amide drawn [N-]–C=[OH+], for the anion `n`. */
   const oxonium = (n) =>
     element(n) === 'N' &&
@@ -102,12 +116,8 @@ function protonsToAnions(graph) {
     charges.set(halides.pop(), -1);
     changed = true;
     // an iminolate's proton goes to its nitrogen: the amide, O=C–NH
-    const carbon = element(a) === 'O' && bondsOf[a][0] && across(bondsOf[a][0], a);
-    const imine = carbon && bondsOf[carbon].find((bond) => bond.order === 2 && element(across(bond, carbon)) === 'N');
-    if (imine && element(carbon) === 'C' && charge(across(imine, carbon)) === 0) {
-      setOrder(bondsOf[a][0], 2);
-      setOrder(imine, 1);
-    }
+    const imine = element(a) === 'O' && iminolImine(graph, a);
+    if (imine) graph.flip([bondsOf[a][0], imine]);
   }
   return changed;
 }
@@ -421,7 +431,7 @@ function aromaticHydrogens(graph, mobile) {
     !inRing(graph, bondsOf[o][0]) &&
     bondsOf[across(bondsOf[o][0], o)].every((bond) => bond.order === 2 || !inRing(graph, bond));
   // a salt of a cation without hydrogen: its InChI may have no mobile group for an enol's hydrogen
-  const cation = hydrogenFreeCation(graph);
+  let cation; // found when first needed
   let changed = false;
   for (let n = 1; n <= atoms; n += 1) {
     if (!hydrogenated(n)) continue;
@@ -430,7 +440,8 @@ function aromaticHydrogens(graph, mobile) {
       graph,
       n,
       (a, path) => {
-        if (!(imine(a) || (oxo(a) && enol(n))) || !(mobile(n, a) || (cation && oxo(a)))) return false;
+        if (!(imine(a) || (oxo(a) && enol(n)))) return false;
+        if (!mobile(n, a) && !(oxo(a) && (cation ??= hydrogenFreeCation(graph)))) return false;
         before ??= aromaticNow();
         return moreAromatic(graph, path, aromaticNow, before);
       },
@@ -696,8 +707,7 @@ function sulfoxides(graph) {
         (bond) => bond.order === 2 && element(across(bond, a)) === 'O' && bondsOf[across(bond, a)].length === 1,
       );
       if (!imide || !oxide) continue;
-      setOrder(imide, 2);
-      setOrder(oxide, 1);
+      graph.flip([imide, oxide]);
       charges.set(across(imide, a), 0);
       charges.set(across(oxide, a), -1);
       changed = true;
@@ -721,18 +731,13 @@ function sulfoxides(graph) {
  * True when it changed.
  */
 function amideAnions(graph) {
-  const { atoms, element, charge, charges, bondsOf, across, setOrder } = graph;
+  const { atoms, element, charge, charges, bondsOf, across } = graph;
   let changed = false;
   for (let o = 1; o <= atoms; o += 1) {
-    if (element(o) !== 'O' || charge(o) !== -1 || bondsOf[o].length !== 1 || bondsOf[o][0].order !== 1) continue;
-    const carbon = across(bondsOf[o][0], o);
-    if (element(carbon) !== 'C') continue;
-    const imine = bondsOf[carbon].find(
-      (bond) => bond.order === 2 && element(across(bond, carbon)) === 'N' && charge(across(bond, carbon)) === 0,
-    );
+    const imine = element(o) === 'O' && charge(o) === -1 && iminolImine(graph, o);
     if (!imine) continue;
-    setOrder(bondsOf[o][0], 2);
-    setOrder(imine, 1);
+    const carbon = across(bondsOf[o][0], o);
+    graph.flip([bondsOf[o][0], imine]);
     charges.set(o, 0);
     charges.set(across(imine, carbon), -1);
     changed = true;
@@ -748,19 +753,13 @@ function amideAnions(graph) {
  * True when it changed.
  */
 function cationIminols(graph) {
-  const { atoms, element, charge, bondsOf, across, setOrder } = graph;
+  const { atoms, element, charge, bondsOf, across } = graph;
   if (!hydrogenFreeCation(graph)) return false;
   let changed = false;
   for (let o = 1; o <= atoms; o += 1) {
-    if (element(o) !== 'O' || charge(o) !== 0 || bondsOf[o].length !== 1 || bondsOf[o][0].order !== 1) continue;
-    const carbon = across(bondsOf[o][0], o);
-    if (element(carbon) !== 'C' || charge(carbon) !== 0) continue;
-    const imine = bondsOf[carbon].find(
-      (bond) => bond.order === 2 && element(across(bond, carbon)) === 'N' && charge(across(bond, carbon)) === 0,
-    );
-    if (!imine || inRing(graph, imine)) continue;
-    setOrder(bondsOf[o][0], 2);
-    setOrder(imine, 1);
+    const imine = element(o) === 'O' && charge(o) === 0 && iminolImine(graph, o);
+    if (!imine || charge(across(bondsOf[o][0], o)) !== 0 || inRing(graph, imine)) continue;
+    graph.flip([bondsOf[o][0], imine]);
     changed = true;
   }
   return changed;
