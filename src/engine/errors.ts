@@ -4,6 +4,9 @@ import { errors } from '@elastic/elasticsearch';
 /** The engine cannot be reached, or the indices chemxref needs are missing. */
 export class EngineUnavailable extends Error {}
 
+/** What a request meets when the indices it reads are gone (never loaded, or wiped). */
+export const indicesMissing = 'the search indices are missing: load data with `npm run load` first';
+
 /**
  * The engine's disk is past a watermark: past the flood stage its indices are read-only (reads
  * still work; deleting an index is allowed), past the high watermark it places no new index. Not
@@ -51,7 +54,7 @@ export function translateEngineError(error: unknown): unknown {
     if ([body?.error, ...(body?.error?.root_cause ?? [])].some(isFloodStageBlock)) return new EngineDiskFull();
     const type = body?.error?.type;
     if (type === 'index_not_found_exception') {
-      return new EngineUnavailable('the search indices are missing: load data with `npm run load` first');
+      return new EngineUnavailable(indicesMissing);
     }
     if (error.statusCode === 503 || error.statusCode === 429) {
       return new EngineUnavailable('the search engine is overloaded or not ready; try again shortly');

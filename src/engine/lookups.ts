@@ -4,6 +4,7 @@
  */
 import type { AssignmentDocument } from './documents';
 import type { Engine } from './client';
+import { EngineUnavailable, indicesMissing } from './errors';
 import { laterPages, sortedSources } from './paging';
 
 export interface AssignmentFilter {
@@ -27,14 +28,14 @@ function filters(filter: AssignmentFilter): object[] {
  * `limit` documents. Searches the all-sources alias, or with `filter.sourceId` that source's alias,
  * which holds only its assignments (filtered on its id when its index is shared).
  */
-function assignmentsWhere(
+async function assignmentsWhere(
   engine: Engine,
   clause: object,
   filter: AssignmentFilter,
   limit: number,
   firstHits?: number,
 ): Promise<AssignmentDocument[]> {
-  return sortedSources<AssignmentDocument>(
+  const found = await sortedSources<AssignmentDocument>(
     engine,
     {
       index: filter.sourceId === undefined ? engine.names.assignments : engine.names.assignmentsOf(filter.sourceId),
@@ -46,6 +47,23 @@ function assignmentsWhere(
     limit,
     firstHits,
   );
+  if (found.length === 0) await requireIndices(engine);
+  return found;
+}
+
+/** When the indices were last seen, by engine: an empty answer checks them at most once a second. */
+const indicesSeen = new WeakMap<Engine, number>();
+
+/**
+ * Throws EngineUnavailable when the structures or sources index is gone. A source's alias is searched with
+ * `ignore_unavailable` (a source without a release has none), so that an engine whose indices were wiped
+ * would otherwise answer "no such compound id" where the data is missing.
+ */
+async function requireIndices(engine: Engine): Promise<void> {
+  if (Date.now() - (indicesSeen.get(engine) ?? 0) < 1_000) return;
+  const present = await engine.client.indices.exists({ index: [engine.names.compounds, engine.names.sources] });
+  if (!present) throw new EngineUnavailable(indicesMissing);
+  indicesSeen.set(engine, Date.now());
 }
 
 /**
