@@ -186,8 +186,8 @@ def difference(drawn, other):
 def drawn_row(row, smiles, inchi, stored, groups):
     """One row: whether RDKit reads its SMILES, has a metal, and gives the file's InChI for it; then
     the Morgan fingerprint (hex, as `fingerprints` writes them) of the drawn molecule; which groups
-    the drawn and the stored molecule contain ('0'/'1' a group); and why the stored molecule differs
-    from the drawn one."""
+    the drawn and the stored molecule contain ('0'/'1' a group); why the stored molecule differs
+    from the drawn one; and whether the drawn molecule's Morgan is that of MolFromInchi's rebuild."""
     drawn = Chem.MolFromSmiles(smiles)
     if drawn is None:
         return {'row': row, 'readable': False}
@@ -200,7 +200,8 @@ def drawn_row(row, smiles, inchi, stored, groups):
     kept = Chem.Mol(base64.b64decode(stored)) if stored else None
     has = lambda m: ''.join('1' if m and any(m.HasSubstructMatch(q) for q in g) else '0' for g in groups)
     line.update(drawn=DataStructs.BitVectToBinaryText(gen.GetFingerprint(drawn)).hex(),
-                groups={'drawn': has(drawn), 'stored': has(kept)}, why=difference(drawn, kept))
+                groups={'drawn': has(drawn), 'stored': has(kept)}, why=difference(drawn, kept),
+                asRebuilt=gen.GetFingerprint(drawn) == gen.GetFingerprint(Chem.MolFromInchi(inchi) or Chem.Mol()))
     if line['why'] and kept:
         line['storedSmiles'] = Chem.MolToSmiles(kept)
     return line
