@@ -391,6 +391,22 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'InChI=1S/C18H15Cl2N4O/c19-14-4-3-13(10-15(14)20)16(25)11-23-8-5-12(6-9-23)18-22-21-17-2-1-7-24(17)18/h3-6,' +
         '8-10H,1-2,7,11H2/q+1',
     ],
+    [
+      'salacinol, whose sulfate the rebuild gives a sulfur of seven bonds, has a molecule: the sulfonium and its sulfate',
+      'OCC1C(O)C(O)C[S+]1CC(O)COS(=O)(=O)[O-]',
+      'InChI=1S/C8H16O8S2/c9-1-7-8(12)6(11)4-17(7)3-5(10)2-16-18(13,14)15/h5-12H,1-4H2/t5-,6-,7-,8+,17?/m1/s1',
+    ],
+    [
+      "a hydroxylamine's N-oxide, which the rebuild gives a neutral nitrogen of four bonds, has a molecule",
+      'CC1CCC(C(C)C)CC12CC(NC(=O)CCCCC1CCSS1)CC(C)(C)[NH+]2[O-]',
+      'InChI=1S/C24H44N2O2S2/c1-17(2)19-11-10-18(3)24(14-19)16-20(15-23(4,5)26(24)28)25-22(27)9-7-6-8-21-12-13-' +
+        '29-30-21/h17-21,26H,6-16H2,1-5H3,(H,25,27)/t18-,19-,20?,21?,24+/m1/s1',
+    ],
+    [
+      'a trimethylhydrazinium, which the rebuild gives a nitrogen of five bonds, has a molecule',
+      'CC(=O)N[N+](C)(C)C',
+      'InChI=1S/C5H12N2O/c1-5(8)6-7(2,3)4/h1-4H3/p+1',
+    ],
   ];
   for (const [rule, smiles, inchi] of rules)
     it(`${rule}: ${smiles}`, async () => {

@@ -174,6 +174,42 @@ function protonsToNitrogenAnions(graph) {
 }
 
 /**
+ * The valences the rebuild can leave impossible, which no toolkit reads (the structure would have no
+ * molecule, so no fingerprint and no match), redrawn with the charges chemists draw: a sulfonate
+ * written `[S-](=O)(=O)=O` as `S(=O)(=O)[O-]`; a neutral nitrogen of four bonds or more with an `N=O`
+ * (a secondary amine's N-oxide, `[NH+]([O-])`, drawn by nitroxide sources) as `[N+]–[O-]`; a neutral
+ * nitrogen of five bonds doubly bonded to a cation (a 1,1,1-trialkylhydrazinium's `[NH+]=N(C)(C)C`) as
+ * `N–[N+](C)(C)C`. Each keeps the structure's Standard InChI. True when it changed.
+ */
+function impossibleValences(graph, inchi) {
+  const { atoms, element, charge, charges, bondsOf, valence, across, setOrder } = graph;
+  const oxo = (a) =>
+    bondsOf[a].filter((bond) => {
+      const o = across(bond, a);
+      return bond.order === 2 && element(o) === 'O' && bondsOf[o].length === 1 && charge(o) === 0;
+    });
+  let hydrogens;
+  let changed = false;
+  for (let a = 1; a <= atoms; a += 1) {
+    const [sulfur, nitrogen] = [element(a) === 'S', element(a) === 'N'];
+    if (!(sulfur && charge(a) === -1 && valence[a] === 7) && !(nitrogen && charge(a) === 0 && valence[a] > 3)) continue;
+    const cation = nitrogen && valence[a] === 5 && bondsOf[a].find((b) => b.order === 2 && charge(across(b, a)) === 1);
+    // an N-oxide's nitrogen has as many hydrogens as the InChI gives it (a nitroxide radical's, none)
+    hydrogens ??= fixedHydrogens(inchi);
+    const bond =
+      cation ||
+      (sulfur && oxo(a).length === 3 && oxo(a)[0]) ||
+      (nitrogen && (hydrogens.get(a) ?? 0) === 5 - valence[a] && oxo(a)[0]);
+    if (!bond) continue;
+    setOrder(bond, 1);
+    charges.set(across(bond, a), charge(across(bond, a)) - 1);
+    charges.set(a, charge(a) + 1);
+    changed = true;
+  }
+  return changed;
+}
+
+/**
  * A diazo compound as drawn, C=[N+]=[N-], where Indigo writes an α-diazo ketone, ester or sulfone
  * as its diazonium enolate, [O-]–C=C–[N+]#N (the diazoacetoacetates, 2 more of the 500k
  * holdout as drawn). True when it changed.
@@ -1245,11 +1281,11 @@ function triazoleThiols(graph, mobile) {
 }
 
 /**
- * Which atoms share a mobile hydrogen, by the InChI's mobile groups (`(H,9,10)` in its /h layer), as
- * a test `mobile(a, b)` on atom numbers: Indigo numbers a molfile's atoms as the InChI does, component
- * after component. Every pair passes when the layers cannot be read.
+ * The InChI's /h layer, a component at a time: each component's part of the layer and the number of
+ * its first atom less one (Indigo numbers a molfile's atoms as the InChI does, component after
+ * component). Undefined when the layers cannot be read together.
  */
-function mobileGroups(inchi) {
+function hydrogenLayer(inchi) {
   const layers = inchi.split('/');
   const components = (layers[1] ?? '').split('.').flatMap((part) => {
     const [, times, formula] = /^(\d*)(.*)$/.exec(part);
@@ -1263,15 +1299,40 @@ function mobileGroups(inchi) {
     const [, times, rest] = /^(?:(\d+)\*)?(.*)$/.exec(segment);
     return Array(Number(times || 1)).fill(rest);
   });
-  if (hydrogens && segments.length !== components.length) return () => true;
-  const group = new Map();
+  if (hydrogens && segments.length !== components.length) return undefined;
   let offset = 0;
-  components.forEach((heavy, c) => {
-    for (const [k, [, atoms]] of [...(segments[c] ?? '').matchAll(/\(H\d*-?,([\d,]+)\)/g)].entries())
-      for (const atom of atoms.split(',')) group.set(offset + Number(atom), `${c}.${k}`);
+  return components.map((heavy, c) => {
+    const part = { offset, segment: segments[c] ?? '' };
     offset += heavy;
+    return part;
+  });
+}
+
+/**
+ * Which atoms share a mobile hydrogen, by the InChI's mobile groups (`(H,9,10)` in its /h layer), as
+ * a test `mobile(a, b)` on atom numbers. Every pair passes when the layers cannot be read.
+ */
+function mobileGroups(inchi) {
+  const components = hydrogenLayer(inchi);
+  if (!components) return () => true;
+  const group = new Map();
+  components.forEach(({ offset, segment }, c) => {
+    for (const [k, [, atoms]] of [...segment.matchAll(/\(H\d*-?,([\d,]+)\)/g)].entries())
+      for (const atom of atoms.split(',')) group.set(offset + Number(atom), `${c}.${k}`);
   });
   return (a, b) => group.has(a) && group.get(a) === group.get(b);
+}
+
+/** The hydrogens of each atom that has its own (the /h layer outside its mobile groups), by atom number. */
+function fixedHydrogens(inchi) {
+  const count = new Map();
+  for (const { offset, segment } of hydrogenLayer(inchi) ?? [])
+    for (const [, list, n] of segment.replace(/\([^)]*\)/g, '').matchAll(/([\d,-]+)H(\d*)/g))
+      for (const range of list.split(',').filter(Boolean)) {
+        const [from, to = from] = range.split('-').map(Number);
+        for (let a = from; a <= to; a += 1) count.set(offset + a, Number(n || 1));
+      }
+  return count;
 }
 
 /**
@@ -1282,6 +1343,7 @@ function drawnMolfile(molfile, inchi) {
   const graph = molfileGraph(molfile);
   if (!graph) return { molfile, explicitHydrogens: true };
   const redrawn =
+    impossibleValences(graph, inchi) |
     redrawAsTheInChILibrary(graph, inchi) |
     protonsToWeakerAcids(graph) |
     protonsToAnions(graph) |

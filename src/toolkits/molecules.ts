@@ -36,9 +36,10 @@ export interface MoleculeData {
  * quinolin-2(1H)-ones kept as lactams, unsubstituted amidoximes as H2N–C(=N–OH)R, quinoid enols
  * and imines of the rebuild made aromatic again, sulfoximines charged on their oxide, macrocyclic
  * bis(4-aminoquinolinium) salts, phenacylpyridinium amides and the iminols of quaternary salts as
- * amides.
+ * amides, 9 the same with a molecule for the structures whose rebuild has an impossible valence
+ * (sulfonates, N-oxides of hydroxylamines, trialkylhydrazinium ions), which had none.
  */
-export const moleculeDerivation = 8;
+export const moleculeDerivation = 9;
 
 type Request =
   | { op: 'fingerprints'; inchis: string[] }
