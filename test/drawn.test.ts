@@ -403,6 +403,17 @@ describe('structures are searched as chemists draw them (the shared molecules)',
         '29-30-21/h17-21,26H,6-16H2,1-5H3,(H,25,27)/t18-,19-,20?,21?,24+/m1/s1',
     ],
     [
+      'losartan potassium, whose tetrazolide the rebuild gives a nitrogen of four bonds, has a molecule',
+      'CCCCc1nc(Cl)c(CO)n1Cc1ccc(-c2ccccc2-c2nn[n-]n2)cc1.[K+]',
+      'InChI=1S/C22H22ClN6O.K/c1-2-3-8-20-24-21(23)19(14-30)29(20)13-15-9-11-16(12-10-15)17-6-4-5-7-18(17)22-25-27-' +
+        '28-26-22;/h4-7,9-12,30H,2-3,8,13-14H2,1H3;/q-1;+1',
+    ],
+    [
+      'a tellurium dichloride, whose chlorine the rebuild triple-bonds, has a molecule (a 500k set molecule)',
+      'CCCC[Te](Cl)(Cl)c1ccccc1COC',
+      'InChI=1S/C12H18Cl2OTe/c1-3-4-9-16(13,14)12-8-6-5-7-11(12)10-15-2/h5-8H,3-4,9-10H2,1-2H3',
+    ],
+    [
       'a trimethylhydrazinium, which the rebuild gives a nitrogen of five bonds, has a molecule',
       'CC(=O)N[N+](C)(C)C',
       'InChI=1S/C5H12N2O/c1-5(8)6-7(2,3)4/h1-4H3/p+1',

@@ -175,35 +175,63 @@ function protonsToNitrogenAnions(graph) {
 
 /**
  * The valences the rebuild can leave impossible, which no toolkit reads (the structure would have no
- * molecule, so no fingerprint and no match), redrawn with the charges chemists draw: a sulfonate
- * written `[S-](=O)(=O)=O` as `S(=O)(=O)[O-]`; a neutral nitrogen of four bonds or more with an `N=O`
- * (a secondary amine's N-oxide, `[NH+]([O-])`, drawn by nitroxide sources) as `[N+]–[O-]`; a neutral
- * nitrogen of five bonds doubly bonded to a cation (a 1,1,1-trialkylhydrazinium's `[NH+]=N(C)(C)C`) as
- * `N–[N+](C)(C)C`. Each keeps the structure's Standard InChI. True when it changed.
+ * molecule, so no fingerprint and no match), redrawn as chemists draw them, each keeping the
+ * structure's Standard InChI:
+ * - an anion of too many bonds gives its charge and a bond to a neighbour: a tetrazolide's
+ *   `=[N-]=` (the sartans' potassium salts) as `[N-]`, on a nitrogen without a carbon where it can;
+ *   a sulfur of seven bonds `[S-]` as a sulfonamide's `[N-]S(=O)=O`, a carbanion's `[C-]S(=O)=O`
+ *   or a sulfonate's `S(=O)(=O)[O-]`;
+ * - a neutral nitrogen of four bonds with an `N=O` and the one hydrogen the InChI gives it (a
+ *   nitroxide radical has none) as the N-oxide `[NH+][O-]`; a neutral nitrogen of five bonds doubly
+ *   bonded to a cation (a 1,1,1-trialkylhydrazinium's `[NH+]=N(C)(C)C`) as `N–[N+](C)(C)C`;
+ * - a halogen on a selenium or tellurium by a double or triple bond by a single one.
+ * A rebuild with a charged carbon or a proton (Indigo's `[H+]` beside a salt's anion) is left as
+ * it is. True when it changed.
  */
 function impossibleValences(graph, inchi) {
   const { atoms, element, charge, charges, bondsOf, valence, across, setOrder } = graph;
-  const oxo = (a) =>
-    bondsOf[a].filter((bond) => {
-      const o = across(bond, a);
-      return bond.order === 2 && element(o) === 'O' && bondsOf[o].length === 1 && charge(o) === 0;
-    });
+  const halogen = (a) => ['Cl', 'Br', 'I'].includes(element(a));
+  const terminalOxo = (bond, a) =>
+    bond.order === 2 && element(across(bond, a)) === 'O' && bondsOf[across(bond, a)].length === 1;
+  const carbons = (a) => graph.neighbours(a).filter((n) => element(n) === 'C').length;
+  /** The double bond of `a` whose other atom takes `a`'s charge, by `rank` (lowest first), if any. */
+  const doubleTo = (a, rank) =>
+    bondsOf[a].filter((bond) => bond.order === 2 && rank(bond) !== undefined).sort((x, y) => rank(x) - rank(y))[0];
+  // a rebuild with a charged carbon or a lone proton is beyond mending (another Standard InChI would come of it)
+  for (let a = 1; a <= atoms; a += 1) if (['C', 'H'].includes(element(a)) && charge(a) !== 0) return false;
   let hydrogens;
   let changed = false;
   for (let a = 1; a <= atoms; a += 1) {
-    const [sulfur, nitrogen] = [element(a) === 'S', element(a) === 'N'];
-    if (!(sulfur && charge(a) === -1 && valence[a] === 7) && !(nitrogen && charge(a) === 0 && valence[a] > 3)) continue;
-    const cation = nitrogen && valence[a] === 5 && bondsOf[a].find((b) => b.order === 2 && charge(across(b, a)) === 1);
-    // an N-oxide's nitrogen has as many hydrogens as the InChI gives it (a nitroxide radical's, none)
-    hydrogens ??= fixedHydrogens(inchi);
-    const bond =
-      cation ||
-      (sulfur && oxo(a).length === 3 && oxo(a)[0]) ||
-      (nitrogen && (hydrogens.get(a) ?? 0) === 5 - valence[a] && oxo(a)[0]);
+    const [e, q, v] = [element(a), charge(a), valence[a]];
+    let bond;
+    if (e === 'N' && q === -1 && v === 4)
+      bond = doubleTo(a, (b) => (element(across(b, a)) === 'N' ? carbons(across(b, a)) : undefined));
+    else if (e === 'S' && q === -1 && v === 7)
+      bond = doubleTo(a, (b) => ({ N: 0, C: 1 })[element(across(b, a))] ?? (terminalOxo(b, a) ? 2 : undefined));
+    else if (e === 'N' && q === 0 && v === 5) bond = doubleTo(a, (b) => (charge(across(b, a)) === 1 ? 0 : undefined));
+    else if (e === 'N' && q === 0 && v > 3) {
+      // the N-oxide's nitrogen has as many hydrogens as the InChI gives it
+      hydrogens ??= fixedHydrogens(inchi);
+      if ((hydrogens.get(a) ?? 0) === 5 - v) bond = doubleTo(a, (b) => (terminalOxo(b, a) ? 0 : undefined));
+    } else if (
+      halogen(a) &&
+      q === 0 &&
+      bondsOf[a].length === 1 &&
+      v > 1 &&
+      ['Se', 'Te'].includes(element(graph.neighbours(a)[0]))
+    ) {
+      setOrder(bondsOf[a][0], 1);
+      changed = true;
+      continue;
+    }
     if (!bond) continue;
+    // the double bond is made single and `a` gives an electron pair across it (an anion its charge, a
+    // nitrogen its lone pair): each atom keeps its hydrogens
+    const other = across(bond, a);
     setOrder(bond, 1);
-    charges.set(across(bond, a), charge(across(bond, a)) - 1);
-    charges.set(a, charge(a) + 1);
+    charges.set(other, charge(other) - 1);
+    charges.set(a, q + 1);
+    graph.withUsualValence(a); // Indigo gives the tetrazolide's nitrogen a valence of 4
     changed = true;
   }
   return changed;

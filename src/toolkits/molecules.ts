@@ -37,7 +37,8 @@ export interface MoleculeData {
  * and imines of the rebuild made aromatic again, sulfoximines charged on their oxide, macrocyclic
  * bis(4-aminoquinolinium) salts, phenacylpyridinium amides and the iminols of quaternary salts as
  * amides, 9 the same with a molecule for the structures whose rebuild has an impossible valence
- * (sulfonates, N-oxides of hydroxylamines, trialkylhydrazinium ions), which had none.
+ * (tetrazolide salts such as losartan potassium, sulfonates, sulfonamide anions, N-oxides of
+ * hydroxylamines, trialkylhydrazinium ions, selenium and tellurium dihalides), which had none.
  */
 export const moleculeDerivation = 9;
 

@@ -44,6 +44,10 @@ function molfileGraph(molfile) {
     withoutHydrogens(a) {
       lines[3 + a] = `${lines[3 + a].slice(0, 48)} 15${lines[3 + a].slice(51)}`;
     },
+    /** Gives atom `a` its element's usual valence again: the atom block's valence field, 0 meaning none given. */
+    withUsualValence(a) {
+      lines[3 + a] = `${lines[3 + a].slice(0, 48)}  0${lines[3 + a].slice(51)}`;
+    },
     charge: (a) => charges.get(a) ?? 0,
     across: (bond, a) => (bond.x === a ? bond.y : bond.x),
     /** The atoms bonded to `a`. */
