@@ -414,6 +414,11 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'InChI=1S/C12H18Cl2OTe/c1-3-4-9-16(13,14)12-8-6-5-7-11(12)10-15-2/h5-8H,3-4,9-10H2,1-2H3',
     ],
     [
+      'an azomethine imine whose E double bond Indigo refuses to read has a molecule, without that stereo (a 500k set molecule)',
+      'Clc1ccc(C=[N+]2CCC(=O)[N-]2)cc1',
+      'InChI=1S/C10H9ClN2O/c11-9-3-1-8(2-4-9)7-13-6-5-10(14)12-13/h1-4,7H,5-6H2/b13-7+',
+    ],
+    [
       'a trimethylhydrazinium, which the rebuild gives a nitrogen of five bonds, has a molecule',
       'CC(=O)N[N+](C)(C)C',
       'InChI=1S/C5H12N2O/c1-5(8)6-7(2,3)4/h1-4H3/p+1',

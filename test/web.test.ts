@@ -456,6 +456,14 @@ describe('depictions draw the molecule chemists draw', function () {
     },
   );
 
+  it('a molecule whose E double bond Indigo refuses to read is drawn without that stereo, not left undrawn', async () => {
+    // an azomethine imine of the 500k set: Indigo reads no "Unsupported cis-trans configuration" of an InChI
+    const inchi = 'InChI=1S/C10H9ClN2O/c11-9-3-1-8(2-4-9)7-13-6-5-10(14)12-13/h1-4,7H,5-6H2/b13-7+';
+    // its double bond drawn as either cis or trans: the layout's geometry is not the InChI's
+    expect(await canonical(await depictor.molfile(inchi))).to.equal(await canonical('Clc1ccc(C=[N+]2CCC(=O)[N-]2)cc1'));
+    expect(await depictor.svg(inchi)).to.match(/^<\?xml|<svg/);
+  });
+
   /** The outlines of the letters an SVG of Indigo's draws (it holds no text: each letter is a path, defined once). */
   const letters = (svg: string): string[] =>
     [...svg.matchAll(/<g id="glyph-[^"]*">\s*<path d="([^"]*)"/g)].map(([, outline]) => outline).sort();

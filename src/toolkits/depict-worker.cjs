@@ -6,7 +6,7 @@
 // Plain JavaScript on purpose: a worker is started with `node`, without the TypeScript loader.
 const { parentPort } = require('node:worker_threads');
 const initIndigo = require('indigo-ketcher');
-const { drawnMolfile } = require('./drawn.cjs');
+const { drawnMolfile, withoutRefusedStereo, eitherCisOrTrans } = require('./drawn.cjs');
 
 const ready = initIndigo();
 
@@ -17,11 +17,17 @@ const ready = initIndigo();
  */
 function drawn(indigo, inchi) {
   const options = new indigo.MapStringString();
+  options.set('input-format', 'inchi');
+  const laidOut = (text) => drawnMolfile(indigo.layout(text, 'molfile', options), inchi).molfile;
   try {
-    options.set('input-format', 'inchi');
-    const molfile = indigo.layout(inchi, 'molfile', options);
-    return { structure: drawnMolfile(molfile, inchi).molfile, format: 'molfile' };
-  } catch {
+    return { structure: laidOut(inchi), format: 'molfile' };
+  } catch (error) {
+    const again = withoutRefusedStereo(inchi, error);
+    try {
+      if (again) return { structure: eitherCisOrTrans(laidOut(again), inchi), format: 'molfile' };
+    } catch {
+      // drawn from the InChI below
+    }
     return { structure: inchi, format: 'inchi' };
   } finally {
     options.delete();

@@ -1309,11 +1309,11 @@ function triazoleThiols(graph, mobile) {
 }
 
 /**
- * The InChI's /h layer, a component at a time: each component's part of the layer and the number of
- * its first atom less one (Indigo numbers a molfile's atoms as the InChI does, component after
- * component). Undefined when the layers cannot be read together.
+ * One layer of an InChI (`h`, `b`), a component at a time: each component's part of the layer and the
+ * number of its first atom less one (Indigo numbers a molfile's atoms as the InChI does, component
+ * after component). Undefined when the layers cannot be read together.
  */
-function hydrogenLayer(inchi) {
+function componentLayer(inchi, letter) {
   const layers = inchi.split('/');
   const components = (layers[1] ?? '').split('.').flatMap((part) => {
     const [, times, formula] = /^(\d*)(.*)$/.exec(part);
@@ -1322,12 +1322,12 @@ function hydrogenLayer(inchi) {
       .reduce((sum, [, , count]) => sum + Number(count || 1), 0);
     return Array(Number(times || 1)).fill(heavy);
   });
-  const hydrogens = layers.find((layer) => layer.startsWith('h'));
-  const segments = (hydrogens?.slice(1) ?? '').split(';').flatMap((segment) => {
+  const layer = layers.find((text) => text.startsWith(letter));
+  const segments = (layer?.slice(1) ?? '').split(';').flatMap((segment) => {
     const [, times, rest] = /^(?:(\d+)\*)?(.*)$/.exec(segment);
     return Array(Number(times || 1)).fill(rest);
   });
-  if (hydrogens && segments.length !== components.length) return undefined;
+  if (layer && segments.length !== components.length) return undefined;
   let offset = 0;
   return components.map((heavy, c) => {
     const part = { offset, segment: segments[c] ?? '' };
@@ -1341,7 +1341,7 @@ function hydrogenLayer(inchi) {
  * a test `mobile(a, b)` on atom numbers. Every pair passes when the layers cannot be read.
  */
 function mobileGroups(inchi) {
-  const components = hydrogenLayer(inchi);
+  const components = componentLayer(inchi, 'h');
   if (!components) return () => true;
   const group = new Map();
   components.forEach(({ offset, segment }, c) => {
@@ -1354,7 +1354,7 @@ function mobileGroups(inchi) {
 /** The hydrogens of each atom that has its own (the /h layer outside its mobile groups), by atom number. */
 function fixedHydrogens(inchi) {
   const count = new Map();
-  for (const { offset, segment } of hydrogenLayer(inchi) ?? [])
+  for (const { offset, segment } of componentLayer(inchi, 'h') ?? [])
     for (const [, list, n] of segment.replace(/\([^)]*\)/g, '').matchAll(/([\d,-]+)H(\d*)/g))
       for (const range of list.split(',').filter(Boolean)) {
         const [from, to = from] = range.split('-').map(Number);
@@ -1413,4 +1413,31 @@ function drawnMolfile(molfile, inchi) {
   return { molfile: drawn, explicitHydrogens: graph.hasHydrogens() };
 }
 
-module.exports = { drawnMolfile };
+/**
+ * The InChI to give Indigo again when it refused one's double-bond stereo (a pyridinium's oxime:
+ * "Unsupported cis-trans configuration"): the same without its /b layers; undefined for any other
+ * error. The molecule searched keeps no stereo, and a depiction then shows the bond without it.
+ */
+function withoutRefusedStereo(inchi, error) {
+  const refused = /cis-trans/.test(String(error?.message ?? error));
+  return refused && /\/b/.test(inchi) ? inchi.replace(/\/b[^/]*/g, '') : undefined;
+}
+
+/**
+ * A molfile laid out without the InChI's double-bond stereo (withoutRefusedStereo) with each double bond of
+ * the InChI's /b layer marked as either cis or trans, so that a depiction does not show a geometry by chance.
+ */
+function eitherCisOrTrans(molfile, inchi) {
+  const graph = molfileGraph(molfile);
+  if (!graph) return molfile;
+  for (const { offset, segment } of componentLayer(inchi, 'b') ?? [])
+    for (const [, x, y] of segment.matchAll(/(\d+)-(\d+)[+-]/g)) {
+      const bond = graph.bondsOf[offset + Number(x)]?.find(
+        (b) => graph.across(b, offset + Number(x)) === offset + Number(y),
+      );
+      if (bond?.order === 2) graph.eitherCisOrTrans(bond);
+    }
+  return graph.molfile();
+}
+
+module.exports = { drawnMolfile, withoutRefusedStereo, eitherCisOrTrans };

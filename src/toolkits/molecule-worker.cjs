@@ -15,7 +15,7 @@
 const { parentPort, workerData } = require('node:worker_threads');
 const initIndigo = require('indigo-ketcher/jsNoRender');
 const initRDKitModule = require('@rdkit/rdkit');
-const { drawnMolfile } = require('./drawn.cjs');
+const { drawnMolfile, withoutRefusedStereo } = require('./drawn.cjs');
 
 const morganParameters = JSON.stringify({ radius: 2, nBits: 2048 });
 const patternParameters = JSON.stringify({ nBits: 2048 });
@@ -60,7 +60,13 @@ function moleculeOf({ indigo, rdkit, options }, inchi) {
   try {
     molfile = indigo.convert(inchi, 'molfile', options);
   } catch (error) {
-    return { error: `the InChI library could not rebuild the structure: ${error.message ?? error}` };
+    try {
+      const again = withoutRefusedStereo(inchi, error);
+      if (!again) throw error;
+      molfile = indigo.convert(again, 'molfile', options);
+    } catch (refused) {
+      return { error: `the InChI library could not rebuild the structure: ${refused.message ?? refused}` };
+    }
   }
   const drawn = drawnMolfile(molfile, inchi);
   const mol = rdkit.get_mol(drawn.molfile);

@@ -55,6 +55,10 @@ function molfileGraph(molfile) {
       return bondsOf[a].map((bond) => (bond.x === a ? bond.y : bond.x));
     },
     setOrder,
+    /** Marks a double bond as either cis or trans: the bond block's stereo field 3. */
+    eitherCisOrTrans(bond) {
+      lines[bond.at] = `${lines[bond.at].slice(0, 9)}  3${lines[bond.at].slice(12)}`;
+    },
     /** Flips the single and double bonds of an alternating path (`alternatingPath`'s `path`). */
     flip(path) {
       for (const bond of path) setOrder(bond, 3 - bond.order);
