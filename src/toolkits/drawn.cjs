@@ -184,7 +184,7 @@ function protonsToNitrogenAnions(graph) {
  * - a neutral nitrogen of four bonds with an `N=O` and the one hydrogen the InChI gives it (a
  *   nitroxide radical has none) as the N-oxide `[NH+][O-]`; a neutral nitrogen of five bonds doubly
  *   bonded to a cation (a 1,1,1-trialkylhydrazinium's `[NH+]=N(C)(C)C`) as `N–[N+](C)(C)C`;
- * - a halogen on a selenium or tellurium by a double or triple bond by a single one.
+ * - a halogen bonded to a selenium or tellurium by a double or triple bond, by a single one.
  * A rebuild with a charged carbon or a proton (Indigo's `[H+]` beside a salt's anion) is left as
  * it is. True when it changed.
  */
@@ -208,11 +208,13 @@ function impossibleValences(graph, inchi) {
       bond = doubleTo(a, (b) => (element(across(b, a)) === 'N' ? carbons(across(b, a)) : undefined));
     else if (e === 'S' && q === -1 && v === 7)
       bond = doubleTo(a, (b) => ({ N: 0, C: 1 })[element(across(b, a))] ?? (terminalOxo(b, a) ? 2 : undefined));
-    else if (e === 'N' && q === 0 && v === 5) bond = doubleTo(a, (b) => (charge(across(b, a)) === 1 ? 0 : undefined));
     else if (e === 'N' && q === 0 && v > 3) {
-      // the N-oxide's nitrogen has as many hydrogens as the InChI gives it
+      // an N-oxide's nitrogen has as many hydrogens as the InChI gives it
       hydrogens ??= fixedHydrogens(inchi);
-      if ((hydrogens.get(a) ?? 0) === 5 - v) bond = doubleTo(a, (b) => (terminalOxo(b, a) ? 0 : undefined));
+      const oxide = (hydrogens.get(a) ?? 0) === 5 - v;
+      bond =
+        (v === 5 && doubleTo(a, (b) => (charge(across(b, a)) === 1 ? 0 : undefined))) ||
+        (oxide ? doubleTo(a, (b) => (terminalOxo(b, a) ? 0 : undefined)) : undefined);
     } else if (
       halogen(a) &&
       q === 0 &&
