@@ -57,7 +57,7 @@ export function holdingsLine(holdings: Holdings): string {
 
 /**
  * One line for the structures with no fingerprint, and why, or none when every structure has one:
- * "10 structures have no fingerprint (RDKit could not read ...): similarity and substructure searches
+ * "6 structures have no fingerprint (RDKit could not read ...): similarity and substructure searches
  * cannot find them".
  */
 export function fingerprintlessLine(holdings: Holdings): string | undefined {
