@@ -67,6 +67,11 @@ function iminolImine(graph, o) {
   );
 }
 
+/** Whether `bond` is the double bond of atom `a` to an oxygen bonded to nothing else (`a`=O). */
+function terminalOxo({ element, bondsOf, across }, bond, a) {
+  return bond.order === 2 && element(across(bond, a)) === 'O' && bondsOf[across(bond, a)].length === 1;
+}
+
 /**
  * Gives an anion the InChI library drew in a cation's structure back its proton, from a hydrogen
  * halide of the same structure or a protonated oxygen or nitrogen, as chemists draw the salt: a
@@ -191,8 +196,6 @@ function protonsToNitrogenAnions(graph) {
 function impossibleValences(graph, inchi) {
   const { atoms, element, charge, charges, bondsOf, valence, across, setOrder } = graph;
   const halogen = (a) => ['Cl', 'Br', 'I'].includes(element(a));
-  const terminalOxo = (bond, a) =>
-    bond.order === 2 && element(across(bond, a)) === 'O' && bondsOf[across(bond, a)].length === 1;
   const carbons = (a) => graph.neighbours(a).filter((n) => element(n) === 'C').length;
   /** The double bond of `a` whose other atom takes `a`'s charge, by `rank` (lowest first), if any. */
   const doubleTo = (a, rank) =>
@@ -207,14 +210,14 @@ function impossibleValences(graph, inchi) {
     if (e === 'N' && q === -1 && v === 4)
       bond = doubleTo(a, (b) => (element(across(b, a)) === 'N' ? carbons(across(b, a)) : undefined));
     else if (e === 'S' && q === -1 && v === 7)
-      bond = doubleTo(a, (b) => ({ N: 0, C: 1 })[element(across(b, a))] ?? (terminalOxo(b, a) ? 2 : undefined));
+      bond = doubleTo(a, (b) => ({ N: 0, C: 1 })[element(across(b, a))] ?? (terminalOxo(graph, b, a) ? 2 : undefined));
     else if (e === 'N' && q === 0 && v > 3) {
       // an N-oxide's nitrogen has as many hydrogens as the InChI gives it
       hydrogens ??= fixedHydrogens(inchi);
       const oxide = (hydrogens.get(a) ?? 0) === 5 - v;
       bond =
         (v === 5 && doubleTo(a, (b) => (charge(across(b, a)) === 1 ? 0 : undefined))) ||
-        (oxide ? doubleTo(a, (b) => (terminalOxo(b, a) ? 0 : undefined)) : undefined);
+        (oxide ? doubleTo(a, (b) => (terminalOxo(graph, b, a) ? 0 : undefined)) : undefined);
     } else if (
       halogen(a) &&
       q === 0 &&
@@ -769,9 +772,7 @@ function sulfoxides(graph) {
       const imide = bondsOf[a].find(
         (bond) => bond.order === 1 && element(across(bond, a)) === 'N' && charge(across(bond, a)) === -1,
       );
-      const oxide = bondsOf[a].find(
-        (bond) => bond.order === 2 && element(across(bond, a)) === 'O' && bondsOf[across(bond, a)].length === 1,
-      );
+      const oxide = bondsOf[a].find((bond) => terminalOxo(graph, bond, a));
       if (!imide || !oxide) continue;
       graph.flip([imide, oxide]);
       charges.set(across(imide, a), 0);

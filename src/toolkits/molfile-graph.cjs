@@ -81,22 +81,6 @@ function molfileGraph(molfile) {
   };
 }
 
-/** Whether `bond` is in a ring: its atoms are joined without it. */
-function inRing({ bondsOf }, bond) {
-  const seen = new Set([bond.x]);
-  for (const queue = [bond.x]; queue.length > 0;)
-    for (const next of bondsOf[queue.pop()]) {
-      if (next === bond) continue;
-      for (const b of [next.x, next.y]) {
-        if (b === bond.y) return true;
-        if (seen.has(b)) continue;
-        seen.add(b);
-        queue.push(b);
-      }
-    }
-  return false;
-}
-
 /** Whether `bond` is in a ring of at most `most` atoms (a macrocycle's bond is not). */
 function inSmallRing({ bondsOf }, bond, most = 8) {
   const seen = new Set([bond.x]);
@@ -116,6 +100,11 @@ function inSmallRing({ bondsOf }, bond, most = 8) {
     level = next;
   }
   return false;
+}
+
+/** Whether `bond` is in a ring: its atoms are joined without it. */
+function inRing(graph, bond) {
+  return inSmallRing(graph, bond, Infinity);
 }
 
 /** How many of atom `a`'s bonds are in a ring. */
