@@ -6,7 +6,7 @@
 // Plain JavaScript on purpose: a worker is started with `node`, without the TypeScript loader.
 const { parentPort } = require('node:worker_threads');
 const initIndigo = require('indigo-ketcher');
-const { drawnMolfile, withoutRefusedStereo, eitherCisOrTrans } = require('./drawn.cjs');
+const { drawnMolfile, readInchi, eitherCisOrTrans } = require('./drawn.cjs');
 
 const ready = initIndigo();
 
@@ -17,17 +17,12 @@ const ready = initIndigo();
  */
 function drawn(indigo, inchi) {
   const options = new indigo.MapStringString();
-  options.set('input-format', 'inchi');
-  const laidOut = (text) => drawnMolfile(indigo.layout(text, 'molfile', options), inchi).molfile;
   try {
-    return { structure: laidOut(inchi), format: 'molfile' };
-  } catch (error) {
-    const again = withoutRefusedStereo(inchi, error);
-    try {
-      if (again) return { structure: eitherCisOrTrans(laidOut(again), inchi), format: 'molfile' };
-    } catch {
-      // drawn from the InChI below
-    }
+    options.set('input-format', 'inchi');
+    const { result, withoutStereo } = readInchi((text) => indigo.layout(text, 'molfile', options), inchi);
+    const molfile = drawnMolfile(result, inchi).molfile;
+    return { structure: withoutStereo ? eitherCisOrTrans(molfile, inchi) : molfile, format: 'molfile' };
+  } catch {
     return { structure: inchi, format: 'inchi' };
   } finally {
     options.delete();

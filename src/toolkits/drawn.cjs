@@ -1417,17 +1417,22 @@ function drawnMolfile(molfile, inchi) {
 }
 
 /**
- * The InChI to give Indigo again when it refused one's double-bond stereo (a pyridinium's oxime:
- * "Unsupported cis-trans configuration"): the same without its /b layers; undefined for any other
- * error. The molecule searched keeps no stereo, and a depiction then shows the bond without it.
+ * What `read` (Indigo's reading of an InChI) gives of `inchi`, and whether the InChI's double-bond
+ * stereo was left out: when Indigo refuses it ("Unsupported cis-trans configuration": a pyridinium's
+ * oxime), `read` is given the InChI again without its /b layers. The molecule searched keeps no stereo;
+ * a depiction then draws those bonds as either (eitherCisOrTrans). Any other error is thrown.
  */
-function withoutRefusedStereo(inchi, error) {
-  const refused = /cis-trans/.test(String(error?.message ?? error));
-  return refused && /\/b/.test(inchi) ? inchi.replace(/\/b[^/]*/g, '') : undefined;
+function readInchi(read, inchi) {
+  try {
+    return { result: read(inchi), withoutStereo: false };
+  } catch (error) {
+    if (!/cis-trans/.test(String(error?.message ?? error)) || !/\/b/.test(inchi)) throw error;
+    return { result: read(inchi.replace(/\/b[^/]*/g, '')), withoutStereo: true };
+  }
 }
 
 /**
- * A molfile laid out without the InChI's double-bond stereo (withoutRefusedStereo) with each double bond of
+ * A molfile laid out without the InChI's double-bond stereo (readInchi) with each double bond of
  * the InChI's /b layer marked as either cis or trans, so that a depiction does not show a geometry by chance.
  */
 function eitherCisOrTrans(molfile, inchi) {
@@ -1443,4 +1448,4 @@ function eitherCisOrTrans(molfile, inchi) {
   return graph.molfile();
 }
 
-module.exports = { drawnMolfile, withoutRefusedStereo, eitherCisOrTrans };
+module.exports = { drawnMolfile, readInchi, eitherCisOrTrans };

@@ -15,7 +15,7 @@
 const { parentPort, workerData } = require('node:worker_threads');
 const initIndigo = require('indigo-ketcher/jsNoRender');
 const initRDKitModule = require('@rdkit/rdkit');
-const { drawnMolfile, withoutRefusedStereo } = require('./drawn.cjs');
+const { drawnMolfile, readInchi } = require('./drawn.cjs');
 
 const morganParameters = JSON.stringify({ radius: 2, nBits: 2048 });
 const patternParameters = JSON.stringify({ nBits: 2048 });
@@ -58,15 +58,9 @@ function onBits(bits) {
 function moleculeOf({ indigo, rdkit, options }, inchi) {
   let molfile;
   try {
-    molfile = indigo.convert(inchi, 'molfile', options);
+    molfile = readInchi((text) => indigo.convert(text, 'molfile', options), inchi).result;
   } catch (error) {
-    try {
-      const again = withoutRefusedStereo(inchi, error);
-      if (!again) throw error;
-      molfile = indigo.convert(again, 'molfile', options);
-    } catch (refused) {
-      return { error: `the InChI library could not rebuild the structure: ${refused.message ?? refused}` };
-    }
+    return { error: `the InChI library could not rebuild the structure: ${error.message ?? error}` };
   }
   const drawn = drawnMolfile(molfile, inchi);
   const mol = rdkit.get_mol(drawn.molfile);
