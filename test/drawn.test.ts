@@ -363,6 +363,16 @@ describe('structures are searched as chemists draw them (the shared molecules)',
       'InChI=1S/C7H8N2O.ClH/c1-9-5-3-2-4-7(9)6-8-10;/h2-6H,1H3;1H',
     ],
     [
+      "asoxime (HI-6), whose rebuild protonates the oxime's ring nitrogen, is a pyridinium oxime and a pyridinium amide",
+      'NC(=O)c1cc[n+](COC[n+]2ccccc2C=NO)cc1',
+      'InChI=1S/C14H14N4O3/c15-14(19)12-4-7-17(8-5-12)10-21-11-18-6-2-1-3-13(18)9-16-20/h1-9H,10-11H2,(H-,15,19)/p+2',
+    ],
+    [
+      'an O-acyl amidoxime is the amide oxime, H2N–C(=N–OC(=O)R)R (a 500k set molecule)',
+      'NC(=NOC(=O)c1cccc(c1)[N+](=O)[O-])c2cccnc2',
+      'InChI=1S/C13H10N4O4/c14-12(10-4-2-6-15-8-10)16-21-13(18)9-3-1-5-11(7-9)17(19)20/h1-8H,(H2,14,16)',
+    ],
+    [
       'a 1-methylimidazo[1,2-a]pyridinium has its charge on the methylated nitrogen (a 500k set molecule)',
       'CCNC(=N)NN=Cc1ccc(cc1)c2cn3ccccc3[n+]2C',
       'InChI=1S/C18H21N6/c1-3-20-18(19)22-21-12-14-7-9-15(10-8-14)16-13-24-11-5-4-6-17(24)23(16)2/h4-13H,3H2,1-2H3,' +

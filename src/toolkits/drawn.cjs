@@ -278,7 +278,8 @@ function diazoCompounds(graph) {
  * the oxime's proton elsewhere (a hydrohalide, an ammonium, the nitroso nitrogen) and draws a neutral
  * nitrosomethylene-dihydropyridine, O=N–C=C(ring)…N: the bonds from the ring nitrogen to the nitroso
  * oxygen flip (up to 8 bonds apart), the ring nitrogen becomes the cation, and the oxygen takes the
- * proton (an OH). True when it changed.
+ * proton (an OH). Where the rebuild protonated the ring nitrogen itself (asoxime, whose amide it drew
+ * as an anion), that nitrogen's own proton goes to the oxygen. True when it changed.
  */
 function pyridiniumOximes(graph) {
   const { atoms, element, charge, charges, bondsOf, valence, across } = graph;
@@ -298,15 +299,18 @@ function pyridiniumOximes(graph) {
     for (let a = 1; a <= atoms && donor === undefined; a += 1) {
       if (graph.loneHalide(a) || protonated(a)) donor = a;
     }
-    if (donor === undefined) continue;
     for (let n = 1; n <= atoms; n += 1) {
-      const found =
-        tertiaryRingNitrogen(graph, n) && charge(n) === 0 && alternatingPath(graph, n, (a) => a === o, longestToImine);
+      // a ring nitrogen the rebuild protonated (HI-6's, whose amide is an anion) gives its own proton
+      const ownProton = charge(n) === 1 && valence[n] === 3;
+      if (!tertiaryRingNitrogen(graph, n) || !(ownProton || (charge(n) === 0 && donor !== undefined))) continue;
+      const found = alternatingPath(graph, n, (a) => a === o, longestToImine);
       // into the ring nitrogen's own ring (a pyridinium), not from an N-aryl piperidine
       if (!found || !inRing(graph, found.path[0])) continue;
       graph.flip(found.path);
-      charges.set(n, 1);
-      charges.set(donor, element(donor) === 'N' ? 0 : -1);
+      if (!ownProton) {
+        charges.set(n, 1);
+        charges.set(donor, element(donor) === 'N' ? 0 : -1);
+      }
       changed = true;
       break;
     }
@@ -533,7 +537,9 @@ function aromaticHydrogens(graph, mobile) {
  * to the OH's nitrogen of an amidoxime (H2N–C(=N–OH)R and RNH–C(=N–OH)R', the amide oxime that
  * exists and that sources draw: N-substituted, 22 more of the 500k holdout as drawn, none of the
  * shared set either way; unsubstituted, 24 of 28 on the holdout, 17 of 20 on a second 500k sample,
- * 1 of 4 on the shared set; not an O-acyl one, drawn both ways), and off a
+ * 1 of 4 on the shared set; O-acyl and O-alkyl ones, the amidoxime's esters and ethers that exist,
+ * H2N–C(=N–OR)R', drawn so 18 times of 32 on the holdout, 12 of 19 on the second sample, 7 of 16 on
+ * the shared set), and off a
  * nitrogen on an aromatic ring (an N-aryl amidine, Ar–NH–C(=NH)R). A ring's double bond stays in
  * its ring: a sulfonamide on an azine is no sulfonyl imine. True when it changed.
  */
@@ -553,6 +559,12 @@ function amidineHydrogens(graph, mobile) {
   };
   const substituents = (n, carbon) => bondsOf[n].map((bond) => across(bond, n)).filter((a) => a !== carbon);
   const hydroxyl = (o) => element(o) === 'O' && bondsOf[o].length === 1;
+  // an oxime's oxygen: OH, or an ether or ester's O–C
+  const oximeOxygen = (o) =>
+    hydroxyl(o) ||
+    (element(o) === 'O' &&
+      bondsOf[o].length === 2 &&
+      bondsOf[o].every((bond) => bond.order === 1 && element(across(bond, o)) !== 'O'));
   const nitro = (a) =>
     element(a) === 'N' &&
     charge(a) === 1 &&
@@ -567,7 +579,7 @@ function amidineHydrogens(graph, mobile) {
     if (!guanidine && substituents(n, carbon).some(sulfonyl)) return 2;
     // an amidoxime, H2N–C(=N–OH)R or RNH–C(=N–OH)R'
     const oxime =
-      substituents(n, carbon).some(hydroxyl) && substituents(partner, carbon).every((a) => element(a) === 'C');
+      substituents(n, carbon).some(oximeOxygen) && substituents(partner, carbon).every((a) => element(a) === 'C');
     if (!guanidine && !cyclic && oxime) return 2;
     return !cyclic && substituents(n, carbon).some(inAromatic) ? 0 : 1;
   };

@@ -38,9 +38,11 @@ export interface MoleculeData {
  * bis(4-aminoquinolinium) salts, phenacylpyridinium amides and the iminols of quaternary salts as
  * amides, 9 the same with a molecule for the structures whose rebuild has an impossible valence
  * (tetrazolide salts such as losartan potassium, sulfonates, sulfonamide anions, N-oxides of
- * hydroxylamines, trialkylhydrazinium ions, selenium and tellurium dihalides), which had none.
+ * hydroxylamines, trialkylhydrazinium ions, selenium and tellurium dihalides), which had none, 10 the
+ * same with O-acyl and O-alkyl amidoximes as H2N–C(=N–OR)R' and the pyridinium aldoximes whose ring
+ * nitrogen the rebuild protonated (asoxime) drawn as pyridiniums.
  */
-export const moleculeDerivation = 9;
+export const moleculeDerivation = 10;
 
 type Request =
   | { op: 'fingerprints'; inchis: string[] }
