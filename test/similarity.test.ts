@@ -677,12 +677,16 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
       }
     });
 
-    it('are read from _source in an index made before molecules were doc values, which a load gives derivations', async () => {
+    it('are read from _source in an index made before molecules were doc values and pattern a text, which a load gives derivations', async () => {
       const engine = new Engine(testConfig(freshPrefix('candidates-in-source')));
       try {
         const { settings, mappings } = mappingOf('fingerprints');
         const before = Object.entries(mappings.properties!).filter(([name]) => name !== 'derivation');
-        const properties = { ...Object.fromEntries(before), molecule: { type: 'binary' as const } };
+        const properties = {
+          ...Object.fromEntries(before),
+          molecule: { type: 'binary' as const },
+          pattern: { type: 'keyword' as const, index_options: 'docs' as const, doc_values: false },
+        };
         const older = { ...mappings, _source: { excludes: ['pattern'] }, properties };
         await engine.client.indices.create({ index: engine.names.fingerprints, settings, mappings: older });
         const molecule = reference.get(paracetamol.uci)!.molecule;
@@ -701,6 +705,10 @@ describe('similarity and substructure search (docs/similarity.md)', function () 
         await engine.client.indices.refresh({ index: engine.names.fingerprints });
         expect(await olderFingerprints(engine, moleculeDerivation)).to.equal(1);
         expect(await lastFingerprintedUci(engine, moleculeDerivation)).to.equal(615);
+        // It wrote the pattern as the older index's keyword values, which a search finds as before.
+        const written: Candidate[][] = [];
+        for await (const page of substructureCandidates(engine, [7], 100)) written.push(page);
+        expect(written.flat().map((candidate) => candidate.uci)).to.deep.equal([614, 615]);
       } finally {
         await engine.client.indices.delete({ index: `${engine.names.prefix}-*` }, { ignore: [404] });
         await engine.close();

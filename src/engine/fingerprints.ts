@@ -369,6 +369,24 @@ export async function olderFingerprints(engine: Engine, derivation: number): Pro
 }
 
 /**
+ * Whether the fingerprints index holds `pattern` as one text a document, its on-bits split on
+ * whitespace into terms (an index made since 2026-11-30: the engine indexes a structure's 420 or so
+ * bits in half the CPU that as many keyword values take), rather than as keyword values (an index
+ * made before). The terms are the same, so a search does not ask; a write asks every time, as a
+ * restore can bring an older index back.
+ */
+async function patternIsText(engine: Engine): Promise<boolean> {
+  const indices = await engine.client.indices.getFieldMapping(
+    { index: engine.names.fingerprints, fields: 'pattern' },
+    { ignore: [404] },
+  );
+  return Object.values(indices).every(({ mappings }) => {
+    const field = mappings?.pattern?.mapping?.pattern as { type?: string } | undefined;
+    return field?.type !== 'keyword';
+  });
+}
+
+/**
  * Writes fingerprint documents (`_id` = UCI, so that writing one again replaces it), and deletes those
  * of the UCIs in `without` (structures whose molecule can no longer be rebuilt).
  */
@@ -379,9 +397,13 @@ export async function writeFingerprints(
 ): Promise<void> {
   if (documents.length === 0 && without.length === 0) return;
   const _index = engine.names.fingerprints;
+  const asText = documents.length > 0 && (await patternIsText(engine));
   const result = await engine.client.bulk({
     operations: [
-      ...documents.flatMap((document) => [{ index: { _index, _id: String(document.uci) } }, document]),
+      ...documents.flatMap((document) => [
+        { index: { _index, _id: String(document.uci) } },
+        asText ? { ...document, pattern: document.pattern.join(' ') } : document,
+      ]),
       ...without.map((uci) => ({ delete: { _index, _id: String(uci) } })),
     ],
   });
