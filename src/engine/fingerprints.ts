@@ -370,10 +370,10 @@ export async function olderFingerprints(engine: Engine, derivation: number): Pro
 
 /**
  * Whether the fingerprints index holds `pattern` as one text a document, its on-bits split on
- * whitespace into terms (an index made since 2026-11-30: the engine indexes a structure's 420 or so
- * bits in half the CPU that as many keyword values take), rather than as keyword values (an index
- * made before). The terms are the same, so a search does not ask; a write asks every time, as a
- * restore can bring an older index back.
+ * whitespace into terms (the engine indexes a structure's 420 or so bits for about 40 % less CPU than
+ * as many keyword values), rather than as keyword values (an index an older chemxref made). The
+ * terms are the same, so a search does not ask; a write asks every time, as a restore can bring an
+ * older index back.
  */
 async function patternIsText(engine: Engine): Promise<boolean> {
   const indices = await engine.client.indices.getFieldMapping(

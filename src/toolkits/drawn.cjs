@@ -300,8 +300,9 @@ function pyridiniumOximes(graph) {
       if (graph.loneHalide(a) || protonated(a)) donor = a;
     }
     for (let n = 1; n <= atoms; n += 1) {
-      // a ring nitrogen the rebuild protonated (HI-6's, whose amide is an anion) gives its own proton
-      const ownProton = charge(n) === 1 && valence[n] === 3;
+      // a ring nitrogen of three single bonds that the rebuild charged holds a proton, which it gives
+      // (asoxime's, whose amide the rebuild drew as an anion)
+      const ownProton = charge(n) === 1;
       if (!tertiaryRingNitrogen(graph, n) || !(ownProton || (charge(n) === 0 && donor !== undefined))) continue;
       const found = alternatingPath(graph, n, (a) => a === o, longestToImine);
       // into the ring nitrogen's own ring (a pyridinium), not from an N-aryl piperidine
@@ -559,12 +560,10 @@ function amidineHydrogens(graph, mobile) {
   };
   const substituents = (n, carbon) => bondsOf[n].map((bond) => across(bond, n)).filter((a) => a !== carbon);
   const hydroxyl = (o) => element(o) === 'O' && bondsOf[o].length === 1;
-  // an oxime's oxygen: OH, or an ether or ester's O–C
-  const oximeOxygen = (o) =>
+  // the oxygen on nitrogen `n` of an oxime: an OH, or an ether's or ester's O–C
+  const oximeOxygen = (o, n) =>
     hydroxyl(o) ||
-    (element(o) === 'O' &&
-      bondsOf[o].length === 2 &&
-      bondsOf[o].every((bond) => bond.order === 1 && element(across(bond, o)) !== 'O'));
+    (element(o) === 'O' && bondsOf[o].length === 2 && substituents(o, n).every((a) => element(a) === 'C'));
   const nitro = (a) =>
     element(a) === 'N' &&
     charge(a) === 1 &&
@@ -579,7 +578,8 @@ function amidineHydrogens(graph, mobile) {
     if (!guanidine && substituents(n, carbon).some(sulfonyl)) return 2;
     // an amidoxime, H2N–C(=N–OH)R or RNH–C(=N–OH)R'
     const oxime =
-      substituents(n, carbon).some(oximeOxygen) && substituents(partner, carbon).every((a) => element(a) === 'C');
+      substituents(n, carbon).some((o) => oximeOxygen(o, n)) &&
+      substituents(partner, carbon).every((a) => element(a) === 'C');
     if (!guanidine && !cyclic && oxime) return 2;
     return !cyclic && substituents(n, carbon).some(inAromatic) ? 0 : 1;
   };
