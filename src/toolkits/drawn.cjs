@@ -1086,8 +1086,7 @@ function quinolinols(graph, mobile) {
  * changed.
  */
 function acylQuinolinols(graph, mobile) {
-  const { atoms, element, charge, bondsOf, valence, across, setOrder, neighbours } = graph;
-  const bondTo = (a, b) => bondsOf[a].find((bond) => across(bond, a) === b);
+  const { atoms, element, charge, bondsOf, valence, across, setOrder, neighbours, bondBetween } = graph;
   const carbon = (a) => element(a) === 'C' && charge(a) === 0;
   const fusion = (a) =>
     carbon(a) && bondsOf[a].length === 3 && bondsOf[a].every((bond) => inRing(graph, bond) && bond.order !== 3);
@@ -1115,9 +1114,9 @@ function acylQuinolinols(graph, mobile) {
       const y = neighbours(c8a).find((a) => a !== n1 && a !== c4a);
       if (neighbours(x).some((a) => neighbours(y).includes(a))) continue;
       setOrder(bondsOf[o][0], 1);
-      setOrder(bondTo(c4, c3), 2);
+      setOrder(bondBetween(c4, c3), 2);
       setOrder(double, 1);
-      setOrder(bondTo(c2, n1), 2);
+      setOrder(bondBetween(c2, n1), 2);
       changed = true;
       break;
     }
@@ -1314,10 +1313,7 @@ function triazoleThiols(graph, mobile) {
     const donor = [ring[0], ring[3]].find((n) => ringNH(n) && mobile(n, s));
     if (!donor) continue;
     setOrder(bondsOf[s][0], 1);
-    setOrder(
-      bondsOf[donor].find((bond) => across(bond, donor) === carbon),
-      2,
-    );
+    setOrder(graph.bondBetween(donor, carbon), 2);
     changed = true;
   }
   return changed;
@@ -1452,9 +1448,7 @@ function eitherCisOrTrans(molfile, inchi) {
   if (!graph) return molfile;
   for (const { offset, segment } of componentLayer(inchi, 'b') ?? [])
     for (const [, x, y] of segment.matchAll(/(\d+)-(\d+)[+-]/g)) {
-      const bond = graph.bondsOf[offset + Number(x)]?.find(
-        (b) => graph.across(b, offset + Number(x)) === offset + Number(y),
-      );
+      const bond = graph.bondBetween(offset + Number(x), offset + Number(y));
       if (bond?.order === 2) graph.eitherCisOrTrans(bond);
     }
   return graph.molfile();

@@ -50,6 +50,10 @@ function molfileGraph(molfile) {
     },
     charge: (a) => charges.get(a) ?? 0,
     across: (bond, a) => (bond.x === a ? bond.y : bond.x),
+    /** The bond between atoms `a` and `b`, if they are bonded. */
+    bondBetween(a, b) {
+      return bondsOf[a]?.find((bond) => (bond.x === a ? bond.y : bond.x) === b);
+    },
     /** The atoms bonded to `a`. */
     neighbours(a) {
       return bondsOf[a].map((bond) => (bond.x === a ? bond.y : bond.x));
