@@ -7,7 +7,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import type { Config } from '../../config';
-import { jobView, JobRefused, type Jobs, type JobWriter } from '../../jobs';
+import { jobView, JobRefused, type JobDocument, type Jobs, type JobWriter } from '../../jobs';
 import { maxSourceId, nameType, queryTypes, requireSource, type LookupContext } from '../../domain/lookup';
 import { HttpError } from '../errors';
 import { operationProblem } from './answer';
@@ -156,6 +156,19 @@ function refusal(error: unknown): unknown {
 const disabled = (): HttpError => new HttpError(404, 'jobs are turned off on this service (JOBS_ENABLED=false)');
 
 export function jobHandlers(jobs: Jobs, config: Config, context: LookupContext): Record<string, RequestHandler> {
+  /** The job the request's path names: 404 when jobs are off, or when it never existed or has expired. */
+  async function jobOf(req: Request): Promise<JobDocument> {
+    if (!config.JOBS_ENABLED) throw disabled();
+    const jobId = String(req.params.jobId);
+    const job = await jobs.get(jobId);
+    if (!job)
+      throw new HttpError(
+        404,
+        `no job ${jobId}: it never existed, or has expired (jobs are kept ${config.JOB_TTL / 3_600_000} h)`,
+      );
+    return job;
+  }
+
   return {
     postJobs: async (req, res) => {
       if (!config.JOBS_ENABLED) throw disabled();
@@ -176,25 +189,11 @@ export function jobHandlers(jobs: Jobs, config: Config, context: LookupContext):
       }
     },
     getJob: async (req, res) => {
-      if (!config.JOBS_ENABLED) throw disabled();
-      const jobId = String(req.params.jobId);
-      const job = await jobs.get(jobId);
-      if (!job)
-        throw new HttpError(
-          404,
-          `no job ${jobId}: it never existed, or has expired (jobs are kept ${config.JOB_TTL / 3_600_000} h)`,
-        );
+      const job = await jobOf(req);
       res.set('Cache-Control', 'no-store').json({ ...jobView(job), links: jobLinks(apiBase(req), job.jobId) });
     },
     getJobResults: async (req, res) => {
-      if (!config.JOBS_ENABLED) throw disabled();
-      const jobId = String(req.params.jobId);
-      const job = await jobs.get(jobId);
-      if (!job)
-        throw new HttpError(
-          404,
-          `no job ${jobId}: it never existed, or has expired (jobs are kept ${config.JOB_TTL / 3_600_000} h)`,
-        );
+      const job = await jobOf(req);
       const fromText = req.query.from === undefined ? '0' : String(req.query.from);
       if (!/^[0-9]{1,10}$/.test(fromText))
         throw new HttpError(400, `"from" is "${fromText}": it must be a line number, a whole number from 0`);
