@@ -182,6 +182,16 @@ describe('the real Elasticsearch node', () => {
           track_total_hits: false,
         })
         .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
+    const ofUcis = (ucis: number[]) =>
+      engine
+        .search<{ compoundId: string }>({
+          index: assignments,
+          query: { terms: { uci: ucis } },
+          sort: [{ compoundId: 'asc' }],
+          size: 10,
+          track_total_hits: false,
+        })
+        .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
 
     it('sends searches that waited through a long turn of the event loop before the turn ends', async () => {
       const order: string[] = [];
@@ -225,16 +235,6 @@ describe('the real Elasticsearch node', () => {
       // Alone, each asks 2 terms; merged, 4: over this index's max_terms_count.
       await engine.client.indices.putSettings({ index: assignments, settings: { index: { max_terms_count: 2 } } });
       try {
-        const ofUcis = (ucis: number[]) =>
-          engine
-            .search<{ compoundId: string }>({
-              index: assignments,
-              query: { terms: { uci: ucis } },
-              sort: [{ compoundId: 'asc' }],
-              size: 10,
-              track_total_hits: false,
-            })
-            .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
         let answers: string[][] = [];
         const sent = await searchesSent(async () => {
           answers = await Promise.all([ofUcis([1, 5]), ofUcis([2, 6])]);
@@ -250,16 +250,6 @@ describe('the real Elasticsearch node', () => {
     });
 
     it('keeps a merged search within the terms the engine accepts', async () => {
-      const ofUcis = (ucis: number[]) =>
-        engine
-          .search<{ compoundId: string }>({
-            index: assignments,
-            query: { terms: { uci: ucis } },
-            sort: [{ compoundId: 'asc' }],
-            size: 10,
-            track_total_hits: false,
-          })
-          .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
       const many = (first: number) => Array.from({ length: 6_000 }, (_, i) => first + i);
       let answers: string[][] = [];
       const sent = await searchesSent(async () => {
