@@ -111,16 +111,18 @@ describe('the real Elasticsearch node', () => {
       await engine.client.indices.delete({ index: assignments }, { ignore: [404] });
     });
 
-    const idsOf = (key: string) =>
+    /** The compound ids of the assignments `query` finds (the first 10, by id), as one search. */
+    const compoundIdsOf = (query: Record<string, unknown>) =>
       engine
         .search<{ compoundId: string }>({
           index: assignments,
-          query: { term: { standardInchiKey: key } },
+          query,
           sort: [{ compoundId: 'asc' }],
           size: 10,
           track_total_hits: false,
         })
         .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
+    const idsOf = (key: string) => compoundIdsOf({ term: { standardInchiKey: key } });
 
     it('answers each of many searches sent at once with its own hits', async () => {
       const keys = Array.from({ length: 150 }, (_, i) =>
@@ -172,26 +174,8 @@ describe('the real Elasticsearch node', () => {
       expect(sent.map((body) => body.size)).to.deep.equal([2, 1]);
     });
 
-    const ofUci = (uci: string | number) =>
-      engine
-        .search<{ compoundId: string }>({
-          index: assignments,
-          query: { term: { uci } },
-          sort: [{ compoundId: 'asc' }],
-          size: 10,
-          track_total_hits: false,
-        })
-        .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
-    const ofUcis = (ucis: number[]) =>
-      engine
-        .search<{ compoundId: string }>({
-          index: assignments,
-          query: { terms: { uci: ucis } },
-          sort: [{ compoundId: 'asc' }],
-          size: 10,
-          track_total_hits: false,
-        })
-        .then((found) => found.hits.hits.map((hit) => hit._source!.compoundId));
+    const ofUci = (uci: string | number) => compoundIdsOf({ term: { uci } });
+    const ofUcis = (ucis: number[]) => compoundIdsOf({ terms: { uci: ucis } });
 
     it('sends searches that waited through a long turn of the event loop before the turn ends', async () => {
       const order: string[] = [];
